@@ -1,0 +1,5 @@
+import sys
+
+from moorage.cli.main import main
+
+sys.exit(main())

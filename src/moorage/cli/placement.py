@@ -1,0 +1,116 @@
+"""``moorage placement ...``: run the placement service and look inside it."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+from cliff.command import Command
+
+from moorage.conf import load_config
+from moorage.placement import wsgi
+from moorage.placement.service import database_url, open_database
+from moorage.placement.storage import migration
+
+LOG = logging.getLogger(__name__)
+
+
+def _config_overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
+    overrides: list[tuple[str, str, object]] = []
+    if getattr(args, "db", None):
+        overrides.append(("placement_database", "connection", args.db))
+    if getattr(args, "host", None):
+        overrides.append(("placement_server", "host", args.host))
+    if getattr(args, "port", None) is not None:
+        overrides.append(("placement_server", "port", args.port))
+    if getattr(args, "workers", None) is not None:
+        overrides.append(("placement_server", "workers", args.workers))
+    if getattr(args, "auth_strategy", None):
+        overrides.append(("api", "auth_strategy", args.auth_strategy))
+    return overrides
+
+
+def _add_config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
+                        help="INI configuration file (repeatable; later files win)")
+    parser.add_argument("--db", metavar="URL",
+                        help="database URL, overriding [placement_database] connection "
+                        "(default: SQLite in the user's data directory)")
+
+
+class Serve(Command):
+    """Run the placement API service (HTTP)."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_config_args(parser)
+        parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+        parser.add_argument("--port", type=int, help="TCP port (default 8778)")
+        parser.add_argument("--workers", type=int, help="server processes (default 1)")
+        parser.add_argument("--auth-strategy", choices=["keystone", "noauth2"],
+                            help="override [api] auth_strategy; noauth2 is for development")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from granian import Granian
+        from granian.constants import Interfaces
+
+        overrides = _config_overrides(parsed_args)
+        conf = load_config(parsed_args.config_file, overrides)
+        db = open_database(conf)
+        if conf.placement_database.sync_on_startup:
+            migration.upgrade(db)
+        db.dispose()
+        server = conf.placement_server
+        if conf.api.auth_strategy == "noauth2":
+            LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
+        self.app.stdout.write(
+            f"placement: serving {_redacted(database_url(conf))} on "
+            f"http://{server.host}:{server.port} (auth: {conf.api.auth_strategy})\n"
+        )
+        self.app.stdout.flush()
+        wsgi.export_config(parsed_args.config_file, overrides)
+        Granian(
+            "moorage.placement.wsgi:create_app",
+            address=server.host,
+            port=server.port,
+            interface=Interfaces.WSGI,
+            workers=server.workers,
+            blocking_threads=server.threads,
+            factory=True,
+            log_access=False,
+        ).serve()
+        return 0
+
+
+def _redacted(url: str) -> str:
+    """A database URL without its password, for messages."""
+    import sqlalchemy as sa
+
+    return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+class DbSync(Command):
+    """Create or upgrade the placement database schema."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_config_args(parser)
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        conf = load_config(parsed_args.config_file, _config_overrides(parsed_args))
+        db = open_database(conf)
+        before = migration.current_revision(db)
+        migration.upgrade(db)
+        after = migration.current_revision(db)
+        self.app.stdout.write(f"placement database {_redacted(database_url(conf))}: "
+                              f"{before or 'empty'} -> {after}\n")
+        return 0
+
+
+COMMANDS: dict[str, type[Command]] = {
+    "placement serve": Serve,
+    "placement db sync": DbSync,
+}

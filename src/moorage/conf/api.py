@@ -1,0 +1,31 @@
+"""[api]: authentication and request limits of the HTTP API."""
+
+from __future__ import annotations
+
+from oslo_config import cfg
+
+GROUP = "api"
+
+OPTS = (
+    cfg.StrOpt(
+        "auth_strategy",
+        default="keystone",
+        choices=[
+            ("keystone", "Validate tokens with Keystone (needs keystonemiddleware "
+             "and a [keystone_authtoken] section)."),
+            ("noauth2", "DEVELOPMENT ONLY: trust X-Auth-Token as 'user[:project]'; "
+             "the token 'admin' is an administrator. Never expose it."),
+        ],
+        help="How requests are authenticated.",
+    ),
+    cfg.IntOpt(
+        "max_request_body_size",
+        default=1024 * 1024,
+        min=1024,
+        help="Largest request body accepted, in bytes; larger bodies get 413.",
+    ),
+)
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(list(OPTS), group=GROUP)

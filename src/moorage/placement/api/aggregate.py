@@ -1,0 +1,11 @@
+"""PLACEHOLDER: not implemented yet (work in progress, never committed)."""
+
+from moorage.placement.http import InternalServerError, Request, Response
+
+
+def list_aggregates(req: Request) -> Response:
+    raise InternalServerError("not implemented")
+
+
+def set_aggregates(req: Request) -> Response:
+    raise InternalServerError("not implemented")

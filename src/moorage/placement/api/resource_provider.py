@@ -1,0 +1,204 @@
+"""/resource_providers and /resource_providers/{uuid}."""
+
+from __future__ import annotations
+
+import copy
+import uuid as uuidlib
+from typing import Any
+
+from moorage.placement.api import params
+from moorage.placement.api.schema import canonical_uuid, validator
+from moorage.placement.engine.index import ProviderIndex
+from moorage.placement.engine.provider_filter import ProviderFilter, matching_providers
+from moorage.placement.http import BadRequest, NotFound, Request, Response
+from moorage.placement.storage import providers
+from moorage.placement.storage.records import ProviderRecord
+
+_POST = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "maxLength": 200},
+        "uuid": {"type": "string", "format": "uuid"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+_POST_1_14 = copy.deepcopy(_POST)
+_POST_1_14["properties"]["parent_provider_uuid"] = {
+    "anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]
+}
+_PUT = copy.deepcopy(_POST)
+del _PUT["properties"]["uuid"]
+_PUT_1_14 = copy.deepcopy(_POST_1_14)
+del _PUT_1_14["properties"]["uuid"]
+
+POST = validator(_POST)
+POST_1_14 = validator(_POST_1_14)
+PUT = validator(_PUT)
+PUT_1_14 = validator(_PUT_1_14)
+
+_LIST: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "uuid": {"type": "string", "format": "uuid"}},
+    "additionalProperties": False,
+}
+_LIST_1_3 = copy.deepcopy(_LIST)
+_LIST_1_3["properties"]["member_of"] = {"type": "string"}
+_LIST_1_4 = copy.deepcopy(_LIST_1_3)
+_LIST_1_4["properties"]["resources"] = {"type": "string"}
+_LIST_1_14 = copy.deepcopy(_LIST_1_4)
+_LIST_1_14["properties"]["in_tree"] = {"type": "string", "format": "uuid"}
+_LIST_1_18 = copy.deepcopy(_LIST_1_14)
+_LIST_1_18["properties"]["required"] = {"type": "string"}
+LIST_SCHEMAS = (
+    ((1, 18), validator(_LIST_1_18)),
+    ((1, 14), validator(_LIST_1_14)),
+    ((1, 4), validator(_LIST_1_4)),
+    ((1, 3), validator(_LIST_1_3)),
+    ((1, 0), validator(_LIST)),
+)
+
+
+def provider_url(uuid: str) -> str:
+    return f"/resource_providers/{uuid}"
+
+
+def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dict[str, Any]:
+    """A provider as the requested microversion shows it."""
+    url = provider_url(record.uuid)
+    rels = ["inventories", "usages"]
+    if req.version >= (1, 1):
+        rels.append("aggregates")
+    if req.version >= (1, 6):
+        rels.append("traits")
+    if req.version >= (1, 11):
+        rels.append("allocations")
+    data: dict[str, Any] = {
+        "uuid": record.uuid,
+        "name": record.name,
+        "generation": record.generation,
+        "links": [{"rel": "self", "href": url}] + [
+            {"rel": rel, "href": f"{url}/{rel}"} for rel in rels
+        ],
+    }
+    if req.version >= (1, 14):
+        parent = index.by_id.get(record.parent_id) if record.parent_id else None
+        root = index.by_id.get(record.root_id)
+        data["parent_provider_uuid"] = parent.uuid if parent else None
+        data["root_provider_uuid"] = root.uuid if root else record.uuid
+    return data
+
+
+def _fresh_record(req: Request, uuid: str) -> tuple[ProviderIndex, ProviderRecord]:
+    index = req.service.index
+    index.catch_up()
+    record = index.by_uuid.get(uuid)
+    if record is None:
+        raise NotFound(f"No resource provider with uuid {uuid} found")
+    return index, record
+
+
+def create_provider(req: Request) -> Response:
+    req.require_json_content()
+    req.authorize("placement:resource_providers:create")
+    data = req.json_body(POST_1_14 if req.version >= (1, 14) else POST)
+    uuid = canonical_uuid(data["uuid"]) if data.get("uuid") else str(uuidlib.uuid4())
+    with req.service.db.writer() as w:
+        providers.create(w, uuid, data["name"], data.get("parent_provider_uuid"))
+    location = [("location", provider_url(uuid))]
+    if req.version < (1, 20):
+        return req.empty_response(201, location)
+    with req.service.index.fresh() as index:
+        record = index.by_uuid[uuid]
+        body = serialize(req, index, record)
+    return req.json_response(
+        body, headers=location, last_modified=record.updated_at or record.created_at
+    )
+
+
+def show_provider(req: Request) -> Response:
+    req.require_accept_json()
+    req.authorize("placement:resource_providers:show")
+    with req.service.index.fresh() as index:
+        uuid = req.path_params["uuid"]
+        record = index.by_uuid.get(uuid)
+        if record is None:
+            raise NotFound(f"No resource provider with uuid {uuid} found")
+        body = serialize(req, index, record)
+    return req.json_response(body, last_modified=record.updated_at or record.created_at)
+
+
+def update_provider(req: Request) -> Response:
+    uuid = req.path_params["uuid"]
+    req.require_json_content()
+    req.authorize("placement:resource_providers:update")
+    with req.service.db.writer() as w:
+        provider = providers.get(w.conn, uuid, lock=True)
+        data = req.json_body(PUT_1_14 if req.version >= (1, 14) else PUT)
+        kwargs: dict[str, Any] = {"name": data.get("name")}
+        if "parent_provider_uuid" in data:
+            kwargs["parent_uuid"] = data["parent_provider_uuid"]
+        providers.update(w, provider, allow_reparenting=req.version >= (1, 37), **kwargs)
+    index, record = _fresh_record(req, uuid)
+    return req.json_response(serialize(req, index, record), last_modified=record.updated_at)
+
+
+def delete_provider(req: Request) -> Response:
+    req.authorize("placement:resource_providers:delete")
+    with req.service.db.writer() as w:
+        providers.delete(w, req.path_params["uuid"])
+    return req.empty_response(204)
+
+
+def _provider_filter(req: Request) -> ProviderFilter:
+    """The filters of GET /resource_providers, validated for the microversion."""
+    for version, schema in LIST_SCHEMAS:
+        if req.version >= version:
+            req.validate_query(schema)
+            break
+    query = req.query_dict()
+    member_of: list[frozenset[str]] = []
+    forbidden_aggs: frozenset[str] = frozenset()
+    if "member_of" in query:
+        member_of, forbidden_aggs = params.parse_member_of_params(
+            req.query_all("member_of"), "",
+            allow_multiple=req.version >= (1, 24), allow_forbidden=req.version >= (1, 32),
+        )
+    required: params.AnyOfTraits = []
+    forbidden: frozenset[str] = frozenset()
+    if "required" in query:
+        required, forbidden = params.parse_required_params(
+            req.query_all("required"),
+            allow_forbidden=req.version >= (1, 22), allow_any=req.version >= (1, 39),
+        )
+    resources = params.parse_resources(query["resources"]) if "resources" in query else {}
+    return ProviderFilter(
+        name=query.get("name"), uuid=query.get("uuid"), in_tree=query.get("in_tree"),
+        member_of=member_of, forbidden_aggregates=forbidden_aggs,
+        required_traits=required, forbidden_traits=forbidden, resources=resources,
+    )
+
+
+def list_providers(req: Request) -> Response:
+    req.require_accept_json()
+    req.authorize("placement:resource_providers:list")
+    wanted = _provider_filter(req)
+    with req.service.index.fresh() as index:
+        names = {t for any_of in wanted.required_traits for t in any_of} | wanted.forbidden_traits
+        unknown_traits = sorted(names - index.catalog.trait_ids.keys())
+        if unknown_traits:
+            raise BadRequest(
+                'Invalid trait(s) in "required" parameter: No such trait(s): '
+                f"{', '.join(unknown_traits)}."
+            )
+        unknown_rcs = [rc for rc in wanted.resources if rc not in index.catalog.rc_ids]
+        if unknown_rcs:
+            raise BadRequest(
+                "Invalid resource class in resources parameter: No such resource class "
+                f"{unknown_rcs[0]}."
+            )
+        found = matching_providers(index, wanted)
+        body = [serialize(req, index, record) for record in found]
+        stamps = [r.updated_at or r.created_at for r in found]
+    last_modified = max((s for s in stamps if s is not None), default=None)
+    return req.json_response({"resource_providers": body}, last_modified=last_modified)

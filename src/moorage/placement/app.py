@@ -1,0 +1,159 @@
+"""The placement WSGI application: one function that reads top to bottom.
+
+Order of the stages, and why:
+1. request id        every response, errors included, carries x-openstack-request-id
+2. authentication    as upstream, an unauthenticated request is refused before anything else
+3. microversion      handlers and error bodies are shaped by it
+4. body checks       a body needs a content type and an integer length
+5. routing           404 for unknown paths, 405 with Allow for a wrong method
+6. version gate      routes newer than the requested microversion are 404
+7. handler           parse and validate -> data layer -> shape for the microversion
+"""
+
+from __future__ import annotations
+
+import http
+import logging
+import re
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from oslo_middleware import cors
+
+from moorage.placement import auth, microversion
+from moorage.placement.http import (
+    JSON,
+    BadRequest,
+    Handler,
+    HTTPError,
+    InternalServerError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    Request,
+    Response,
+    error_body,
+)
+from moorage.placement.routes import ROUTES
+from moorage.placement.service import PlacementService
+
+LOG = logging.getLogger(__name__)
+REQUEST_LOG = logging.getLogger("moorage.placement.requests")
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+_STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
+
+
+class Router:
+    """Matches a path against the route table: (handlers by method, path parameters)."""
+
+    def __init__(self, routes: dict[str, dict[str, Handler]]) -> None:
+        self._static: dict[str, dict[str, Handler]] = {}
+        self._patterns: list[tuple[re.Pattern[str], dict[str, Handler]]] = []
+        for template, methods in routes.items():
+            if "{" not in template:
+                self._static[template] = methods
+                continue
+            regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
+            self._patterns.append((re.compile(f"^{regex}$"), methods))
+
+    def match(self, path: str) -> tuple[dict[str, Handler], dict[str, str]] | None:
+        methods = self._static.get(path)
+        if methods is not None:
+            return methods, {}
+        for pattern, methods in self._patterns:
+            found = pattern.match(path)
+            if found:
+                return methods, found.groupdict()
+        return None
+
+
+def _check_body_headers(req: Request) -> None:
+    length = req.environ.get("CONTENT_LENGTH")
+    if not length:
+        return
+    try:
+        has_body = int(length) > 0
+    except ValueError:
+        raise BadRequest("content-length header must be an integer") from None
+    if has_body and not req.environ.get("CONTENT_TYPE"):
+        raise BadRequest("content-type header required when content-length > 0")
+
+
+def make_app(service: PlacementService) -> WSGIApp:
+    """The WSGI application serving ``service``."""
+    router = Router(ROUTES)
+    authenticate = auth.authenticator(service.conf)
+
+    def dispatch(req: Request) -> Response:
+        req.credentials = authenticate(req)
+        try:
+            req.version = microversion.from_environ(req.environ)
+        except microversion.MicroversionError as exc:
+            if exc.status == 406:
+                raise NotAcceptable(exc.detail) from None
+            raise BadRequest(exc.detail) from None
+        req.version_known = True
+        _check_body_headers(req)
+        found = router.match(req.path)
+        if found is None:
+            raise NotFound("")
+        methods, req.path_params = found
+        handler = methods.get(req.method)
+        if handler is None:
+            raise MethodNotAllowed(
+                "The method specified is not allowed for this resource.",
+                headers=[("allow", ", ".join(methods))],
+            )
+        min_version = getattr(handler, "min_version", None)
+        if min_version is not None and req.version < min_version:
+            status = getattr(handler, "too_old_status", 404)
+            raise (MethodNotAllowed if status == 405 else NotFound)("")
+        return handler(req)
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        started = time.perf_counter()
+        req = Request(environ, service)
+        req.request_id = f"req-{uuid.uuid4()}"
+        try:
+            response = dispatch(req)
+        except HTTPError as exc:
+            response = Response(
+                status=exc.status,
+                body=error_body(exc, environ, req),
+                headers=list(exc.headers),
+                content_type=JSON,
+            )
+        except Exception:
+            LOG.exception("unexpected error serving %s %s", req.method, req.path)
+            exc500 = InternalServerError("An unexpected error occurred; see the service log.")
+            response = Response(
+                status=500, body=error_body(exc500, environ, req), content_type=JSON
+            )
+        headers = response.headers
+        if response.content_type and response.status not in (204, 304):
+            headers.append(("content-type", response.content_type))
+        headers.append(("content-length", str(len(response.body))))
+        headers.append(("x-openstack-request-id", req.request_id))
+        if req.version_known:
+            headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
+            headers.append(("vary", microversion.HEADER))
+        start_response(_STATUS_LINES.get(response.status, str(response.status)), headers)
+        if REQUEST_LOG.isEnabledFor(logging.INFO):
+            REQUEST_LOG.info(
+                '%s "%s %s" status: %d len: %d microversion: %s time: %.1fms',
+                environ.get("REMOTE_ADDR", "-"), req.method, req.path, response.status,
+                len(response.body), req.version, (time.perf_counter() - started) * 1000,
+            )
+        return [response.body]
+
+    app: WSGIApp = application
+    if service.conf.api.auth_strategy == auth.KEYSTONE:
+        app = auth.wrap_keystone(app, service.conf)
+    # CORS sits outside authentication so that preflight requests need no token.
+    if service.conf.cors.allowed_origin:
+        app = cors.CORS(app, service.conf)
+    return app

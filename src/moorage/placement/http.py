@@ -1,0 +1,357 @@
+"""The small HTTP layer placement handlers are written against.
+
+A ``Request`` wraps the WSGI environ with what handlers need (microversion,
+credentials, query parameters, JSON body); a ``Response`` is status, headers and
+bytes; an ``HTTPError`` becomes placement's error body
+``{"errors": [{"status", "title", "detail", "code", "request_id"}]}``.
+The framework is hand-written because it sits on the hot path of every request
+(docs/performance.md has the measurements that led here).
+"""
+
+from __future__ import annotations
+
+import datetime
+import email.utils
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import parse_qsl
+
+import jsonschema
+import orjson
+
+from moorage.placement import errors
+from moorage.placement.microversion import MIN_VERSION, Version
+
+if TYPE_CHECKING:
+    from moorage.placement.service import PlacementService
+
+JSON = "application/json"
+
+_TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    406: "Not Acceptable",
+    409: "Conflict",
+    413: "Request Entity Too Large",
+    415: "Unsupported Media Type",
+    500: "Internal Server Error",
+}
+
+# The sentence before the detail, as upstream (webob) words it, so that clients
+# matching on error text keep working.
+_EXPLANATIONS = {
+    400: "The server could not comply with the request since it is either malformed "
+    "or otherwise incorrect.",
+    401: "This server could not verify that you are authorized to access the document "
+    "you requested. Either you supplied the wrong credentials (e.g., bad password), or "
+    "your browser does not understand how to supply the credentials required.",
+    403: "Access was denied to this resource.",
+    404: "The resource could not be found.",
+    409: "There was a conflict when trying to complete your request.",
+    413: "The body of your request was too large for this server.",
+    500: "The server has either erred or is incapable of performing the requested "
+    "operation.",
+}
+
+
+class HTTPError(Exception):
+    """An error response. Raise it anywhere below a handler."""
+
+    status: ClassVar[int] = 500
+
+    def __init__(
+        self,
+        detail: str = "",
+        *,
+        code: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.code = code
+        self.headers = headers or []
+
+    def full_detail(self, environ: dict[str, Any]) -> str:
+        if self.status == 405:
+            return (
+                f"The method {environ.get('REQUEST_METHOD', '')} is not allowed for this "
+                f"resource. \n\n {self.detail}"
+            )
+        if self.status == 406:
+            accept = environ.get("HTTP_ACCEPT", "")
+            return (
+                "The resource could not be generated that was acceptable to your browser "
+                f"(content of type {accept}. \n\n {self.detail}"
+            )
+        if self.status == 415:
+            return (
+                f"The request media type {environ.get('CONTENT_TYPE', '')} is not supported "
+                f"by this server. \n\n {self.detail}"
+            )
+        return f"{_EXPLANATIONS.get(self.status, '')}\n\n {self.detail}  "
+
+
+class BadRequest(HTTPError):
+    status = 400
+
+
+class Unauthorized(HTTPError):
+    status = 401
+
+
+class Forbidden(HTTPError):
+    status = 403
+
+
+class NotFound(HTTPError):
+    status = 404
+
+
+class MethodNotAllowed(HTTPError):
+    status = 405
+
+
+class NotAcceptable(HTTPError):
+    status = 406
+
+
+class Conflict(HTTPError):
+    status = 409
+
+
+class RequestEntityTooLarge(HTTPError):
+    status = 413
+
+
+class UnsupportedMediaType(HTTPError):
+    status = 415
+
+
+class InternalServerError(HTTPError):
+    status = 500
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Who is asking: what the policy rules are checked against."""
+
+    user_id: str | None
+    project_id: str | None
+    roles: tuple[str, ...]
+    system_scope: str | None = None
+
+    def policy_values(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "project_id": self.project_id,
+            "roles": list(self.roles),
+            "system_scope": self.system_scope,
+            "domain_id": None,
+            "user_domain_id": None,
+            "project_domain_id": None,
+        }
+
+
+@dataclass
+class Response:
+    status: int = 200
+    body: bytes = b""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    content_type: str | None = None
+
+
+def http_date(moment: datetime.datetime) -> str:
+    """An RFC 7231 date for last-modified headers."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return email.utils.format_datetime(moment.astimezone(datetime.UTC), usegmt=True)
+
+
+def _accepts_json(accept: str) -> bool:
+    """True if an Accept header admits application/json with a non-zero quality."""
+    for item in accept.split(","):
+        media, *params = (p.strip() for p in item.split(";"))
+        quality = 1.0
+        for param in params:
+            key, _, value = param.partition("=")
+            if key.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        if quality > 0 and media.lower() in ("*/*", "application/*", JSON):
+            return True
+    return False
+
+
+class Request:
+    """One API request, as a handler sees it."""
+
+    def __init__(self, environ: dict[str, Any], service: PlacementService) -> None:
+        self.environ = environ
+        self.service = service
+        self.method: str = environ["REQUEST_METHOD"]
+        raw_path: str = environ.get("PATH_INFO", "") or ""
+        # PEP 3333 hands the path over latin-1 decoded; names in paths are UTF-8.
+        try:
+            self.path = raw_path.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            self.path = raw_path
+        self.version: Version = MIN_VERSION
+        self.version_known = False
+        self.request_id = ""
+        self.credentials = Credentials(None, None, ())
+        self.path_params: dict[str, str] = {}
+        self._query: list[tuple[str, str]] | None = None
+        self._body: bytes | None = None
+
+    # -- headers -----------------------------------------------------------
+    def header(self, name: str, default: str | None = None) -> str | None:
+        key = name.upper().replace("-", "_")
+        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            value = self.environ.get(key)
+        else:
+            value = self.environ.get("HTTP_" + key)
+        return value if value is not None else default
+
+    @property
+    def content_type(self) -> str:
+        return (self.environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
+
+    def require_accept_json(self) -> None:
+        """406 unless the client's Accept header (if any) admits JSON."""
+        accept = self.environ.get("HTTP_ACCEPT")
+        if accept and not _accepts_json(accept):
+            raise NotAcceptable(f"Only {JSON} is provided")
+
+    # -- query string ------------------------------------------------------
+    @property
+    def query(self) -> list[tuple[str, str]]:
+        """Every (name, value) pair of the query string, in order, repeats kept."""
+        if self._query is None:
+            raw = self.environ.get("QUERY_STRING", "")
+            try:
+                self._query = parse_qsl(
+                    raw, keep_blank_values=True, encoding="utf-8", errors="strict"
+                )
+            except UnicodeDecodeError as exc:
+                raise BadRequest(f"Invalid query string parameters: {exc}") from None
+        return self._query
+
+    def query_all(self, name: str) -> list[str]:
+        return [v for k, v in self.query if k == name]
+
+    def query_last(self, name: str) -> str | None:
+        """The last value given for ``name`` (what a dict of the query would hold)."""
+        values = self.query_all(name)
+        return values[-1] if values else None
+
+    def query_dict(self) -> dict[str, str]:
+        """The query as a dict: the last value of each name wins."""
+        return dict(self.query)
+
+    def validate_query(self, schema_validator: jsonschema.protocols.Validator) -> None:
+        """Check the query parameters against a JSON schema, as upstream does."""
+        try:
+            schema_validator.validate(self.query_dict())
+        except jsonschema.ValidationError as exc:
+            raise BadRequest(f"Invalid query string parameters: {exc}") from None
+
+    # -- body --------------------------------------------------------------
+    @property
+    def body(self) -> bytes:
+        if self._body is None:
+            self._body = self.service.read_body(self.environ)
+        return self._body
+
+    def require_json_content(self) -> None:
+        """415 unless the body is declared as application/json."""
+        if self.content_type != JSON:
+            shown = self.environ.get("CONTENT_TYPE") or "None"
+            raise UnsupportedMediaType(f"The media type {shown} is not supported, use {JSON}")
+
+    def json_body(self, schema_validator: jsonschema.protocols.Validator | None = None) -> Any:
+        """The body as JSON, after checking its media type and validating it."""
+        self.require_json_content()
+        try:
+            data = orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"Malformed JSON: {exc}") from None
+        if schema_validator is not None:
+            try:
+                schema_validator.validate(data)
+            except jsonschema.ValidationError as exc:
+                raise BadRequest(f"JSON does not validate: {exc}") from None
+        return data
+
+    # -- policy ------------------------------------------------------------
+    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+        """403 unless the credentials satisfy the named policy rule."""
+        self.service.policy.authorize(rule, self.credentials, target)
+
+    # -- responses -----------------------------------------------------------
+    def json_response(
+        self,
+        data: Any,
+        *,
+        status: int = 200,
+        last_modified: datetime.datetime | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> Response:
+        """A JSON response with the caching headers the microversion calls for."""
+        response = Response(status=status, body=orjson.dumps(data), content_type=JSON)
+        if headers:
+            response.headers.extend(headers)
+        self.add_cache_headers(response, last_modified)
+        return response
+
+    def empty_response(
+        self, status: int = 204, headers: list[tuple[str, str]] | None = None
+    ) -> Response:
+        return Response(status=status, headers=list(headers or []))
+
+    def add_cache_headers(
+        self, response: Response, last_modified: datetime.datetime | None
+    ) -> None:
+        """From 1.15: cache-control: no-cache and last-modified."""
+        if self.version >= (1, 15):
+            moment = last_modified or datetime.datetime.now(datetime.UTC)
+            response.headers.append(("cache-control", "no-cache"))
+            response.headers.append(("last-modified", http_date(moment)))
+
+
+Handler = Callable[[Request], Response]
+
+
+def since(version: str, *, status: int = 404) -> Callable[[Handler], Handler]:
+    """Mark a handler as existing from ``version``: older requests get ``status``."""
+    major, minor = (int(p) for p in version.split("."))
+
+    def mark(handler: Handler) -> Handler:
+        handler.min_version = Version(major, minor)  # type: ignore[attr-defined]
+        handler.too_old_status = status  # type: ignore[attr-defined]
+        return handler
+
+    return mark
+
+
+def error_body(error: HTTPError, environ: dict[str, Any], request: Request | None) -> bytes:
+    """Placement's JSON error document for ``error``."""
+    entry: dict[str, Any] = {
+        "status": error.status,
+        "title": _TITLES.get(error.status, "Error"),
+        "detail": error.full_detail(environ),
+    }
+    version = request.version if request is not None and request.version_known else None
+    if version is not None and version >= (1, 23):
+        entry["code"] = error.code or errors.DEFAULT
+    if request is not None and request.request_id:
+        entry["request_id"] = request.request_id
+    if error.status == 406 and version is None:
+        entry["max_version"] = "1.39"
+        entry["min_version"] = "1.0"
+    return orjson.dumps({"errors": [entry]})

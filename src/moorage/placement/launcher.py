@@ -1,0 +1,124 @@
+"""Start a placement server as a child process and wait until it answers.
+
+Used by ``moorage run`` and the sample cloud, by the tests (which talk to a real
+server over HTTP) and by the benchmarks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import requests
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def write_config(path: Path, sections: Mapping[str, Mapping[str, object]]) -> Path:
+    """Write an INI file from {section: {option: value}}."""
+    lines: list[str] = []
+    for section, options in sections.items():
+        lines.append(f"[{section}]")
+        lines.extend(f"{key} = {value}" for key, value in options.items())
+        lines.append("")
+    path.write_text("\n".join(lines))
+    return path
+
+
+class ServerStartError(RuntimeError):
+    """The server exited or did not answer in time; carries its output."""
+
+
+class PlacementProcess:
+    """One ``moorage placement serve`` child process."""
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        database_url: str | None = None,
+        config: Mapping[str, Mapping[str, object]] | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        workers: int = 1,
+    ) -> None:
+        self.workdir = Path(workdir)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.host = host
+        self.port = port or free_port(host)
+        self.url = f"http://{host}:{self.port}"
+        sections: dict[str, dict[str, object]] = {
+            "api": {"auth_strategy": "noauth2"},
+            "placement_database": {
+                "connection": database_url or f"sqlite:///{self.workdir / 'placement.sqlite'}"
+            },
+            "placement_server": {"host": host, "port": self.port, "workers": workers},
+        }
+        for section, options in (config or {}).items():
+            sections.setdefault(section, {}).update(options)
+        self.config_file = write_config(self.workdir / "placement.conf", sections)
+        self.log_path = self.workdir / "placement.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> PlacementProcess:
+        log = self.log_path.open("ab")
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "moorage", "placement", "serve",
+             "--config-file", str(self.config_file)],
+            stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                raise ServerStartError(
+                    f"placement server exited with {self._process.returncode}:\n{self.output()}"
+                )
+            with contextlib.suppress(requests.RequestException):
+                if requests.get(self.url + "/", timeout=1).status_code == 200:
+                    return self
+            time.sleep(0.05)
+        self.stop()
+        raise ServerStartError(f"placement server did not answer in {timeout}s:\n{self.output()}")
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self._process is None or self._process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGTERM)
+        try:
+            self._process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)
+            self._process.wait(timeout=5)
+
+    def __enter__(self) -> PlacementProcess:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def running(workdir: Path, **kwargs: object) -> Iterator[PlacementProcess]:
+    """A started server for the duration of a ``with`` block."""
+    server = PlacementProcess(workdir, **kwargs)  # type: ignore[arg-type]
+    with server:
+        yield server

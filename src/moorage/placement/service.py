@@ -1,0 +1,81 @@
+"""PlacementService: the configuration, database, index and policy one process serves from."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from oslo_config import cfg
+
+from moorage.placement.engine.index import ProviderIndex
+from moorage.placement.http import BadRequest, RequestEntityTooLarge
+from moorage.placement.policy import Policy
+from moorage.placement.storage import migration
+from moorage.placement.storage.database import Database
+
+LOG = logging.getLogger(__name__)
+
+
+def default_database_url() -> str:
+    """The embedded SQLite database in the user's data directory."""
+    data_dir = Path(platformdirs.user_data_dir("moorage"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{data_dir / 'placement.sqlite'}"
+
+
+def database_url(conf: cfg.ConfigOpts) -> str:
+    return conf.placement_database.connection or default_database_url()
+
+
+def open_database(conf: cfg.ConfigOpts) -> Database:
+    return Database(
+        database_url(conf),
+        sqlite_synchronous=conf.placement_database.sqlite_synchronous,
+        pool_size=conf.placement_database.max_pool_size,
+    )
+
+
+class PlacementService:
+    """What every request handler reaches through ``req.service``."""
+
+    def __init__(self, conf: cfg.ConfigOpts, db: Database | None = None) -> None:
+        self.conf = conf
+        self.db = db if db is not None else open_database(conf)
+        self.index = ProviderIndex(self.db)
+        self.policy = Policy(conf)
+        self.max_body = int(conf.api.max_request_body_size)
+
+    def prepare(self, *, migrate: bool | None = None) -> None:
+        """Apply migrations (when configured) and load the index."""
+        if migrate if migrate is not None else self.conf.placement_database.sync_on_startup:
+            migration.upgrade(self.db)
+        self.index.catch_up()
+        LOG.info("placement index loaded: %d providers at version %d",
+                 len(self.index.by_id), self.index.version)
+
+    def read_body(self, environ: dict[str, Any]) -> bytes:
+        """The request body, refusing bodies over ``[api] max_request_body_size``."""
+        stream = environ.get("wsgi.input")
+        if stream is None:
+            return b""
+        length_header = environ.get("CONTENT_LENGTH") or ""
+        if length_header:
+            try:
+                length = int(length_header)
+            except ValueError:
+                raise BadRequest("content-length header must be an integer") from None
+            if length > self.max_body:
+                raise RequestEntityTooLarge(
+                    f"Request body is {length} bytes; the limit is {self.max_body} "
+                    "([api] max_request_body_size)."
+                )
+            return bytes(stream.read(length)) if length > 0 else b""
+        data = bytes(stream.read(self.max_body + 1))
+        if len(data) > self.max_body:
+            raise RequestEntityTooLarge(
+                f"Request body exceeds the limit of {self.max_body} bytes "
+                "([api] max_request_body_size)."
+            )
+        return data

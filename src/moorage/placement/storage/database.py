@@ -1,0 +1,181 @@
+"""Connections and transactions.
+
+``Database.writer()`` is the only way to change placement data. It opens a write
+transaction (``BEGIN IMMEDIATE`` on SQLite, so writers queue instead of failing
+on lock upgrade), hands out a ``Writer`` that records which providers the
+transaction touched, and before committing bumps the global change version and
+stamps those providers with it. Because the version row is updated last and
+holds a row lock until commit, commit order equals version order, which is what
+lets every process's in-memory index catch up by asking for "providers changed
+since version N".
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from moorage.placement.storage import schema
+
+_WRITE_OPTION = "moorage_write"
+
+
+def normalize_url(url: str) -> str:
+    """Map the URLs operators write to the drivers Moorage ships with.
+
+    ``postgresql://`` and ``postgres://`` use psycopg 3; SQLite URLs are kept.
+    """
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url[len("postgresql://"):]
+    return url
+
+
+def utcnow() -> datetime.datetime:
+    """Naive UTC timestamp, as the timestamp columns store."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+
+
+class Writer:
+    """The state of one write transaction: its connection and what it changed."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.now = utcnow()
+        self.touched: set[int] = set()
+        self.deleted: set[int] = set()
+        self.catalog_changed = False
+        self.version: int | None = None
+
+    def touch(self, *provider_ids: int) -> None:
+        """Record that these providers' state (inventory, traits, usage, ...) changed."""
+        self.touched.update(provider_ids)
+
+    def delete(self, provider_id: int) -> None:
+        """Record that this provider was deleted, for the indexes of every process."""
+        self.deleted.add(provider_id)
+        self.touched.discard(provider_id)
+
+    def change_catalog(self) -> None:
+        """Record that a trait, resource class or consumer type was created or deleted."""
+        self.catalog_changed = True
+
+    def _finish(self) -> None:
+        """Bump the global version and stamp what changed. Runs last, just before commit."""
+        if not (self.touched or self.deleted or self.catalog_changed):
+            return
+        state = schema.placement_state
+        values: dict[str, Any] = {"version": state.c.version + 1}
+        if self.catalog_changed:
+            values["catalog_version"] = state.c.version + 1
+        # UPDATE placement_state SET version = version + 1 WHERE id = 1 RETURNING version
+        version = self.conn.execute(
+            sa.update(state).where(state.c.id == 1).values(**values).returning(state.c.version)
+        ).scalar_one()
+        self.version = version
+        rp = schema.resource_providers
+        touched = sorted(self.touched - self.deleted)
+        for chunk in _chunks(touched):
+            self.conn.execute(
+                sa.update(rp).where(rp.c.id.in_(chunk)).values(change_version=version)
+            )
+        if self.deleted:
+            tomb = schema.deleted_providers
+            self.conn.execute(sa.delete(tomb).where(tomb.c.provider_id.in_(sorted(self.deleted))))
+            self.conn.execute(
+                sa.insert(tomb),
+                [{"provider_id": pid, "change_version": version} for pid in sorted(self.deleted)],
+            )
+
+
+def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]
+
+
+class Database:
+    """An engine plus the transaction disciplines placement uses."""
+
+    def __init__(self, url: str, *, sqlite_synchronous: bool = True, pool_size: int = 10) -> None:
+        self.url = normalize_url(url)
+        self.dialect = sa.engine.make_url(self.url).get_backend_name()
+        if self.dialect not in ("sqlite", "postgresql"):
+            raise ValueError(
+                f"unsupported database URL {url!r}: use sqlite:///PATH or "
+                "postgresql://USER:PASSWORD@HOST/DBNAME"
+            )
+        self.engine = self._make_engine(sqlite_synchronous, pool_size)
+
+    def _make_engine(self, sqlite_synchronous: bool, pool_size: int) -> Engine:
+        if self.dialect == "postgresql":
+            return sa.create_engine(
+                self.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+            )
+        url = sa.engine.make_url(self.url)
+        in_memory = url.database in (None, "", ":memory:")
+        kwargs: dict[str, Any] = {"connect_args": {"check_same_thread": False, "timeout": 30}}
+        if in_memory:
+            kwargs["poolclass"] = StaticPool
+        engine = sa.create_engine(self.url, **kwargs)
+        synchronous = "FULL" if sqlite_synchronous else "NORMAL"
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            # Let us issue BEGIN ourselves (pysqlite's implicit BEGIN is deferred).
+            dbapi_connection.isolation_level = None
+            cursor = dbapi_connection.cursor()
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA synchronous={synchronous}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(conn: Connection) -> None:
+            if conn.get_execution_options().get(_WRITE_OPTION):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            else:
+                conn.exec_driver_sql("BEGIN")
+
+        return engine
+
+    @contextmanager
+    def reader(self) -> Iterator[Connection]:
+        """A read-only transaction; a consistent snapshot on both backends."""
+        with self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="REPEATABLE READ")
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def writer(self) -> Iterator[Writer]:
+        """A write transaction; commits on success, rolls back on any exception."""
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(**{_WRITE_OPTION: True})
+            with conn.begin():
+                writer = Writer(conn)
+                yield writer
+                writer._finish()
+
+    def state_versions(self) -> tuple[int, int]:
+        """(version, catalog_version) as last committed: one cheap query."""
+        state = schema.placement_state
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(state.c.version, state.c.catalog_version).where(state.c.id == 1)
+            ).one()
+            conn.rollback()
+        return int(row[0]), int(row[1])
+
+    def dispose(self) -> None:
+        self.engine.dispose()

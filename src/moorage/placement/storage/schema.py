@@ -1,0 +1,204 @@
+"""SQL tables of the placement database (SQLAlchemy Core).
+
+The shape follows upstream placement's tables so that operators recognise it,
+plus two tables of our own for cache coherence: ``placement_state`` (one row,
+the global change version) and ``deleted_providers`` (tombstones).
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+_AUTOINC = {"sqlite_autoincrement": True}
+
+
+def _timestamps() -> list[sa.Column[object]]:
+    return [
+        sa.Column("created_at", sa.DateTime, nullable=True),
+        sa.Column("updated_at", sa.DateTime, nullable=True),
+    ]
+
+
+resource_providers = sa.Table(
+    "resource_providers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("name", sa.Unicode(200), nullable=False, unique=True),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    # Set to the provider's own id for a root provider.
+    sa.Column("root_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True),
+    sa.Column("parent_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True),
+    # Global change version of the last write that touched this provider.
+    sa.Column("change_version", sa.BigInteger, nullable=False, default=0),
+    *_timestamps(),
+    sa.Index("ix_resource_providers_root_provider_id", "root_provider_id"),
+    sa.Index("ix_resource_providers_parent_provider_id", "parent_provider_id"),
+    sa.Index("ix_resource_providers_change_version", "change_version"),
+    **_AUTOINC,
+)
+
+resource_classes = sa.Table(
+    "resource_classes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+traits = sa.Table(
+    "traits",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+inventories = sa.Table(
+    "inventories",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False
+    ),
+    sa.Column("resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False),
+    sa.Column("total", sa.Integer, nullable=False),
+    sa.Column("reserved", sa.Integer, nullable=False),
+    sa.Column("min_unit", sa.Integer, nullable=False),
+    sa.Column("max_unit", sa.Integer, nullable=False),
+    sa.Column("step_size", sa.Integer, nullable=False),
+    sa.Column("allocation_ratio", sa.Float, nullable=False),
+    *_timestamps(),
+    sa.UniqueConstraint("resource_provider_id", "resource_class_id"),
+    sa.Index("ix_inventories_resource_class_id", "resource_class_id"),
+    **_AUTOINC,
+)
+
+resource_provider_traits = sa.Table(
+    "resource_provider_traits",
+    metadata,
+    sa.Column(
+        "resource_provider_id",
+        sa.Integer,
+        sa.ForeignKey("resource_providers.id"),
+        primary_key=True,
+    ),
+    sa.Column("trait_id", sa.Integer, sa.ForeignKey("traits.id"), primary_key=True),
+    *_timestamps(),
+    sa.Index("ix_resource_provider_traits_trait_id", "trait_id"),
+)
+
+placement_aggregates = sa.Table(
+    "placement_aggregates",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+resource_provider_aggregates = sa.Table(
+    "resource_provider_aggregates",
+    metadata,
+    sa.Column(
+        "resource_provider_id",
+        sa.Integer,
+        sa.ForeignKey("resource_providers.id"),
+        primary_key=True,
+    ),
+    sa.Column(
+        "aggregate_id", sa.Integer, sa.ForeignKey("placement_aggregates.id"), primary_key=True
+    ),
+    *_timestamps(),
+    sa.Index("ix_resource_provider_aggregates_aggregate_id", "aggregate_id"),
+)
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+users = sa.Table(
+    "users",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+consumer_types = sa.Table(
+    "consumer_types",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
+    *_timestamps(),
+    **_AUTOINC,
+)
+
+consumers = sa.Table(
+    "consumers",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("project_id", sa.Integer, sa.ForeignKey("projects.id"), nullable=False),
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id"), nullable=False),
+    sa.Column("generation", sa.Integer, nullable=False, default=0),
+    sa.Column("consumer_type_id", sa.Integer, sa.ForeignKey("consumer_types.id"), nullable=True),
+    *_timestamps(),
+    sa.Index("ix_consumers_project_id_user_id", "project_id", "user_id"),
+    **_AUTOINC,
+)
+
+allocations = sa.Table(
+    "allocations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column(
+        "resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False
+    ),
+    # The consumer's uuid, as upstream stores it.
+    sa.Column("consumer_id", sa.String(36), nullable=False),
+    sa.Column("resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False),
+    sa.Column("used", sa.Integer, nullable=False),
+    *_timestamps(),
+    sa.Index("ix_allocations_resource_provider_id_resource_class_id", "resource_provider_id",
+             "resource_class_id"),
+    sa.Index("ix_allocations_consumer_id", "consumer_id"),
+    sa.Index("ix_allocations_resource_class_id", "resource_class_id"),
+    **_AUTOINC,
+)
+
+placement_state = sa.Table(
+    "placement_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    # Bumped by every write transaction, last, so commit order equals version order.
+    sa.Column("version", sa.BigInteger, nullable=False),
+    # Version of the last write that changed the trait, resource class or
+    # consumer type catalogues.
+    sa.Column("catalog_version", sa.BigInteger, nullable=False),
+)
+
+deleted_providers = sa.Table(
+    "deleted_providers",
+    metadata,
+    sa.Column("provider_id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("change_version", sa.BigInteger, nullable=False),
+    sa.Index("ix_deleted_providers_change_version", "change_version"),
+)
