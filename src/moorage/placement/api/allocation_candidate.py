@@ -1,7 +1,350 @@
-"""PLACEHOLDER: not implemented yet (work in progress, never committed)."""
+"""GET /allocation_candidates (1.10+): which providers can satisfy a request.
 
-from moorage.placement.http import InternalServerError, Request, Response
+``parse_request`` turns the query string into a ``CandidateRequest`` with
+upstream's validation rules and messages for every microversion; the engine
+(engine/candidates.py) finds the candidates in the in-memory index; ``shape``
+renders them for the requested microversion.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import orjson
+
+from moorage.placement import errors
+from moorage.placement.api import params
+from moorage.placement.api.schema import GROUP_SUFFIX, GROUP_SUFFIX_1_33, validator
+from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.engine.index import ProviderIndex
+from moorage.placement.engine.request import (
+    CandidateRequest,
+    Candidates,
+    RequestGroup,
+)
+from moorage.placement.http import BadRequest, Request, Response, since
+from moorage.placement.microversion import Version
+from moorage.placement.storage.records import ProviderRecord
+
+# -- query schemas, one per microversion that changed them -------------------------
+_S_1_10: dict[str, Any] = {
+    "type": "object",
+    "properties": {"resources": {"type": "string"}},
+    "required": ["resources"],
+    "additionalProperties": False,
+}
+_S_1_16 = copy.deepcopy(_S_1_10)
+_S_1_16["properties"]["limit"] = {
+    "type": ["integer", "string"], "pattern": "^[1-9][0-9]*$", "minimum": 1, "minLength": 1,
+}
+_S_1_17 = copy.deepcopy(_S_1_16)
+_S_1_17["properties"]["required"] = {"type": ["string"]}
+_S_1_21 = copy.deepcopy(_S_1_17)
+_S_1_21["properties"]["member_of"] = {"type": ["string"]}
+_S_1_25 = copy.deepcopy(_S_1_21)
+for _key in ("resources", "required", "member_of"):
+    del _S_1_25["properties"][_key]
+del _S_1_25["required"]
+_S_1_25["patternProperties"] = {
+    f"^{key}({GROUP_SUFFIX})?$": {"type": "string"}
+    for key in ("resources", "required", "member_of")
+}
+_S_1_25["properties"]["group_policy"] = {"type": "string", "enum": ["none", "isolate"]}
+_S_1_31 = copy.deepcopy(_S_1_25)
+_S_1_31["patternProperties"][f"^in_tree({GROUP_SUFFIX})?$"] = {"type": "string"}
+_S_1_33 = copy.deepcopy(_S_1_31)
+_S_1_33["patternProperties"] = {
+    f"^{key}({GROUP_SUFFIX_1_33})?$": {"type": "string"}
+    for key in ("resources", "required", "member_of", "in_tree")
+}
+_S_1_35 = copy.deepcopy(_S_1_33)
+_S_1_35["properties"]["root_required"] = {"type": ["string"]}
+_S_1_36 = copy.deepcopy(_S_1_35)
+_S_1_36["properties"]["same_subtree"] = {"type": ["string"]}
+_SCHEMAS = (
+    ((1, 36), validator(_S_1_36)),
+    ((1, 35), validator(_S_1_35)),
+    ((1, 33), validator(_S_1_33)),
+    ((1, 31), validator(_S_1_31)),
+    ((1, 25), validator(_S_1_25)),
+    ((1, 21), validator(_S_1_21)),
+    ((1, 17), validator(_S_1_17)),
+    ((1, 16), validator(_S_1_16)),
+    ((1, 10), validator(_S_1_10)),
+)
+
+_GROUP_KEY = re.compile(rf"^(resources|required|member_of|in_tree)({GROUP_SUFFIX})?$")
+_GROUP_KEY_1_33 = re.compile(rf"^(resources|required|member_of|in_tree)({GROUP_SUFFIX_1_33})?$")
 
 
+def _first(query: list[tuple[str, str]], name: str) -> str | None:
+    return next((v for k, v in query if k == name), None)
+
+
+def _all(query: list[tuple[str, str]], name: str) -> list[str]:
+    return [v for k, v in query if k == name]
+
+
+def _groups(query: list[tuple[str, str]], version: Version) -> dict[str, dict[str, Any]]:
+    """The request groups by suffix, in order of first appearance, as plain dicts."""
+    pattern = _GROUP_KEY_1_33 if version >= (1, 33) else _GROUP_KEY
+    groups: dict[str, dict[str, Any]] = {}
+    for key, value in query:
+        found = pattern.match(key)
+        if not found:
+            continue
+        prefix, suffix = found.group(1), found.group(2) or ""
+        group = groups.setdefault(suffix, {"suffix": suffix})
+        if prefix == "resources":
+            group["resources"] = params.parse_resources(value)
+        elif prefix == "required":
+            group["required_traits"], group["forbidden_traits"] = params.parse_required_params(
+                _all(query, key),
+                allow_forbidden=version >= (1, 22), allow_any=version >= (1, 39),
+            )
+        elif prefix == "member_of":
+            group["member_of"], group["forbidden_aggregates"] = params.parse_member_of_params(
+                _all(query, key), suffix,
+                allow_multiple=version >= (1, 24), allow_forbidden=version >= (1, 32),
+            )
+        else:
+            group["in_tree"] = params.parse_in_tree(value)
+    return groups
+
+
+def _check_groups(groups: dict[str, dict[str, Any]], same_subtrees: list[frozenset[str]],
+                  version: Version) -> None:
+    """Upstream's rules on which groups may lack resources."""
+    if version >= (1, 36):
+        resourceless = [s for s, g in groups.items() if not g.get("resources")]
+        if len(resourceless) == len(groups):
+            raise BadRequest("There must be at least one resources or resources[$S] parameter.",
+                             code=errors.QUERYPARAM_MISSING_VALUE)
+        in_subtrees = set().union(*same_subtrees) if same_subtrees else set()
+        bad = [s for s in resourceless if s not in in_subtrees]
+        if bad:
+            raise BadRequest(
+                "Resourceless suffixed group request should be specified in `same_subtree` "
+                f"query param: bad group(s) - {bad}.", code=errors.QUERYPARAM_BAD_VALUE)
+        unknown = [s for s in sorted(in_subtrees) if s not in groups]
+        if unknown:
+            raise BadRequest(
+                f"Real suffixes should be specified in `same_subtree`: {unknown} not found in "
+                f"{list(groups)}.", code=errors.QUERYPARAM_BAD_VALUE)
+    else:
+        orphans = [f"required{s}" for s, g in groups.items()
+                   if g.get("required_traits") and not g.get("resources")]
+        if orphans:
+            raise BadRequest(
+                "All traits parameters must be associated with resources.  Found the following "
+                f"orphaned traits keys: {', '.join(orphans)}")
+        orphans = [f"member_of{s}" for s, g in groups.items()
+                   if not g.get("resources") and (g.get("member_of")
+                                                  or g.get("forbidden_aggregates"))]
+        if orphans:
+            raise BadRequest(
+                "All member_of parameters must be associated with resources. Found the following "
+                f"orphaned member_of keys: {', '.join(orphans)}")
+        if not all(g.get("resources") for g in groups.values()):
+            raise BadRequest("All request groups must specify resources.")
+        if not groups:
+            raise BadRequest(
+                "At least one request group (`resources` or `resources{$S}`) is required.")
+    if version >= (1, 22):
+        conflicts = sorted(
+            f"required{s}: ({', '.join(sorted(names))})"
+            for s, g in groups.items()
+            for names in g.get("required_traits", ())
+            if names <= g.get("forbidden_traits", frozenset())
+        )
+        if conflicts:
+            raise BadRequest(
+                "Conflicting required and forbidden traits found in the following traits keys: "
+                f"{', '.join(conflicts)}")
+
+
+def parse_request(query: list[tuple[str, str]], version: Version) -> CandidateRequest:
+    """The CandidateRequest a query string asks for; BadRequest in upstream's words."""
+    limit_s = _first(query, "limit")
+    group_policy = _first(query, "group_policy")
+    root_required: frozenset[str] = frozenset()
+    root_forbidden: frozenset[str] = frozenset()
+    roots = _all(query, "root_required")
+    if roots:
+        if len(roots) > 1:
+            raise BadRequest("Query parameter 'root_required' may be specified only once.",
+                             code=errors.ILLEGAL_DUPLICATE_QUERYPARAM)
+        root_required, root_forbidden = params.parse_legacy_traits(roots[0])
+        conflicts = root_required & root_forbidden
+        if conflicts:
+            raise BadRequest(
+                "Conflicting required and forbidden traits found in root_required: "
+                f"{', '.join(sorted(conflicts))}", code=errors.QUERYPARAM_BAD_VALUE)
+    same_subtrees: list[frozenset[str]] = []
+    for value in _all(query, "same_subtree"):
+        suffixes = frozenset(part.strip() for part in value.split(","))
+        if "" in suffixes:
+            raise BadRequest("Empty string (unsuffixed group) can not be specified in "
+                             "`same_subtree` ", code=errors.QUERYPARAM_BAD_VALUE)
+        same_subtrees.append(suffixes)
+    groups = _groups(query, version)
+    _check_groups(groups, same_subtrees, version)
+    if not group_policy and sum(1 for s in groups if s) > 1:
+        raise BadRequest('The "group_policy" parameter is required when specifying more than '
+                         'one "resources{N}" parameter.')
+    return CandidateRequest(
+        groups=tuple(
+            RequestGroup(
+                suffix=g["suffix"],
+                resources=g.get("resources", {}),
+                required_traits=tuple(g.get("required_traits", ())),
+                forbidden_traits=g.get("forbidden_traits", frozenset()),
+                member_of=tuple(g.get("member_of", ())),
+                forbidden_aggregates=g.get("forbidden_aggregates", frozenset()),
+                in_tree=g.get("in_tree"),
+            )
+            for g in groups.values()
+        ),
+        group_policy=group_policy,
+        limit=int(limit_s) if limit_s else None,
+        root_required=root_required,
+        root_forbidden=root_forbidden,
+        same_subtrees=tuple(same_subtrees),
+        nested_aware=version >= (1, 29),
+    )
+
+
+def check_names(index: ProviderIndex, request: CandidateRequest) -> None:
+    """400 for a resource class or trait the catalogue does not have, in upstream's order."""
+    traits = index.catalog.trait_ids
+
+    def check_traits(names: frozenset[str]) -> None:
+        missing = sorted(names - traits.keys())
+        if missing:
+            raise BadRequest(f"No such trait(s): {missing[0]}.")
+
+    check_traits(request.root_required | request.root_forbidden)
+    for group in request.groups:
+        for rc in group.resources:
+            if rc not in index.catalog.rc_ids:
+                raise BadRequest(
+                    f"Invalid resource class in resources parameter: No such resource class {rc}.")
+        check_traits(frozenset(t for names in group.required_traits for t in names))
+        check_traits(group.forbidden_traits)
+
+
+def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
+             requested: frozenset[str]) -> bytes:
+    """``"uuid":{summary}`` for one provider, cached on the (immutable) record."""
+    by_id = index.by_id
+    all_classes = version >= (1, 27)
+    key = ("summary", all_classes or requested, version >= (1, 17), version >= (1, 29))
+    cached = record.fragments.get(key)
+    if cached is None:
+        summary: dict[str, Any] = {"resources": {
+            rc: {"capacity": inventory.capacity, "used": record.used(rc)}
+            for rc, inventory in record.inventories.items()
+            if all_classes or rc in requested
+        }}
+        if version >= (1, 17):
+            summary["traits"] = index.ordered_traits(record)
+        if version >= (1, 29):
+            summary["parent_provider_uuid"] = (
+                by_id[record.parent_id].uuid if record.parent_id is not None else None)
+            summary["root_provider_uuid"] = by_id[record.root_id].uuid
+        cached = record.fragments[key] = orjson.dumps({record.uuid: summary})[1:-1]
+    return cached
+
+
+def _quoted_uuid(record: ProviderRecord) -> bytes:
+    cached = record.fragments.get("uuid")
+    if cached is None:
+        cached = record.fragments["uuid"] = orjson.dumps(record.uuid)
+    return cached
+
+
+def _allocation_requests(version: Version, by_id: dict[int, ProviderRecord],
+                         found: Candidates, out: list[bytes]) -> None:
+    """Append the rendered allocation requests, comma-separated, to ``out``."""
+    if version < (1, 12):
+        items = [orjson.dumps({"allocations": [
+            {"resource_provider": {"uuid": by_id[p].uuid}, "resources": amounts}
+            for p, amounts in candidate.allocations.items()
+        ]}) for candidate in found.all()]
+        out.append(b",".join(items))
+        return
+    with_mappings = version >= (1, 34)
+    if found.lone_ids:
+        # Lone roots: every candidate has the same shape; only the uuid changes.
+        resources = b':{"resources":' + orjson.dumps(found.lone_amounts) + b"}}"
+        mapping_keys = [orjson.dumps(s) + b":[" for s in found.suffixes]
+        separator = b""
+        for provider_id in found.lone_ids:
+            quoted = _quoted_uuid(by_id[provider_id])
+            out += (separator, b'{"allocations":{', quoted, resources)
+            if with_mappings:
+                out.append(b',"mappings":{')
+                for i, key in enumerate(mapping_keys):
+                    out += (b"," if i else b"", key, quoted, b"]")
+                out.append(b"}")
+            out.append(b"}")
+            separator = b","
+        return
+    items = []
+    for candidate in found.requests:
+        item: dict[str, Any] = {"allocations": {
+            by_id[p].uuid: {"resources": amounts} for p, amounts in candidate.allocations.items()
+        }}
+        if with_mappings:
+            item["mappings"] = {
+                suffix: [by_id[p].uuid for p in providers]
+                for suffix, providers in candidate.mappings.items()
+            }
+        items.append(orjson.dumps(item))
+    out.append(b",".join(items))
+
+
+def shape(version: Version, index: ProviderIndex, request: CandidateRequest,
+          found: Candidates) -> bytes:
+    """The response body for the requested microversion, as JSON bytes.
+
+    Assembled from fragments because this is the hot path of every scheduling
+    decision: a provider's summary is rendered once per snapshot of it.
+    """
+    by_id = index.by_id
+    requested = request.resource_classes
+    out: list[bytes] = [b'{"allocation_requests":[']
+    _allocation_requests(version, by_id, found, out)
+    out.append(b'],"provider_summaries":{')
+    out.append(b",".join([_summary(by_id[p], index, version, requested)
+                          for p in found.summary_ids]))
+    out.append(b"}}")
+    return b"".join(out)
+
+
+def _validate(req: Request) -> None:
+    for version, schema in _SCHEMAS:
+        if req.version >= version:
+            req.validate_query(schema)
+            return
+
+
+@since("1.10")
 def list_candidates(req: Request) -> Response:
-    raise InternalServerError("not implemented")
+    req.require_accept_json()
+    req.authorize("placement:allocation_candidates:list")
+    _validate(req)
+    request = parse_request(req.query, req.version)
+    conf = req.service.conf.placement
+    with req.service.index.fresh() as index:
+        check_names(index, request)
+        found = find_candidates(
+            index, request,
+            randomize=conf.randomize_allocation_candidates,
+            max_candidates=conf.max_allocation_candidates,
+            strategy=conf.allocation_candidates_generation_strategy,
+        )
+        body = shape(req.version, index, request, found)
+    return req.json_response(body)

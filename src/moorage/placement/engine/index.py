@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+
 import numpy as np
 import numpy.typing as npt
 import os_traits
@@ -50,7 +51,9 @@ class ResourceColumns:
     def grow(self, size: int) -> None:
         for name in self.__slots__:
             old = getattr(self, name)
-            new = np.zeros(size, dtype=old.dtype) if name != "step_size" else np.ones(size, np.int64)
+            new = (
+                np.zeros(size, dtype=old.dtype) if name != "step_size" else np.ones(size, np.int64)
+            )
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
@@ -73,15 +76,14 @@ class ResourceColumns:
         ok = self.has & (self.free >= amount)
         ok &= self.min_unit <= amount
         ok &= self.max_unit >= amount
-        if amount != 1:
-            ok &= (amount % self.step_size) == 0
+        ok &= (amount % self.step_size) == 0
         return ok
 
 
 class ProviderIndex:
     """Providers by id, uuid and name, plus vector columns for fast filtering."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database | None) -> None:
         self._db = db
         self._lock = threading.RLock()
         self.version = -1
@@ -123,6 +125,15 @@ class ProviderIndex:
         with self._lock:
             self._catch_up()
 
+    def load(self, records: Iterable[ProviderRecord], catalog: Catalog | None = None) -> None:
+        """Apply provider records directly, without a database (tests, tools)."""
+        with self._lock:
+            if catalog is not None:
+                self.catalog = catalog
+            self._apply(
+                record_store.Changes(self.version + 1, self.catalog_version, [], list(records))
+            )
+
     @property
     def size(self) -> int:
         """Slots in use (live providers plus free slots below the high-water mark)."""
@@ -156,6 +167,11 @@ class ProviderIndex:
     def records_at(self, slots: Iterable[int]) -> list[ProviderRecord]:
         by_id, ids = self.by_id, self.slot_ids
         return [by_id[int(ids[s])] for s in slots]
+
+    def ordered_traits(self, record: ProviderRecord) -> list[str]:
+        """A provider's traits in catalogue (creation) order, the order upstream lists them."""
+        ids = self.catalog.trait_ids
+        return sorted(record.traits, key=lambda name: ids.get(name, 0))
 
     def sharing_anchors(self) -> dict[int, frozenset[int]]:
         """Sharing provider id -> ids of the roots it shares with (via aggregates).
@@ -198,6 +214,8 @@ class ProviderIndex:
 
     # -- catching up ----------------------------------------------------------
     def _catch_up(self) -> None:
+        if self._db is None:
+            return
         version, catalog_version = self._db.state_versions()
         if version == self.version:
             return

@@ -58,6 +58,9 @@ class ProviderRecord:
     aggregates: frozenset[str] = frozenset()
     inventories: dict[str, Inventory] = field(default_factory=dict)
     usages: dict[str, int] = field(default_factory=dict)
+    # Rendered JSON fragments of this snapshot (a record is replaced, never changed,
+    # when its provider changes, so the cache can never be stale).
+    fragments: dict[object, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def is_root(self) -> bool:
@@ -168,10 +171,11 @@ def _attach_details(
     for cond in _select_for(ids, alloc.c.resource_provider_id):
         # SELECT resource_provider_id, resource_class_id, SUM(used) FROM allocations
         # GROUP BY resource_provider_id, resource_class_id
-        query = sa.select(
+        usage_query = sa.select(
             alloc.c.resource_provider_id, alloc.c.resource_class_id, sa.func.sum(alloc.c.used)
         ).group_by(alloc.c.resource_provider_id, alloc.c.resource_class_id)
-        for rp_id, rc_id, used in conn.execute(query if cond is None else query.where(cond)):
+        rows = conn.execute(usage_query if cond is None else usage_query.where(cond)).all()
+        for rp_id, rc_id, used in rows:
             record = records.get(rp_id)
             if record is not None:
                 record.usages[rc_names[rc_id]] = int(used)
