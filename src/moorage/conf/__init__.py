@@ -32,7 +32,12 @@ def load_config(
     """
     conf = cfg.ConfigOpts()
     register_opts(conf)
-    conf(args=[], project="moorage", default_config_files=list(config_files), validate_default_values=True)
+    conf(
+        args=[],
+        project="moorage",
+        default_config_files=list(config_files),
+        validate_default_values=True,
+    )
     for group, name, value in overrides:
         conf.set_override(name, value, group=group)
     return conf

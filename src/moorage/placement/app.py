@@ -24,8 +24,8 @@ from oslo_middleware import cors
 
 from moorage.placement import auth, microversion
 from moorage.placement.http import (
-    JSON,
     BadRequest,
+    Conflict,
     Handler,
     HTTPError,
     InternalServerError,
@@ -34,10 +34,11 @@ from moorage.placement.http import (
     NotFound,
     Request,
     Response,
-    error_body,
+    error_response,
 )
 from moorage.placement.routes import ROUTES
 from moorage.placement.service import PlacementService
+from moorage.placement.storage import errors as storage_errors
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.placement.requests")
@@ -112,7 +113,14 @@ def make_app(service: PlacementService) -> WSGIApp:
         if min_version is not None and req.version < min_version:
             status = getattr(handler, "too_old_status", 404)
             raise (MethodNotAllowed if status == 405 else NotFound)("")
-        return handler(req)
+        try:
+            return handler(req)
+        except storage_errors.NotFound as exc:
+            raise NotFound(exc.message, code=exc.code) from None
+        except storage_errors.Conflict as exc:
+            raise Conflict(exc.message, code=exc.code) from None
+        except storage_errors.InvalidData as exc:
+            raise BadRequest(exc.message, code=exc.code) from None
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         started = time.perf_counter()
@@ -121,19 +129,19 @@ def make_app(service: PlacementService) -> WSGIApp:
         try:
             response = dispatch(req)
         except HTTPError as exc:
-            response = Response(
-                status=exc.status,
-                body=error_body(exc, environ, req),
-                headers=list(exc.headers),
-                content_type=JSON,
-            )
+            response = error_response(exc, environ, req)
         except Exception:
             LOG.exception("unexpected error serving %s %s", req.method, req.path)
-            exc500 = InternalServerError("An unexpected error occurred; see the service log.")
-            response = Response(
-                status=500, body=error_body(exc500, environ, req), content_type=JSON
-            )
+            response = error_response(
+                InternalServerError("An unexpected error occurred; see the service log."),
+                environ, req)
         headers = response.headers
+        # Handlers give Location relative to the application; clients get it absolute.
+        headers = [
+            (name, req.absolute_url(value)) if name == "location" and value.startswith("/")
+            else (name, value)
+            for name, value in headers
+        ]
         if response.content_type and response.status not in (204, 304):
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))

@@ -95,7 +95,7 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[Request], Credentials]:
 def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
     """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy)."""
     try:
-        from keystonemiddleware import auth_token  # type: ignore[import-not-found]
+        from keystonemiddleware import auth_token
     except ImportError:
         raise SystemExit(
             "[api] auth_strategy = keystone needs keystonemiddleware "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import html
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -171,8 +172,9 @@ def http_date(moment: datetime.datetime) -> str:
     return email.utils.format_datetime(moment.astimezone(datetime.UTC), usegmt=True)
 
 
-def _accepts_json(accept: str) -> bool:
-    """True if an Accept header admits application/json with a non-zero quality."""
+def _media_ranges(accept: str) -> list[tuple[str, float]]:
+    """The (media range, quality) pairs of an Accept header."""
+    ranges = []
     for item in accept.split(","):
         media, *params = (p.strip() for p in item.split(";"))
         quality = 1.0
@@ -183,9 +185,41 @@ def _accepts_json(accept: str) -> bool:
                     quality = float(value)
                 except ValueError:
                     quality = 0.0
-        if quality > 0 and media.lower() in ("*/*", "application/*", JSON):
-            return True
-    return False
+        if media:
+            ranges.append((media.lower(), quality))
+    return ranges
+
+
+def _quality(ranges: list[tuple[str, float]], offer: str) -> float:
+    """The quality an Accept header gives ``offer``: its most specific matching range's."""
+    kind = offer.split("/", 1)[0]
+    best: tuple[int, float] = (-1, 0.0)
+    for media, quality in ranges:
+        specificity = 2 if media == offer else 1 if media == f"{kind}/*" else (
+            0 if media == "*/*" else -1)
+        if specificity > best[0]:
+            best = (specificity, quality)
+    return best[1]
+
+
+def _accepts_json(accept: str) -> bool:
+    """True if an Accept header admits application/json with a non-zero quality."""
+    return _quality(_media_ranges(accept), JSON) > 0
+
+
+def error_media_type(environ: dict[str, Any]) -> str:
+    """How to render an error: JSON, unless the client asked for HTML or plain text.
+
+    No Accept (or ``*/*``) means JSON, as upstream; otherwise the best of
+    text/html and application/json, and text/plain if neither is acceptable.
+    """
+    accept = environ.get("HTTP_ACCEPT")
+    if not accept or accept.strip() == "*/*":
+        return JSON
+    ranges = _media_ranges(accept)
+    offers = [(q, -i, offer) for i, offer in enumerate(("text/html", JSON))
+              if (q := _quality(ranges, offer)) > 0]
+    return max(offers)[2] if offers else "text/plain"
 
 
 class Request:
@@ -221,6 +255,22 @@ class Request:
     @property
     def content_type(self) -> str:
         return (self.environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
+
+    def absolute_url(self, path: str) -> str:
+        """``path`` (below the application's mount point) as an absolute URL.
+
+        Upstream's Location headers are absolute (webob makes them so), and clients
+        follow them as given; the application applies this to every Location.
+        """
+        env = self.environ
+        scheme = env.get("wsgi.url_scheme", "http")
+        host = env.get("HTTP_HOST")
+        if not host:
+            host = env.get("SERVER_NAME", "localhost")
+            port = str(env.get("SERVER_PORT", ""))
+            if port and port != {"http": "80", "https": "443"}.get(scheme):
+                host = f"{host}:{port}"
+        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
 
     def require_accept_json(self) -> None:
         """406 unless the client's Accept header (if any) admits JSON."""
@@ -302,8 +352,12 @@ class Request:
         last_modified: datetime.datetime | None = None,
         headers: list[tuple[str, str]] | None = None,
     ) -> Response:
-        """A JSON response with the caching headers the microversion calls for."""
-        response = Response(status=status, body=orjson.dumps(data), content_type=JSON)
+        """A JSON response with the caching headers the microversion calls for.
+
+        ``data`` may also be JSON already rendered to bytes.
+        """
+        body = data if isinstance(data, bytes) else orjson.dumps(data)
+        response = Response(status=status, body=body, content_type=JSON)
         if headers:
             response.headers.extend(headers)
         self.add_cache_headers(response, last_modified)
@@ -337,6 +391,24 @@ def since(version: str, *, status: int = 404) -> Callable[[Handler], Handler]:
         return handler
 
     return mark
+
+
+def error_response(error: HTTPError, environ: dict[str, Any], request: Request | None) -> Response:
+    """The response for ``error``, in the format the client accepts."""
+    media_type = error_media_type(environ)
+    if media_type == JSON:
+        body = error_body(error, environ, request)
+    else:
+        status = f"{error.status} {_TITLES.get(error.status, 'Error')}"
+        detail = error.full_detail(environ)
+        if media_type == "text/html":
+            text = (f"<html>\n <head>\n  <title>{status}</title>\n </head>\n <body>\n"
+                    f"  <h1>{status}</h1>\n  {html.escape(detail)}\n </body>\n</html>")
+        else:
+            text = f"{status}\n\n{detail}"
+        body = text.encode()
+    return Response(status=error.status, body=body, headers=list(error.headers),
+                    content_type=media_type)
 
 
 def error_body(error: HTTPError, environ: dict[str, Any], request: Request | None) -> bytes:

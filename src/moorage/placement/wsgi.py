@@ -33,7 +33,7 @@ def export_config(
 def create_app() -> WSGIApp:
     files = [f for f in os.environ.get(CONFIG_FILES_ENV, "").split(os.pathsep) if f]
     overrides = [tuple(o) for o in json.loads(os.environ.get(CONFIG_OVERRIDES_ENV, "[]"))]
-    conf = load_config(files, overrides)  # type: ignore[arg-type]
+    conf = load_config(files, overrides)
     service = PlacementService(conf)
     # Migrations ran once in the launching process; workers only load the index.
     service.prepare(migrate=False)

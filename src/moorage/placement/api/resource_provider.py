@@ -14,7 +14,7 @@ from moorage.placement.http import BadRequest, NotFound, Request, Response
 from moorage.placement.storage import providers
 from moorage.placement.storage.records import ProviderRecord
 
-_POST = {
+_POST: dict[str, Any] = {
     "type": "object",
     "properties": {
         "name": {"type": "string", "maxLength": 200},

@@ -54,7 +54,9 @@ def load(conn: Connection) -> Catalog:
     """Read the three catalogues."""
     # SELECT name, id FROM traits / resource_classes / consumer_types
     return Catalog(
-        trait_ids={n: i for n, i in conn.execute(sa.select(schema.traits.c.name, schema.traits.c.id))},
+        trait_ids={
+            n: i for n, i in conn.execute(sa.select(schema.traits.c.name, schema.traits.c.id))
+        },
         rc_ids={
             n: i
             for n, i in conn.execute(

@@ -12,13 +12,16 @@ since version N".
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
@@ -96,6 +99,18 @@ class Writer:
             )
 
 
+def insert_if_absent(conn: Connection, table: sa.Table, values: dict[str, Any]) -> bool:
+    """Insert one row unless one with the same unique key exists; True if inserted.
+
+    ``INSERT ... ON CONFLICT DO NOTHING`` on both backends, so a concurrent writer
+    adding the same name (trait, resource class, aggregate) is not an error.
+    """
+    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    insert = dialect.insert(table).values(**values).on_conflict_do_nothing()
+    # RETURNING yields no row when the insert was skipped (rowcount is not reliable here).
+    return conn.execute(insert.returning(*table.primary_key.columns)).first() is not None
+
+
 def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
     for start in range(0, len(ids), size):
         yield ids[start : start + size]
@@ -113,6 +128,8 @@ class Database:
                 "postgresql://USER:PASSWORD@HOST/DBNAME"
             )
         self.engine = self._make_engine(sqlite_synchronous, pool_size)
+        self._poll: Any = None
+        self._poll_lock = threading.Lock()
 
     def _make_engine(self, sqlite_synchronous: bool, pool_size: int) -> Engine:
         if self.dialect == "postgresql":
@@ -168,14 +185,38 @@ class Database:
                 writer._finish()
 
     def state_versions(self) -> tuple[int, int]:
-        """(version, catalog_version) as last committed: one cheap query."""
-        state = schema.placement_state
-        with self.engine.connect() as conn:
-            row = conn.execute(
-                sa.select(state.c.version, state.c.catalog_version).where(state.c.id == 1)
-            ).one()
-            conn.rollback()
+        """(version, catalog_version) as last committed.
+
+        Asked before every read of the index, so it skips SQLAlchemy and runs
+        one statement on a dedicated autocommit DBAPI connection.
+        """
+        with self._poll_lock:
+            if self._poll is None:
+                self._poll = self._open_poll_connection()
+            try:
+                cursor = self._poll.cursor()
+                cursor.execute("SELECT version, catalog_version FROM placement_state WHERE id = 1")
+                row = cursor.fetchone()
+                cursor.close()
+            except Exception:
+                self._close_poll()
+                raise
         return int(row[0]), int(row[1])
 
+    def _open_poll_connection(self) -> Any:
+        raw = self.engine.raw_connection()
+        if self.dialect == "postgresql":
+            raw.driver_connection.autocommit = True  # type: ignore[union-attr]
+        # SQLite connections are already in autocommit mode (isolation_level None).
+        return raw
+
+    def _close_poll(self) -> None:
+        if self._poll is not None:
+            with contextlib.suppress(Exception):
+                self._poll.invalidate()
+            self._poll = None
+
     def dispose(self) -> None:
+        with self._poll_lock:
+            self._close_poll()
         self.engine.dispose()

@@ -108,14 +108,14 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
                 "failed because: parent provider UUID does not exist."
             )
     # INSERT INTO resource_providers (uuid, name, generation, ...) VALUES (...)
-    new_id = conn.execute(
+    new_id: int = conn.execute(
         sa.insert(_rp).values(
             uuid=uuid, name=name, generation=0, change_version=0, created_at=w.now,
             updated_at=w.now,
             parent_provider_id=parent.id if parent else None,
             root_provider_id=parent.root_id if parent else None,
         )
-    ).inserted_primary_key[0]
+    ).inserted_primary_key[0]  # type: ignore[index]
     root_id = parent.root_id if parent else new_id
     if parent is None:
         conn.execute(sa.update(_rp).where(_rp.c.id == new_id).values(root_provider_id=new_id))
@@ -145,7 +145,7 @@ def update(
     provider: ProviderRow,
     *,
     name: str | None = None,
-    parent_uuid: str | None | object = _UNCHANGED,
+    parent_uuid: str | object | None = _UNCHANGED,
     allow_reparenting: bool = False,
 ) -> None:
     """Rename and/or (re-, un-)parent a provider. The generation does not change."""

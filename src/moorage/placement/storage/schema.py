@@ -18,8 +18,6 @@ metadata = sa.MetaData(
     }
 )
 
-_AUTOINC = {"sqlite_autoincrement": True}
-
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -36,15 +34,19 @@ resource_providers = sa.Table(
     sa.Column("name", sa.Unicode(200), nullable=False, unique=True),
     sa.Column("generation", sa.Integer, nullable=False, default=0),
     # Set to the provider's own id for a root provider.
-    sa.Column("root_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True),
-    sa.Column("parent_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True),
+    sa.Column(
+        "root_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True
+    ),
+    sa.Column(
+        "parent_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=True
+    ),
     # Global change version of the last write that touched this provider.
     sa.Column("change_version", sa.BigInteger, nullable=False, default=0),
     *_timestamps(),
     sa.Index("ix_resource_providers_root_provider_id", "root_provider_id"),
     sa.Index("ix_resource_providers_parent_provider_id", "parent_provider_id"),
     sa.Index("ix_resource_providers_change_version", "change_version"),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 resource_classes = sa.Table(
@@ -53,7 +55,7 @@ resource_classes = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("name", sa.String(255), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 traits = sa.Table(
@@ -62,7 +64,7 @@ traits = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 inventories = sa.Table(
@@ -72,7 +74,9 @@ inventories = sa.Table(
     sa.Column(
         "resource_provider_id", sa.Integer, sa.ForeignKey("resource_providers.id"), nullable=False
     ),
-    sa.Column("resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False),
+    sa.Column(
+        "resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False
+    ),
     sa.Column("total", sa.Integer, nullable=False),
     sa.Column("reserved", sa.Integer, nullable=False),
     sa.Column("min_unit", sa.Integer, nullable=False),
@@ -82,7 +86,7 @@ inventories = sa.Table(
     *_timestamps(),
     sa.UniqueConstraint("resource_provider_id", "resource_class_id"),
     sa.Index("ix_inventories_resource_class_id", "resource_class_id"),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 resource_provider_traits = sa.Table(
@@ -105,7 +109,7 @@ placement_aggregates = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("uuid", sa.String(36), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 resource_provider_aggregates = sa.Table(
@@ -130,7 +134,7 @@ projects = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("external_id", sa.String(255), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 users = sa.Table(
@@ -139,7 +143,7 @@ users = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("external_id", sa.String(255), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 consumer_types = sa.Table(
@@ -148,7 +152,7 @@ consumer_types = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
     *_timestamps(),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 consumers = sa.Table(
@@ -162,7 +166,7 @@ consumers = sa.Table(
     sa.Column("consumer_type_id", sa.Integer, sa.ForeignKey("consumer_types.id"), nullable=True),
     *_timestamps(),
     sa.Index("ix_consumers_project_id_user_id", "project_id", "user_id"),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 allocations = sa.Table(
@@ -174,14 +178,19 @@ allocations = sa.Table(
     ),
     # The consumer's uuid, as upstream stores it.
     sa.Column("consumer_id", sa.String(36), nullable=False),
-    sa.Column("resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False),
+    sa.Column(
+        "resource_class_id", sa.Integer, sa.ForeignKey("resource_classes.id"), nullable=False
+    ),
     sa.Column("used", sa.Integer, nullable=False),
     *_timestamps(),
-    sa.Index("ix_allocations_resource_provider_id_resource_class_id", "resource_provider_id",
-             "resource_class_id"),
+    sa.Index(
+        "ix_allocations_resource_provider_id_resource_class_id",
+        "resource_provider_id",
+        "resource_class_id",
+    ),
     sa.Index("ix_allocations_consumer_id", "consumer_id"),
     sa.Index("ix_allocations_resource_class_id", "resource_class_id"),
-    **_AUTOINC,
+    sqlite_autoincrement=True,
 )
 
 placement_state = sa.Table(
