@@ -1,0 +1,1 @@
+"""Compatibility helpers: running upstream placement's own checks against Moorage."""
