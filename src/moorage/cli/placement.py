@@ -8,6 +8,7 @@ from typing import Any
 
 from cliff.command import Command
 
+from moorage.cli import candidates, demo, provider
 from moorage.conf import load_config
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
@@ -113,4 +114,9 @@ class DbSync(Command):
 COMMANDS: dict[str, type[Command]] = {
     "placement serve": Serve,
     "placement db sync": DbSync,
+    "placement provider list": provider.ProviderList,
+    "placement provider show": provider.ProviderShow,
+    "placement provider tree": provider.ProviderTree,
+    "placement candidates": candidates.CandidateList,
+    "placement demo": demo.Demo,
 }

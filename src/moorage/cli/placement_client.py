@@ -1,0 +1,412 @@
+"""A small typed client of the placement API, for the ``moorage placement`` commands.
+
+It speaks the latest microversion and turns every failure into a ``PlacementError``
+whose message is one line an operator can act on ("placement at URL is not
+reachable: connection refused", or the API's own error detail), so the commands
+never show a traceback. Per-provider reads for many providers run concurrently,
+sharing one pool of keep-alive connections.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+from urllib.parse import urlencode
+
+import orjson
+import os_resource_classes as orc
+import urllib3
+
+from moorage.placement.storage.records import Inventory
+
+URL_ENV = "MOORAGE_PLACEMENT_URL"
+TOKEN_ENV = "MOORAGE_PLACEMENT_TOKEN"
+DEFAULT_URL = "http://127.0.0.1:8778"
+# The development noauth2 mode reads the token as "user[:project]"; the token
+# "admin" is an administrator. A keystone-protected service needs a real token.
+DEFAULT_TOKEN = "admin"
+MICROVERSION = "latest"
+# Worker threads (and keep-alive connections) for per-provider reads.
+CONCURRENCY = 16
+# From this many providers on, reading traits one trait at a time may take fewer calls.
+_TRAIT_QUERIES_FROM = 64
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class PlacementError(Exception):
+    """A request failed; ``str()`` is one line saying what went wrong."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A resource provider as GET /resource_providers shows it."""
+
+    uuid: str
+    name: str
+    generation: int
+    parent_uuid: str | None
+    root_uuid: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Provider:
+        return cls(
+            uuid=data["uuid"],
+            name=data["name"],
+            generation=int(data["generation"]),
+            parent_uuid=data.get("parent_provider_uuid"),
+            root_uuid=data.get("root_provider_uuid") or data["uuid"],
+        )
+
+
+@dataclass(frozen=True)
+class ProviderDetail:
+    """A provider with those of its sub-resources that were asked for (None: not read)."""
+
+    provider: Provider
+    inventories: dict[str, Inventory] | None = None
+    usages: dict[str, int] | None = None
+    traits: list[str] | None = None
+    aggregates: list[str] | None = None
+
+
+@dataclass(frozen=True)
+class ProviderSummary:
+    """What an allocation-candidates answer says about one provider."""
+
+    uuid: str
+    root_uuid: str
+    parent_uuid: str | None
+    traits: list[str]
+    # resource class -> (used, capacity)
+    resources: dict[str, tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """GET /allocation_candidates: each request is {provider uuid: {class: amount}}."""
+
+    allocation_requests: list[dict[str, dict[str, int]]]
+    summaries: dict[str, ProviderSummary] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProviderQuery:
+    """Filters of GET /resource_providers and GET /allocation_candidates.
+
+    ``required`` entries are sent as repeated ``required`` parameters (all must hold;
+    each may be ``!TRAIT`` or ``in:A,B``); so are ``member_of`` entries.
+    """
+
+    name: str | None = None
+    resources: Mapping[str, int] = field(default_factory=dict)
+    required: Sequence[str] = ()
+    member_of: Sequence[str] = ()
+    in_tree: str | None = None
+
+    def params(self) -> list[tuple[str, str]]:
+        query: list[tuple[str, str]] = []
+        if self.name:
+            query.append(("name", self.name))
+        if self.resources:
+            query.append(("resources", resources_param(self.resources)))
+        query.extend(("required", trait) for trait in self.required)
+        query.extend(("member_of", aggregate) for aggregate in self.member_of)
+        if self.in_tree:
+            query.append(("in_tree", self.in_tree))
+        return query
+
+
+def resources_param(resources: Mapping[str, int]) -> str:
+    """{"VCPU": 2, "MEMORY_MB": 512} -> "VCPU:2,MEMORY_MB:512"."""
+    return ",".join(f"{rc}:{amount}" for rc, amount in resources.items())
+
+
+def inventory_from_json(data: Mapping[str, Any]) -> Inventory:
+    return Inventory(
+        total=int(data["total"]),
+        reserved=int(data.get("reserved", 0)),
+        min_unit=int(data.get("min_unit", 1)),
+        max_unit=int(data.get("max_unit", data["total"])),
+        step_size=int(data.get("step_size", 1)),
+        allocation_ratio=float(data.get("allocation_ratio", 1.0)),
+    )
+
+
+class PlacementClient:
+    """Talks to one placement service as one token, at the latest microversion."""
+
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        concurrency: int = CONCURRENCY,
+    ) -> None:
+        self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
+        self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
+        self.timeout = timeout
+        self.concurrency = concurrency
+        # urllib3 (the transport under requests) directly: its thread-safe pool costs
+        # a third of requests' time per call, which is what limits listing thousands
+        # of providers (each needs its own GETs).
+        self._pool = urllib3.PoolManager(
+            maxsize=concurrency, retries=False, timeout=urllib3.Timeout(total=timeout))
+        self._headers = {
+            "x-auth-token": self.token,
+            "openstack-api-version": f"placement {MICROVERSION}",
+            "accept": "application/json",
+        }
+
+    # -- transport ------------------------------------------------------------
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Sequence[tuple[str, str]] = (),
+        json: Any = None,
+    ) -> Any:
+        """Send one request; the decoded JSON body (None when empty), or PlacementError."""
+        url = self.url + path + (("&" if "?" in path else "?") + urlencode(params)
+                                 if params else "")
+        body = None if json is None else orjson.dumps(json)
+        headers = self._headers if body is None else {
+            **self._headers, "content-type": "application/json"}
+        try:
+            response = self._pool.request(method, url, body=body, headers=headers)
+        except urllib3.exceptions.NewConnectionError as exc:
+            raise PlacementError(
+                f"placement at {self.url} is not reachable: {_connection_problem(exc)}"
+            ) from None
+        except urllib3.exceptions.TimeoutError:
+            raise PlacementError(
+                f"placement at {self.url} did not answer {method} {path} "
+                f"within {self.timeout:g}s"
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise PlacementError(
+                f"placement at {self.url}: {method} {path} failed: {_connection_problem(exc)}"
+            ) from None
+        if response.status >= 400:
+            raise PlacementError(
+                f"{method} {path}: {response.status} {response.reason}: "
+                f"{_error_detail(response.data)}",
+                status=response.status,
+            )
+        if not response.data:
+            return None
+        try:
+            return orjson.loads(response.data)
+        except orjson.JSONDecodeError:
+            raise PlacementError(
+                f"{method} {path}: {self.url} answered {response.status} with a body "
+                "that is not JSON; is it a placement service?"
+            ) from None
+
+    def concurrently(self, function: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
+        """``[function(item) for item in items]``, run on the worker threads."""
+        items = list(items)
+        if len(items) <= 1:
+            return [function(item) for item in items]
+        with ThreadPoolExecutor(min(self.concurrency, len(items))) as pool:
+            return list(pool.map(function, items))
+
+    # -- reads ------------------------------------------------------------------
+    def providers(self, query: ProviderQuery | None = None) -> list[Provider]:
+        body = self.request("GET", "/resource_providers",
+                            params=(query or ProviderQuery()).params())
+        return [Provider.from_json(rp) for rp in body["resource_providers"]]
+
+    def provider(self, uuid: str) -> Provider:
+        return Provider.from_json(self.request("GET", f"/resource_providers/{uuid}"))
+
+    def inventories(self, uuid: str) -> dict[str, Inventory]:
+        body = self.request("GET", f"/resource_providers/{uuid}/inventories")
+        return {rc: inventory_from_json(inv) for rc, inv in body["inventories"].items()}
+
+    def usages(self, uuid: str) -> dict[str, int]:
+        body = self.request("GET", f"/resource_providers/{uuid}/usages")
+        return {rc: int(used) for rc, used in body["usages"].items()}
+
+    def traits(self, uuid: str) -> list[str]:
+        return sorted(self.request("GET", f"/resource_providers/{uuid}/traits")["traits"])
+
+    def aggregates(self, uuid: str) -> list[str]:
+        return sorted(self.request("GET", f"/resource_providers/{uuid}/aggregates")["aggregates"])
+
+    def detail(
+        self,
+        provider: Provider,
+        *,
+        inventories: bool = True,
+        usages: bool = True,
+        traits: bool = True,
+        aggregates: bool = False,
+    ) -> ProviderDetail:
+        """Read the asked-for sub-resources of one provider (one GET each)."""
+        uuid = provider.uuid
+        return ProviderDetail(
+            provider=provider,
+            inventories=self.inventories(uuid) if inventories else None,
+            usages=self.usages(uuid) if usages else None,
+            traits=self.traits(uuid) if traits else None,
+            aggregates=self.aggregates(uuid) if aggregates else None,
+        )
+
+    def details(
+        self,
+        providers: Sequence[Provider],
+        *,
+        inventories: bool = True,
+        usages: bool = True,
+        traits: bool = True,
+        aggregates: bool = False,
+        listed_by: ProviderQuery | None = None,
+    ) -> list[ProviderDetail]:
+        """``detail`` of each provider, concurrently: the API has no bulk read of
+        inventories or usages. Traits of many providers are read one trait at a time
+        instead when that takes fewer calls; ``listed_by`` (the query that found
+        ``providers``) narrows those answers. A provider deleted meanwhile is left out."""
+        traits_of = self.traits_by_trait(providers, listed_by) if traits else None
+
+        def read(provider: Provider) -> ProviderDetail | None:
+            try:
+                detail = self.detail(provider, inventories=inventories, usages=usages,
+                                     traits=traits and traits_of is None,
+                                     aggregates=aggregates)
+            except PlacementError as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            if traits_of is not None:
+                detail = replace(detail, traits=traits_of[provider.uuid])
+            return detail
+
+        return [d for d in self.concurrently(read, providers) if d is not None]
+
+    def traits_by_trait(
+        self, providers: Sequence[Provider], listed_by: ProviderQuery | None
+    ) -> dict[str, list[str]] | None:
+        """The traits of ``providers`` from one GET /resource_providers?required=T per
+        trait in use, or None when one GET per provider would take fewer calls."""
+        if len(providers) < _TRAIT_QUERIES_FROM:
+            return None
+        in_use = self.request("GET", "/traits", params=[("associated", "true")])["traits"]
+        if 2 * len(in_use) >= len(providers):
+            return None
+        # The listing's filters on names, aggregates and trees keep each answer small;
+        # not its resources and traits filters, which change with what is being read.
+        base = ProviderQuery(name=listed_by.name, member_of=listed_by.member_of,
+                             in_tree=listed_by.in_tree) if listed_by else ProviderQuery()
+        holders = self.concurrently(
+            lambda trait: self.providers(replace(base, required=[trait])), in_use)
+        traits_of: dict[str, list[str]] = {p.uuid: [] for p in providers}
+        for trait, having in zip(in_use, holders, strict=True):
+            for provider in having:
+                if provider.uuid in traits_of:
+                    traits_of[provider.uuid].append(trait)
+        return {uuid: sorted(names) for uuid, names in traits_of.items()}
+
+    def allocation_candidates(
+        self, query: ProviderQuery, *, limit: int | None = None
+    ) -> Candidates:
+        params = query.params()
+        if limit is not None:
+            params.append(("limit", str(limit)))
+        body = self.request("GET", "/allocation_candidates", params=params)
+        requests_ = [
+            {
+                rp: {rc: int(n) for rc, n in alloc["resources"].items()}
+                for rp, alloc in ar["allocations"].items()
+            }
+            for ar in body["allocation_requests"]
+        ]
+        summaries = {
+            uuid: ProviderSummary(
+                uuid=uuid,
+                root_uuid=summary.get("root_provider_uuid") or uuid,
+                parent_uuid=summary.get("parent_provider_uuid"),
+                traits=sorted(summary.get("traits", [])),
+                resources={
+                    rc: (int(r["used"]), int(r["capacity"]))
+                    for rc, r in summary["resources"].items()
+                },
+            )
+            for uuid, summary in body["provider_summaries"].items()
+        }
+        return Candidates(requests_, summaries)
+
+
+def _connection_problem(exc: BaseException) -> str:
+    """The root cause of a connection failure, in a few words."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror):
+            return "unknown host name"
+        if isinstance(cause, ConnectionResetError):
+            return "connection reset"
+        cause = cause.__cause__
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _error_detail(body: bytes) -> str:
+    """The API's error detail on one line (placement's body is
+    {"errors": [{"title", "detail"}]}; the detail repeats the title's explanation
+    in a first paragraph)."""
+    try:
+        error = orjson.loads(body)["errors"][0]
+        detail = str(error.get("detail") or error.get("title") or "")
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        detail = body[:200].decode(errors="replace")
+    paragraphs = [p for p in detail.split("\n\n") if p.strip()]
+    text = paragraphs[-1] if paragraphs else detail
+    return " ".join(text.split()) or "(no detail)"
+
+
+# -- command-line options shared by the ``moorage placement`` client commands ---------
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("placement service")
+    group.add_argument(
+        "--os-placement-url", metavar="URL", default=None,
+        help=f"placement endpoint (env {URL_ENV}; default {DEFAULT_URL})",
+    )
+    group.add_argument(
+        "--os-token", metavar="TOKEN", default=None,
+        help=f"X-Auth-Token to send (env {TOKEN_ENV}; default {DEFAULT_TOKEN!r}, which only "
+        "the DEVELOPMENT noauth2 mode accepts, as an administrator)",
+    )
+
+
+def client_from_arguments(parsed_args: argparse.Namespace) -> PlacementClient:
+    return PlacementClient(parsed_args.os_placement_url, parsed_args.os_token)
+
+
+def resource_amount(text: str) -> tuple[str, int]:
+    """Parse ``RC=AMOUNT`` (or ``RC:AMOUNT``) for argparse."""
+    name, sep, amount = text.replace(":", "=", 1).partition("=")
+    if not sep or not name.strip() or not amount.isdigit() or int(amount) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected RESOURCE_CLASS=AMOUNT with a positive amount, got {text!r}")
+    return name.strip().upper(), int(amount)
+
+
+def resource_order(resource_class: str) -> tuple[int, str]:
+    """Sort key: standard classes in os-resource-classes order, then custom ones by name."""
+    try:
+        return orc.STANDARDS.index(resource_class), ""
+    except ValueError:
+        return len(orc.STANDARDS), resource_class
