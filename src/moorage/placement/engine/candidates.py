@@ -215,7 +215,7 @@ class _Search:
             if columns is None:
                 ok[:] = False
                 continue
-            ok &= (columns.free[: self.size] >= total) & (columns.max_unit[: self.size] >= total)
+            ok &= columns.holds(total)[: self.size]
         return lone, ok
 
     def shared_class_totals(self) -> dict[str, int]:

@@ -37,47 +37,58 @@ SHARING_TRAIT = os_traits.MISC_SHARES_VIA_AGGREGATE
 
 
 class ResourceColumns:
-    """Per-slot inventory facts of one resource class, as numpy columns."""
+    """Per-slot inventory facts of one resource class, as numpy columns.
 
-    __slots__ = ("free", "has", "max_unit", "min_unit", "step_size")
+    ``largest`` is the largest single allocation capacity and max_unit allow
+    (min(capacity - used, max_unit)), -1 where there is no inventory, so the
+    common check is one comparison. min_unit and step_size are compared only
+    while some provider actually sets them above 1.
+    """
+
+    __slots__ = ("_min_set", "_step_set", "largest", "min_unit", "step_size")
 
     def __init__(self, size: int) -> None:
-        self.has: BoolArray = np.zeros(size, dtype=np.bool_)
-        self.free: IntArray = np.zeros(size, dtype=np.int64)
-        self.min_unit: IntArray = np.zeros(size, dtype=np.int64)
-        self.max_unit: IntArray = np.zeros(size, dtype=np.int64)
+        self.largest: IntArray = np.full(size, -1, dtype=np.int64)
+        self.min_unit: IntArray = np.ones(size, dtype=np.int64)
         self.step_size: IntArray = np.ones(size, dtype=np.int64)
+        # How many slots have min_unit > 1, and step_size > 1.
+        self._min_set = 0
+        self._step_set = 0
 
     def grow(self, size: int) -> None:
-        for name in self.__slots__:
+        for name, fill in (("largest", -1), ("min_unit", 1), ("step_size", 1)):
             old = getattr(self, name)
-            new = (
-                np.zeros(size, dtype=old.dtype) if name != "step_size" else np.ones(size, np.int64)
-            )
+            new = np.full(size, fill, dtype=np.int64)
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
     def set(self, slot: int, inventory: Inventory | None, used: int) -> None:
+        self._min_set -= int(self.min_unit[slot] > 1)
+        self._step_set -= int(self.step_size[slot] > 1)
         if inventory is None:
-            self.has[slot] = False
-            self.free[slot] = 0
-            self.min_unit[slot] = 0
-            self.max_unit[slot] = 0
-            self.step_size[slot] = 1
-            return
-        self.has[slot] = True
-        self.free[slot] = inventory.capacity - used
-        self.min_unit[slot] = inventory.min_unit
-        self.max_unit[slot] = inventory.max_unit
-        self.step_size[slot] = inventory.step_size
+            largest, min_unit, step_size = -1, 1, 1
+        else:
+            largest = min(inventory.capacity - used, inventory.max_unit)
+            min_unit, step_size = inventory.min_unit, inventory.step_size
+        self.largest[slot] = largest
+        self.min_unit[slot] = min_unit
+        self.step_size[slot] = step_size
+        self._min_set += int(min_unit > 1)
+        self._step_set += int(step_size > 1)
 
     def fits(self, amount: int) -> BoolArray:
         """Slots where one allocation of ``amount`` fits: capacity, min/max unit, step."""
-        ok = self.has & (self.free >= amount)
-        ok &= self.min_unit <= amount
-        ok &= self.max_unit >= amount
-        ok &= (amount % self.step_size) == 0
+        ok: BoolArray = self.largest >= amount
+        if self._min_set:
+            ok &= self.min_unit <= amount
+        if self._step_set:
+            ok &= (amount % self.step_size) == 0
         return ok
+
+    def holds(self, total: int) -> BoolArray:
+        """Slots that can take ``total`` more in all (a sum of several allocations)."""
+        held: BoolArray = self.largest >= total
+        return held
 
 
 class ProviderIndex:

@@ -75,28 +75,40 @@ class Writer:
         """Bump the global version and stamp what changed. Runs last, just before commit."""
         if not (self.touched or self.deleted or self.catalog_changed):
             return
-        state = schema.placement_state
-        values: dict[str, Any] = {"version": state.c.version + 1}
-        if self.catalog_changed:
-            values["catalog_version"] = state.c.version + 1
-        # UPDATE placement_state SET version = version + 1 WHERE id = 1 RETURNING version
-        version = self.conn.execute(
-            sa.update(state).where(state.c.id == 1).values(**values).returning(state.c.version)
-        ).scalar_one()
+        # UPDATE placement_state SET version = version + 1 [, catalog_version = ...]
+        # WHERE id = 1 RETURNING version
+        version = int(self.conn.execute(
+            _BUMP_CATALOG if self.catalog_changed else _BUMP).scalar_one())
         self.version = version
-        rp = schema.resource_providers
         touched = sorted(self.touched - self.deleted)
         for chunk in _chunks(touched):
-            self.conn.execute(
-                sa.update(rp).where(rp.c.id.in_(chunk)).values(change_version=version)
-            )
+            # UPDATE resource_providers SET change_version = :v WHERE id IN (...)
+            self.conn.execute(_STAMP, {"ids": chunk, "stamp": version})
         if self.deleted:
             tomb = schema.deleted_providers
-            self.conn.execute(sa.delete(tomb).where(tomb.c.provider_id.in_(sorted(self.deleted))))
+            gone = sorted(self.deleted)
+            self.conn.execute(sa.delete(tomb).where(tomb.c.provider_id.in_(gone)))
             self.conn.execute(
-                sa.insert(tomb),
-                [{"provider_id": pid, "change_version": version} for pid in sorted(self.deleted)],
+                sa.insert(tomb), [{"provider_id": pid, "change_version": version} for pid in gone]
             )
+
+
+# Built once: they run in every write transaction.
+_state = schema.placement_state
+_BUMP = (
+    sa.update(_state).where(_state.c.id == 1)
+    .values(version=_state.c.version + 1).returning(_state.c.version)
+)
+_BUMP_CATALOG = (
+    sa.update(_state).where(_state.c.id == 1)
+    .values(version=_state.c.version + 1, catalog_version=_state.c.version + 1)
+    .returning(_state.c.version)
+)
+_STAMP = (
+    sa.update(schema.resource_providers)
+    .where(schema.resource_providers.c.id.in_(sa.bindparam("ids", expanding=True)))
+    .values(change_version=sa.bindparam("stamp"))
+)
 
 
 def insert_if_absent(conn: Connection, table: sa.Table, values: dict[str, Any]) -> bool:
