@@ -13,16 +13,14 @@ from __future__ import annotations
 import http.client
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
-
-import sqlalchemy as sa
 
 from http_client import PlacementClient, Reply
-from moorage.placement.storage import catalog, migration, schema
+from moorage.placement.storage import bulk, migration
 from moorage.placement.storage.database import Database
+from moorage.placement.storage.records import Inventory
 from workload import INVENTORY, ProviderSpec, inventory_record
 
 
@@ -117,11 +115,6 @@ def load_over_http(url: str, specs: Sequence[ProviderSpec], threads: int) -> Loa
     return LoadResult("http", len(specs), time.perf_counter() - start, threads, 3 * len(specs))
 
 
-def _chunks(rows: list[dict[str, Any]], size: int = 5000) -> Iterator[list[dict[str, Any]]]:
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
-
-
 def load_in_bulk(database_url: str, specs: Sequence[ProviderSpec]) -> LoadResult:
     """Migrate the database and insert every provider, inventory and trait in one transaction.
 
@@ -132,44 +125,14 @@ def load_in_bulk(database_url: str, specs: Sequence[ProviderSpec]) -> LoadResult
     db = Database(database_url, sqlite_synchronous=False)
     try:
         migration.upgrade(db)
-        rp = schema.resource_providers
-        with db.writer() as w:
-            conn = w.conn
-            names = catalog.load(conn)
-            provider_rows = [
-                {"uuid": s.uuid, "name": s.name, "generation": 2, "change_version": 0,
-                 "created_at": w.now, "updated_at": w.now}
-                for s in specs
-            ]
-            # INSERT INTO resource_providers (uuid, name, generation, ...) VALUES ... (batches)
-            for chunk in _chunks(provider_rows):
-                conn.execute(sa.insert(rp), chunk)
-            # UPDATE resource_providers SET root_provider_id = id WHERE root_provider_id IS NULL
-            conn.execute(
-                sa.update(rp).where(rp.c.root_provider_id.is_(None)).values(root_provider_id=rp.c.id)
+        bulk.load(db, [
+            bulk.ProviderSpec(
+                name=s.name, uuid=s.uuid, traits=s.traits, generation=2,
+                inventories={rc: Inventory(**inventory_record(total))  # type: ignore[arg-type]
+                             for rc, total in INVENTORY.items()},
             )
-            # SELECT uuid, id FROM resource_providers
-            ids: dict[str, int] = dict(conn.execute(sa.select(rp.c.uuid, rp.c.id)).tuples().all())
-            inventory_rows = [
-                {"resource_provider_id": ids[s.uuid], "resource_class_id": names.rc_ids[rc],
-                 **inventory_record(total), "created_at": w.now}
-                for s in specs
-                for rc, total in INVENTORY.items()
-            ]
-            # INSERT INTO inventories (...) VALUES ... (batches)
-            for chunk in _chunks(inventory_rows):
-                conn.execute(sa.insert(schema.inventories), chunk)
-            trait_rows = [
-                {"resource_provider_id": ids[s.uuid], "trait_id": names.trait_ids[t],
-                 "created_at": w.now}
-                for s in specs
-                for t in sorted(s.traits)
-            ]
-            # INSERT INTO resource_provider_traits (...) VALUES ... (batches)
-            for chunk in _chunks(trait_rows):
-                conn.execute(sa.insert(schema.resource_provider_traits), chunk)
-            # Stamped with the new change version when the writer commits.
-            w.touch(*(ids[s.uuid] for s in specs))
+            for s in specs
+        ])
     finally:
         db.dispose()
     return LoadResult("bulk", len(specs), time.perf_counter() - start)

@@ -49,7 +49,7 @@ class PlacementClient:
         **kwargs: Any,
     ) -> requests.Response:
         all_headers = {"x-auth-token": token or self.token}
-        chosen = version or self.version
+        chosen = self.version if version is None else version  # "" sends no header
         if chosen:
             all_headers["openstack-api-version"] = f"placement {chosen}"
         all_headers.update(headers or {})

@@ -323,7 +323,7 @@ def test_capacity_min_max_step_and_usage_are_honoured(cloud: Cloud) -> None:
         "allocations": {rp: {"resources": {"CUSTOM_GOLD_SLOT": 6}}},
         "project_id": str(uuid.uuid4()), "user_id": str(uuid.uuid4()),
         "consumer_generation": None, "consumer_type": "INSTANCE"}, expect=204)
-    client.put(f"/allocations/{str(uuid.uuid4())}", version="1.38", json={
+    client.put(f"/allocations/{uuid.uuid4()}", version="1.38", json={
         "allocations": {rp: {"resources": {"CUSTOM_GOLD_SLOT": 4}}},
         "project_id": str(uuid.uuid4()), "user_id": str(uuid.uuid4()),
         "consumer_generation": None, "consumer_type": "INSTANCE"}, expect=204)

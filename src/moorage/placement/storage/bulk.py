@@ -34,6 +34,7 @@ class ProviderSpec:
     aggregates: frozenset[str] = frozenset()
     # Amount already used per class, written as one allocation of a load consumer.
     used: dict[str, int] = field(default_factory=dict)
+    generation: int = 1
 
 
 def _chunks(
@@ -58,34 +59,7 @@ def load(db: Database, specs: Sequence[ProviderSpec]) -> None:
             unknown = (spec.traits - trait_ids.keys()) | (spec.inventories.keys() - rc_ids.keys())
             if unknown:
                 raise ValueError(f"provider {spec.name}: unknown names {sorted(unknown)}")
-        rp = schema.resource_providers
-        ids: dict[str, int] = {}
-        roots: dict[str, int] = {}
-        for spec in specs:
-            parent_id = ids[spec.parent] if spec.parent else None
-            # INSERT INTO resource_providers ... (one row; ids are needed by the children)
-            new_id = conn.execute(
-                sa.insert(rp).values(
-                    uuid=spec.uuid,
-                    name=spec.name,
-                    generation=1,
-                    change_version=0,
-                    parent_provider_id=parent_id,
-                    root_provider_id=roots[spec.parent] if spec.parent else None,
-                    created_at=w.now,
-                    updated_at=w.now,
-                )
-            ).inserted_primary_key[0]  # type: ignore[index]
-            ids[spec.uuid] = new_id
-            roots[spec.uuid] = roots[spec.parent] if spec.parent else new_id
-        roots_to_set = [{"b_id": ids[s.uuid]} for s in specs if s.parent is None]
-        if roots_to_set:
-            conn.execute(
-                sa.update(rp)
-                .where(rp.c.id == sa.bindparam("b_id"))
-                .values(root_provider_id=sa.bindparam("b_id")),
-                roots_to_set,
-            )
+        ids = _insert_providers(conn, specs, w.now)
         agg_uuids = sorted({a for s in specs for a in s.aggregates})
         agg_tbl = schema.placement_aggregates
         existing = dict(conn.execute(sa.select(agg_tbl.c.uuid, agg_tbl.c.id)).all())
@@ -127,6 +101,50 @@ def load(db: Database, specs: Sequence[ProviderSpec]) -> None:
                 conn.execute(sa.insert(table), chunk)
         _load_usage(w.conn, specs, ids, rc_ids, w.now)
         w.touch(*ids.values())
+
+
+def _depth(specs: Sequence[ProviderSpec]) -> dict[str, int]:
+    by_uuid = {s.uuid: s for s in specs}
+    depth: dict[str, int] = {}
+    for spec in specs:
+        level, parent = 0, spec.parent
+        while parent is not None:
+            level += 1
+            parent = by_uuid[parent].parent if parent in by_uuid else None
+        depth[spec.uuid] = level
+    return depth
+
+
+def _insert_providers(conn: sa.Connection, specs: Sequence[ProviderSpec], now: object
+                      ) -> dict[str, int]:
+    """Insert the providers level by level, in batches; their ids by uuid."""
+    rp = schema.resource_providers
+    depth = _depth(specs)
+    ids: dict[str, int] = {}
+    roots: dict[str, int] = {}
+    for level in range(max(depth.values(), default=-1) + 1):
+        batch = [s for s in specs if depth[s.uuid] == level]
+        rows = [
+            {"uuid": s.uuid, "name": s.name, "generation": s.generation, "change_version": 0,
+             "parent_provider_id": ids[s.parent] if s.parent else None,
+             "root_provider_id": roots[s.parent] if s.parent else None,
+             "created_at": now, "updated_at": now}
+            for s in batch
+        ]
+        # INSERT INTO resource_providers (...) VALUES ... (batches)
+        for chunk in _chunks(rows):
+            conn.execute(sa.insert(rp), chunk)
+        # SELECT uuid, id FROM resource_providers WHERE uuid IN (...)
+        for chunk in _chunks([{"uuid": s.uuid} for s in batch]):
+            wanted = [row["uuid"] for row in chunk]
+            ids.update(conn.execute(sa.select(rp.c.uuid, rp.c.id).where(rp.c.uuid.in_(wanted)))
+                       .tuples().all())
+        for s in batch:
+            roots[s.uuid] = roots[s.parent] if s.parent else ids[s.uuid]
+    # UPDATE resource_providers SET root_provider_id = id WHERE root_provider_id IS NULL
+    conn.execute(sa.update(rp).where(rp.c.root_provider_id.is_(None))
+                 .values(root_provider_id=rp.c.id))
+    return ids
 
 
 def _load_usage(
