@@ -7,17 +7,11 @@ gunicorn with one sync worker, a SQLite file with ``sqlite_synchronous = True``,
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
-from moorage.placement.launcher import ServerStartError, free_port, write_config
+from moorage.placement.launcher import ServerProcess, write_config
 
 VERSION = "16.0.0"
 REQUIREMENTS = (f"openstack-placement=={VERSION}", "gunicorn")
@@ -39,21 +33,15 @@ def ensure_venv(venv: Path) -> Path:
     return venv
 
 
-class UpstreamPlacement:
+class UpstreamPlacement(ServerProcess):
     """One gunicorn-served upstream placement on a fresh SQLite database."""
 
-    def __init__(self, venv: Path, workdir: Path, host: str = "127.0.0.1") -> None:
-        self.venv = venv
-        self.workdir = workdir
-        self.workdir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port(host)
-        self.host = host
-        self.url = f"http://{host}:{self.port}"
-        self.log_path = workdir / "gunicorn.log"
-        self._process: subprocess.Popen[bytes] | None = None
+    name = "upstream-placement"
 
-    def _write_config(self) -> Path:
-        return write_config(self.workdir / "placement.conf", {
+    def __init__(self, venv: Path, workdir: Path, host: str = "127.0.0.1") -> None:
+        super().__init__(workdir, host)
+        self.venv = venv
+        self.config_file = write_config(self.workdir / "placement.conf", {
             "DEFAULT": {"debug": False, "log_file": self.workdir / "placement-api.log"},
             "api": {"auth_strategy": "noauth2"},
             "placement": {
@@ -67,55 +55,21 @@ class UpstreamPlacement:
             },
         })
 
-    def start(self, timeout: float = 60.0) -> UpstreamPlacement:
-        config = self._write_config()
-        env = {**os.environ, "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
-        bin_dir = self.venv / "bin"
+    def environment(self) -> dict[str, str]:
+        return {**super().environment(), "OS_PLACEMENT_CONFIG_DIR": str(self.workdir)}
+
+    def prepare(self) -> None:
         subprocess.run(
-            [str(bin_dir / "placement-manage"), "--config-file", str(config), "db", "sync"],
-            check=True, env=env, cwd=self.workdir, capture_output=True,
+            [str(self.venv / "bin" / "placement-manage"), "--config-file",
+             str(self.config_file), "db", "sync"],
+            check=True, env=self.environment(), cwd=self.workdir, capture_output=True,
         )
-        log = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            [str(bin_dir / "gunicorn"), "--bind", f"{self.host}:{self.port}",
-             "--workers", "1", "--threads", "1", "--timeout", "600",
-             "placement.wsgi.api:application"],
-            stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.workdir,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._process.poll() is not None:
-                raise ServerStartError(
-                    f"upstream placement exited with {self._process.returncode}:\n{self.output()}"
-                )
-            with (
-                contextlib.suppress(OSError, urllib.error.URLError),
-                urllib.request.urlopen(self.url + "/", timeout=1) as answer,
-            ):
-                if answer.status == 200:
-                    return self
-            time.sleep(0.1)
-        self.stop()
-        raise ServerStartError(f"upstream placement did not answer in {timeout}s:\n{self.output()}")
 
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+    def command(self) -> list[str]:
+        return [str(self.venv / "bin" / "gunicorn"), "--bind", f"{self.host}:{self.port}",
+                "--workers", "1", "--threads", "1", "--timeout", "600",
+                "placement.wsgi.api:application"]
 
-    def stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._process.pid, signal.SIGTERM)
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=5)
-
-    def __enter__(self) -> UpstreamPlacement:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def start(self, timeout: float = 60.0) -> UpstreamPlacement:
+        super().start(timeout)
+        return self

@@ -63,15 +63,7 @@ def usage_of(inventories: Mapping[str, Inventory] | None,
 
 def inventory_records(inventories: Mapping[str, Inventory]) -> dict[str, dict[str, Any]]:
     return {
-        rc: {
-            "total": inv.total,
-            "reserved": inv.reserved,
-            "min_unit": inv.min_unit,
-            "max_unit": inv.max_unit,
-            "step_size": inv.step_size,
-            "allocation_ratio": inv.allocation_ratio,
-            "capacity": inv.capacity,
-        }
+        rc: {**inv.fields(), "capacity": inv.capacity}
         for rc, inv in sorted(inventories.items(), key=lambda item: resource_order(item[0]))
     }
 

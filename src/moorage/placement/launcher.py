@@ -41,58 +41,49 @@ class ServerStartError(RuntimeError):
     """The server exited or did not answer in time; carries its output."""
 
 
-class PlacementProcess:
-    """One ``moorage placement serve`` child process."""
+class ServerProcess:
+    """An HTTP server run as a child process in its own session, ready when GET / is 200."""
 
-    def __init__(
-        self,
-        workdir: Path,
-        *,
-        database_url: str | None = None,
-        config: Mapping[str, Mapping[str, object]] | None = None,
-        host: str = "127.0.0.1",
-        port: int | None = None,
-        workers: int = 1,
-    ) -> None:
+    name = "server"
+
+    def __init__(self, workdir: Path, host: str = "127.0.0.1", port: int | None = None) -> None:
         self.workdir = Path(workdir)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.host = host
         self.port = port or free_port(host)
         self.url = f"http://{host}:{self.port}"
-        sections: dict[str, dict[str, object]] = {
-            "api": {"auth_strategy": "noauth2"},
-            "placement_database": {
-                "connection": database_url or f"sqlite:///{self.workdir / 'placement.sqlite'}"
-            },
-            "placement_server": {"host": host, "port": self.port, "workers": workers},
-        }
-        for section, options in (config or {}).items():
-            sections.setdefault(section, {}).update(options)
-        self.config_file = write_config(self.workdir / "placement.conf", sections)
-        self.log_path = self.workdir / "placement.log"
+        self.log_path = self.workdir / f"{self.name}.log"
         self._process: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout: float = 60.0) -> PlacementProcess:
+    def command(self) -> list[str]:
+        """The argv that runs the server."""
+        raise NotImplementedError
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+    def prepare(self) -> None:
+        """Anything to do before the server starts (a schema sync, ...)."""
+
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        self.prepare()
         log = self.log_path.open("ab")
         self._process = subprocess.Popen(
-            [sys.executable, "-m", "moorage", "placement", "serve",
-             "--config-file", str(self.config_file)],
-            stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            start_new_session=True,
+            self.command(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
+            env=self.environment(), start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
                 raise ServerStartError(
-                    f"placement server exited with {self._process.returncode}:\n{self.output()}"
+                    f"{self.name} exited with {self._process.returncode}:\n{self.output()}"
                 )
             with contextlib.suppress(requests.RequestException):
                 if requests.get(self.url + "/", timeout=1).status_code == 200:
                     return self
             time.sleep(0.05)
         self.stop()
-        raise ServerStartError(f"placement server did not answer in {timeout}s:\n{self.output()}")
+        raise ServerStartError(f"{self.name} did not answer in {timeout}s:\n{self.output()}")
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -109,11 +100,47 @@ class PlacementProcess:
                 os.killpg(self._process.pid, signal.SIGKILL)
             self._process.wait(timeout=5)
 
-    def __enter__(self) -> PlacementProcess:
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class PlacementProcess(ServerProcess):
+    """One ``moorage placement serve`` child process."""
+
+    name = "placement"
+
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        database_url: str | None = None,
+        config: Mapping[str, Mapping[str, object]] | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        workers: int = 1,
+    ) -> None:
+        super().__init__(workdir, host, port)
+        sections: dict[str, dict[str, object]] = {
+            "api": {"auth_strategy": "noauth2"},
+            "placement_database": {
+                "connection": database_url or f"sqlite:///{self.workdir / 'placement.sqlite'}"
+            },
+            "placement_server": {"host": host, "port": self.port, "workers": workers},
+        }
+        for section, options in (config or {}).items():
+            sections.setdefault(section, {}).update(options)
+        self.config_file = write_config(self.workdir / "placement.conf", sections)
+
+    def command(self) -> list[str]:
+        return [sys.executable, "-m", "moorage", "placement", "serve",
+                "--config-file", str(self.config_file)]
+
+    def start(self, timeout: float = 60.0) -> PlacementProcess:
+        super().start(timeout)
+        return self
 
 
 @contextlib.contextmanager

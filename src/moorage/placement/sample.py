@@ -250,7 +250,7 @@ def _create_provider(api: PlacementAPI, spec: ProviderSpec) -> None:
     if spec.inventories:
         generation = api.request("PUT", f"{path}/inventories", json={
             "resource_provider_generation": generation,
-            "inventories": {rc: _inventory_body(inv) for rc, inv in spec.inventories.items()},
+            "inventories": {rc: inv.fields() for rc, inv in spec.inventories.items()},
         })["resource_provider_generation"]
     if spec.traits:
         generation = api.request("PUT", f"{path}/traits", json={
@@ -261,13 +261,3 @@ def _create_provider(api: PlacementAPI, spec: ProviderSpec) -> None:
             "resource_provider_generation": generation, "aggregates": sorted(spec.aggregates),
         })
 
-
-def _inventory_body(inventory: Inventory) -> dict[str, Any]:
-    return {
-        "total": inventory.total,
-        "reserved": inventory.reserved,
-        "min_unit": inventory.min_unit,
-        "max_unit": inventory.max_unit,
-        "step_size": inventory.step_size,
-        "allocation_ratio": inventory.allocation_ratio,
-    }

@@ -40,7 +40,6 @@ DEFAULTS: dict[str, int | float] = {
     "step_size": 1,
     "allocation_ratio": 1.0,
 }
-FIELDS = ("total", "reserved", "min_unit", "max_unit", "step_size", "allocation_ratio")
 
 _ONE: dict[str, Any] = {
     "type": "object",
@@ -102,7 +101,7 @@ def inventory_from(data: dict[str, Any]) -> Inventory:
 
 
 def serialize(inventory: Inventory) -> dict[str, int | float]:
-    return {name: getattr(inventory, name) for name in FIELDS}
+    return inventory.fields()
 
 
 def _check_capacity(req: Request, uuid: str, items: Iterable[tuple[str, Inventory]],

@@ -71,12 +71,7 @@ def load(db: Database, specs: Sequence[ProviderSpec]) -> None:
             {
                 "resource_provider_id": ids[s.uuid],
                 "resource_class_id": rc_ids[rc],
-                "total": inv.total,
-                "reserved": inv.reserved,
-                "min_unit": inv.min_unit,
-                "max_unit": inv.max_unit,
-                "step_size": inv.step_size,
-                "allocation_ratio": inv.allocation_ratio,
+                **inv.fields(),
                 "created_at": w.now,
             }
             for s in specs

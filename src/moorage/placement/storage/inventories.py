@@ -92,17 +92,6 @@ def _current(conn: Connection, provider_id: int) -> dict[int, Inventory]:
     }
 
 
-def _values(inventory: Inventory) -> dict[str, int | float]:
-    return {
-        "total": inventory.total,
-        "reserved": inventory.reserved,
-        "min_unit": inventory.min_unit,
-        "max_unit": inventory.max_unit,
-        "step_size": inventory.step_size,
-        "allocation_ratio": inventory.allocation_ratio,
-    }
-
-
 def _refuse_if_in_use(conn: Connection, provider: ProviderRow, class_names: Mapping[int, str]
                       ) -> None:
     """InventoryInUse if allocations on ``provider`` use any of these classes."""
@@ -149,7 +138,7 @@ def _insert(w: Writer, provider: ProviderRow, rows: Mapping[int, Inventory]) -> 
         # VALUES (...), ...
         w.conn.execute(sa.insert(_inv), [
             {"resource_provider_id": provider.id, "resource_class_id": rc_id,
-             "created_at": w.now, **_values(inventory)}
+             "created_at": w.now, **inventory.fields()}
             for rc_id, inventory in rows.items()
         ])
 
@@ -161,7 +150,7 @@ def _update(w: Writer, provider: ProviderRow, rc_id: int, inventory: Inventory) 
     result = w.conn.execute(
         sa.update(_inv)
         .where(_inv.c.resource_provider_id == provider.id, _inv.c.resource_class_id == rc_id)
-        .values(updated_at=w.now, **_values(inventory))
+        .values(updated_at=w.now, **inventory.fields())
     )
     return result.rowcount
 

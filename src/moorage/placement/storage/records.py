@@ -36,6 +36,17 @@ class Inventory:
         """What may be allocated in all: (total - reserved) * allocation_ratio."""
         return int((self.total - self.reserved) * self.allocation_ratio)
 
+    def fields(self) -> dict[str, int | float]:
+        """The six fields, as the API and the inventories table name them."""
+        return {
+            "total": self.total,
+            "reserved": self.reserved,
+            "min_unit": self.min_unit,
+            "max_unit": self.max_unit,
+            "step_size": self.step_size,
+            "allocation_ratio": self.allocation_ratio,
+        }
+
     def admits(self, amount: int) -> bool:
         """Whether one allocation of ``amount`` respects min_unit, max_unit and step_size."""
         return (
