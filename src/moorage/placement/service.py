@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,11 @@ class PlacementService:
         if migrate if migrate is not None else self.conf.placement_database.sync_on_startup:
             migration.upgrade(self.db)
         self.index.catch_up()
+        # The index is a large, long-lived heap: keep the garbage collector's full
+        # collections from walking it on every request (they cost tens of ms at
+        # 10,000 providers). Objects created later are collected as usual.
+        gc.collect()
+        gc.freeze()
         LOG.info("placement index loaded: %d providers at version %d",
                  len(self.index.by_id), self.index.version)
 

@@ -6,11 +6,15 @@ import copy
 import uuid as uuidlib
 from typing import Any
 
+import orjson
+
 from moorage.placement.api import params
+from moorage.placement.api.common import latest
 from moorage.placement.api.schema import canonical_uuid, validator
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.engine.provider_filter import ProviderFilter, matching_providers
 from moorage.placement.http import BadRequest, NotFound, Request, Response
+from moorage.placement.microversion import Version
 from moorage.placement.storage import providers
 from moorage.placement.storage.records import ProviderRecord
 
@@ -65,13 +69,29 @@ def provider_url(uuid: str) -> str:
 
 def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dict[str, Any]:
     """A provider as the requested microversion shows it."""
+    return _representation(req.version, index, record)
+
+
+def serialized(version: Version, index: ProviderIndex, record: ProviderRecord) -> bytes:
+    """``serialize`` as JSON, cached on the (immutable) record: listings of thousands of
+    providers render each one once per snapshot."""
+    key = ("provider", version >= (1, 1), version >= (1, 6), version >= (1, 11),
+           version >= (1, 14))
+    cached = record.fragments.get(key)
+    if cached is None:
+        cached = record.fragments[key] = orjson.dumps(_representation(version, index, record))
+    return cached
+
+
+def _representation(version: Version, index: ProviderIndex, record: ProviderRecord
+                    ) -> dict[str, Any]:
     url = provider_url(record.uuid)
     rels = ["inventories", "usages"]
-    if req.version >= (1, 1):
+    if version >= (1, 1):
         rels.append("aggregates")
-    if req.version >= (1, 6):
+    if version >= (1, 6):
         rels.append("traits")
-    if req.version >= (1, 11):
+    if version >= (1, 11):
         rels.append("allocations")
     data: dict[str, Any] = {
         "uuid": record.uuid,
@@ -81,7 +101,7 @@ def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dic
             {"rel": rel, "href": f"{url}/{rel}"} for rel in rels
         ],
     }
-    if req.version >= (1, 14):
+    if version >= (1, 14):
         parent = index.by_id.get(record.parent_id) if record.parent_id else None
         root = index.by_id.get(record.root_id)
         data["parent_provider_uuid"] = parent.uuid if parent else None
@@ -198,7 +218,7 @@ def list_providers(req: Request) -> Response:
                 f"{unknown_rcs[0]}."
             )
         found = matching_providers(index, wanted)
-        body = [serialize(req, index, record) for record in found]
-        stamps = [r.updated_at or r.created_at for r in found]
-    last_modified = max((s for s in stamps if s is not None), default=None)
-    return req.json_response({"resource_providers": body}, last_modified=last_modified)
+        body = b'{"resource_providers":[%s]}' % b",".join(
+            [serialized(req.version, index, record) for record in found])
+        last_modified = latest(r.updated_at or r.created_at for r in found)
+    return req.json_response(body, last_modified=last_modified)

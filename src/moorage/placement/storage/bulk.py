@@ -132,8 +132,8 @@ def _insert_providers(conn: sa.Connection, specs: Sequence[ProviderSpec], now: o
         # SELECT uuid, id FROM resource_providers WHERE uuid IN (...)
         for chunk in _chunks([{"uuid": s.uuid} for s in batch]):
             wanted = [row["uuid"] for row in chunk]
-            ids.update(conn.execute(sa.select(rp.c.uuid, rp.c.id).where(rp.c.uuid.in_(wanted)))
-                       .tuples().all())
+            query = sa.select(rp.c.uuid, rp.c.id).where(rp.c.uuid.in_(wanted))
+            ids.update((uuid, rp_id) for uuid, rp_id in conn.execute(query))
         for s in batch:
             roots[s.uuid] = roots[s.parent] if s.parent else ids[s.uuid]
     # UPDATE resource_providers SET root_provider_id = id WHERE root_provider_id IS NULL
