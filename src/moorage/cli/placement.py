@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 from typing import Any
 
+import sqlalchemy as sa
 from cliff.command import Command
+from oslo_config import cfg
 
 from moorage.cli import candidates, demo, provider
 from moorage.conf import load_config
@@ -59,11 +62,10 @@ class Serve(Command):
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
-        db = open_database(conf)
-        if conf.placement_database.sync_on_startup:
-            migration.upgrade(db)
-        db.dispose()
         server = conf.placement_server
+        _check_port_free(server.host, server.port)
+        if conf.placement_database.sync_on_startup:
+            _migrate(conf)
         if conf.api.auth_strategy == "noauth2":
             LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
         self.app.stdout.write(
@@ -87,9 +89,37 @@ class Serve(Command):
 
 def _redacted(url: str) -> str:
     """A database URL without its password, for messages."""
-    import sqlalchemy as sa
-
     return sa.engine.make_url(url).render_as_string(hide_password=True)
+
+
+def _migrate(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
+    """Bring the database to the newest schema: (revision before, revision after).
+
+    A database that cannot be opened is a one-line error naming it.
+    """
+    url = database_url(conf)
+    try:
+        db = open_database(conf)
+        try:
+            before = migration.current_revision(db)
+            migration.upgrade(db)
+            return before, migration.current_revision(db)
+        finally:
+            db.dispose()
+    except sa.exc.DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
+        raise RuntimeError(
+            f"cannot use the placement database {_redacted(url)}: {reason}") from None
+
+
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another server listens on (granian would share it silently)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 class DbSync(Command):
@@ -102,10 +132,7 @@ class DbSync(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conf = load_config(parsed_args.config_file, _config_overrides(parsed_args))
-        db = open_database(conf)
-        before = migration.current_revision(db)
-        migration.upgrade(db)
-        after = migration.current_revision(db)
+        before, after = _migrate(conf)
         self.app.stdout.write(f"placement database {_redacted(database_url(conf))}: "
                               f"{before or 'empty'} -> {after}\n")
         return 0

@@ -39,7 +39,10 @@ def load_config(
         validate_default_values=True,
     )
     for group, name, value in overrides:
-        conf.set_override(name, value, group=group)
+        try:
+            conf.set_override(name, value, group=group)
+        except ValueError as exc:
+            raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
     return conf
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from alembic import command
@@ -40,6 +41,9 @@ def upgrade(db: Database) -> None:
     Safe to run on every start: it does nothing when the database is current.
     """
     cfg = _alembic_config()
+    # Alembic narrates every run at INFO ("Context impl SQLiteImpl."); only real
+    # migrations are worth a line, and upgrade() says which ran through the CLI.
+    logging.getLogger("alembic.runtime.migration").setLevel(logging.WARNING)
     with db.engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")

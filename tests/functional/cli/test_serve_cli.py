@@ -1,0 +1,52 @@
+"""`moorage placement serve` and `db sync` refuse bad settings in one line, exit 1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from moorage.placement.launcher import PlacementProcess
+
+
+def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "moorage", "placement", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["serve", "--db", "foo://x"], "unsupported database URL 'foo://x'"),
+    (["serve", "--port", "99999"], "[placement_server] port = 99999"),
+    (["serve", "--db", "sqlite:////nonexistent/dir/p.sqlite"],
+     "cannot use the placement database sqlite:////nonexistent/dir/p.sqlite"),
+    (["db", "sync", "--db", "postgresql://nobody:secret@127.0.0.1:1/x"],
+     "cannot use the placement database postgresql://nobody:***@127.0.0.1:1/x"),
+    (["serve", "--config-file", "/nonexistent.conf"], "/nonexistent.conf"),
+])
+def test_bad_settings_are_one_line_errors(args: list[str], message: str) -> None:
+    result = _run(*args)
+    assert result.returncode == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "secret" not in result.stderr
+
+
+def test_a_busy_port_is_refused_not_shared(tmp_path: Path) -> None:
+    server = PlacementProcess(tmp_path / "first").start()
+    try:
+        result = _run("serve", "--port", str(server.port), "--db",
+                      f"sqlite:///{tmp_path / 'second.sqlite'}", "--auth-strategy", "noauth2")
+        assert result.returncode == 1
+        assert f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
+    finally:
+        server.stop()
+
+
+def test_db_sync_reports_the_revisions(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'p.sqlite'}"
+    first = _run("db", "sync", "--db", url)
+    assert first.returncode == 0 and "empty -> 0001" in first.stdout
+    again = _run("db", "sync", "--db", url)
+    assert "0001 -> 0001" in again.stdout
