@@ -1,4 +1,5 @@
-"""PLACEHOLDER: not implemented yet (work in progress, never committed)."""
+"""Usages: GET /resource_providers/{uuid}/usages (from the index) and GET /usages (1.9+,
+from the database, grouped by consumer type from 1.38)."""
 
 from moorage.placement.api.schema import CONSUMER_TYPE_PATTERN, validator
 from moorage.placement.http import Request, Response, since
