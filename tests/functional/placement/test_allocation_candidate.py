@@ -15,6 +15,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -331,3 +332,45 @@ def test_capacity_min_max_step_and_usage_are_honoured(cloud: Cloud) -> None:
     assert [n for n in range(1, 9) if fits(n)] == [2]
     summary = candidates(cloud, "resources=CUSTOM_GOLD_SLOT:2", "1.39")["provider_summaries"]
     assert summary[rp]["resources"]["CUSTOM_GOLD_SLOT"] == {"capacity": 12, "used": 10}
+
+
+def _flat_cloud(server: PlacementProcess, count: int) -> PlacementClient:
+    client = PlacementClient(server.url)
+    for i in range(count):
+        rp = client.create_provider(f"flat-{i}")
+        _inventory(client, rp, VCPU=4)
+    return client
+
+
+def test_randomized_sampling_when_configured(tmp_path: Path) -> None:
+    def samples(randomize: bool) -> set[tuple[str, ...]]:
+        server = PlacementProcess(tmp_path / str(randomize), config={
+            "placement": {"randomize_allocation_candidates": randomize}}).start()
+        try:
+            client = _flat_cloud(server, 12)
+            return {
+                tuple(next(iter(ar["allocations"])) for ar in client.get(
+                    "/allocation_candidates?resources=VCPU:1&limit=4",
+                    expect=200).json()["allocation_requests"])
+                for _ in range(8)
+            }
+        finally:
+            server.stop()
+
+    # Deterministic by default: the same four, in provider order, every time.
+    assert len(samples(False)) == 1
+    # Randomized: eight draws of 4 out of 12 are not all the same.
+    assert len(samples(True)) > 1
+
+
+def test_max_allocation_candidates_caps_generation(tmp_path: Path) -> None:
+    server = PlacementProcess(tmp_path / "capped", config={
+        "placement": {"max_allocation_candidates": 3}}).start()
+    try:
+        client = _flat_cloud(server, 6)
+        body = client.get("/allocation_candidates?resources=VCPU:1", expect=200).json()
+        assert len(body["allocation_requests"]) == 3
+        assert len(client.get("/allocation_candidates?resources=VCPU:1&limit=2",
+                              expect=200).json()["allocation_requests"]) == 2
+    finally:
+        server.stop()
