@@ -14,15 +14,13 @@ import os_traits
 from cliff.columns import FormattableColumn
 from cliff.lister import Lister
 
-from moorage.cli.placement_client import (
-    Candidates,
-    PlacementClient,
-    ProviderQuery,
+from moorage.cli.options import (
     add_connection_arguments,
     client_from_arguments,
     resource_amount,
     resource_order,
 )
+from moorage.placement.client import Candidates, PlacementClient, ProviderQuery
 
 # Above this many provider trees, one list of every provider is cheaper than one
 # in_tree query per tree to learn the providers' names.

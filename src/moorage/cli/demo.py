@@ -23,7 +23,8 @@ import os_resource_classes as orc
 import os_traits as ot
 from cliff.command import Command
 
-from moorage.cli.placement_client import (
+from moorage.placement import sample
+from moorage.placement.client import (
     DEFAULT_URL,
     MICROVERSION,
     URL_ENV,
@@ -31,7 +32,6 @@ from moorage.cli.placement_client import (
     PlacementError,
     ProviderQuery,
 )
-from moorage.placement import sample
 from moorage.placement.launcher import PlacementProcess, ServerStartError, free_port
 
 DEFAULT_PORT = 8778

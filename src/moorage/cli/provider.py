@@ -11,15 +11,13 @@ from cliff.formatters.base import SingleFormatter
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
-from moorage.cli.placement_client import (
-    PlacementError,
-    ProviderDetail,
-    ProviderQuery,
+from moorage.cli.options import (
     add_connection_arguments,
     client_from_arguments,
     resource_amount,
     resource_order,
 )
+from moorage.placement.client import PlacementError, ProviderDetail, ProviderQuery
 from moorage.placement.storage.records import Inventory
 
 

@@ -10,9 +10,19 @@ from collections.abc import Iterable, Sequence
 
 from oslo_config import cfg
 
-from moorage.conf import api, cors, placement, placement_database, placement_server
+from moorage.conf import (
+    api,
+    compute,
+    cors,
+    default,
+    libvirt,
+    placement,
+    placement_database,
+    placement_server,
+)
 
-_GROUPS = (api, cors, placement, placement_database, placement_server)
+_GROUPS = (default, api, compute, cors, libvirt, placement, placement_database,
+           placement_server)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -41,6 +41,20 @@ OPTS = (
         "which did not require a project.",
     ),
     cfg.StrOpt(
+        "endpoint_override",
+        default="http://127.0.0.1:8778",
+        help="Where Moorage's services (compute agents, scheduler) reach the placement "
+        "API.",
+    ),
+    cfg.StrOpt(
+        "token",
+        default="admin",
+        secret=True,
+        help="X-Auth-Token Moorage's services send to placement. The default suits only a "
+        "placement service in the DEVELOPMENT noauth2 mode (which reads the token as "
+        "user[:project]; 'admin' is an administrator).",
+    ),
+    cfg.StrOpt(
         "incomplete_consumer_user_id",
         default=INCOMPLETE_CONSUMER_ID,
         help="User recorded for consumers written before microversion 1.8.",

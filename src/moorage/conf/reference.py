@@ -29,6 +29,8 @@ do not edit it by hand.
 
 
 def _default(opt: cfg.Opt) -> str:
+    if opt.sample_default is not None:
+        return f"`{opt.sample_default}`"
     if opt.default is None:
         return "(unset)"
     if isinstance(opt.default, bool):
@@ -89,7 +91,8 @@ def render_sample() -> str:
         for opt in opts:
             for line in _wrap(" ".join((opt.help or "").split())):
                 lines.append(f"# {line}")
-            default = "" if opt.default is None else (
+            default = opt.sample_default if opt.sample_default is not None else "" if (
+                opt.default is None) else (
                 str(opt.default).lower() if isinstance(opt.default, bool) else
                 ",".join(str(v) for v in opt.default) if isinstance(opt.default, list | tuple)
                 else str(opt.default))

@@ -27,8 +27,8 @@ import os_traits as ot
 import pytest
 import requests
 
-from moorage.cli import placement_client
 from moorage.cli.main import main
+from moorage.placement import client as placement_client
 from moorage.placement import sample
 from moorage.placement.launcher import free_port
 from moorage.placement.storage.bulk import ProviderSpec

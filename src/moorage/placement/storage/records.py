@@ -15,43 +15,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
 
+__all__ = ["Changes", "Inventory", "ProviderRecord", "load_changes"]
+
 _rp = schema.resource_providers
-
-
-@dataclass(frozen=True, slots=True)
-class Inventory:
-    """One resource class of one provider."""
-
-    total: int
-    reserved: int
-    min_unit: int
-    max_unit: int
-    step_size: int
-    allocation_ratio: float
-
-    @property
-    def capacity(self) -> int:
-        """What may be allocated in all: (total - reserved) * allocation_ratio."""
-        return int((self.total - self.reserved) * self.allocation_ratio)
-
-    def fields(self) -> dict[str, int | float]:
-        """The six fields, as the API and the inventories table name them."""
-        return {
-            "total": self.total,
-            "reserved": self.reserved,
-            "min_unit": self.min_unit,
-            "max_unit": self.max_unit,
-            "step_size": self.step_size,
-            "allocation_ratio": self.allocation_ratio,
-        }
-
-    def admits(self, amount: int) -> bool:
-        """Whether one allocation of ``amount`` respects min_unit, max_unit and step_size."""
-        return (
-            self.min_unit <= amount <= self.max_unit and amount % self.step_size == 0
-        )
 
 
 @dataclass(slots=True)

@@ -1,15 +1,16 @@
-"""A small typed client of the placement API, for the ``moorage placement`` commands.
+"""A typed client of the placement API, for Moorage's own services and commands.
 
-It speaks the latest microversion and turns every failure into a ``PlacementError``
-whose message is one line an operator can act on ("placement at URL is not
-reachable: connection refused", or the API's own error detail), so the commands
-never show a traceback. Per-provider reads for many providers run concurrently,
-sharing one pool of keep-alive connections.
+The compute agents, the scheduler and the ``moorage placement`` commands all talk
+to placement through it, over HTTP like any OpenStack client. It speaks the
+latest microversion and turns every failure into a ``PlacementError`` whose
+message is one line an operator can act on ("placement at URL is not reachable:
+connection refused", or the API's own error detail) and whose ``code`` is
+placement's error code (``placement.concurrent_update``, ...). Per-provider reads
+for many providers run concurrently, sharing one pool of keep-alive connections.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,7 +20,6 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import orjson
-import os_resource_classes as orc
 import urllib3
 
 from moorage.placement.storage.records import Inventory
@@ -43,9 +43,16 @@ _R = TypeVar("_R")
 class PlacementError(Exception):
     """A request failed; ``str()`` is one line saying what went wrong."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(self, message: str, status: int | None = None, code: str | None = None
+                 ) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+
+    @property
+    def concurrent_update(self) -> bool:
+        """A generation moved under us: re-read and try again."""
+        return self.status == 409 and self.code == "placement.concurrent_update"
 
 
 @dataclass(frozen=True)
@@ -204,6 +211,7 @@ class PlacementClient:
                 f"{method} {path}: {response.status} {response.reason}: "
                 f"{_error_detail(response.data)}",
                 status=response.status,
+                code=_error_code(response.data),
             )
         if not response.data:
             return None
@@ -319,6 +327,42 @@ class PlacementClient:
                     traits_of[provider.uuid].append(trait)
         return {uuid: sorted(names) for uuid, names in traits_of.items()}
 
+    def provider_traits(self, uuid: str) -> tuple[set[str], int]:
+        """A provider's traits and the generation they were read at."""
+        body = self.request("GET", f"/resource_providers/{uuid}/traits")
+        return set(body["traits"]), int(body["resource_provider_generation"])
+
+    # -- writes -------------------------------------------------------------------
+    def create_provider(self, name: str, uuid: str, parent_uuid: str | None = None
+                        ) -> Provider:
+        body: dict[str, Any] = {"name": name, "uuid": uuid}
+        if parent_uuid is not None:
+            body["parent_provider_uuid"] = parent_uuid
+        return Provider.from_json(self.request("POST", "/resource_providers", json=body))
+
+    def set_inventories(self, uuid: str, generation: int,
+                        inventories: Mapping[str, Inventory]) -> int:
+        """Replace a provider's inventories; the new generation. 409 if ``generation`` moved."""
+        body = self.request("PUT", f"/resource_providers/{uuid}/inventories", json={
+            "resource_provider_generation": generation,
+            "inventories": {rc: inv.fields() for rc, inv in inventories.items()},
+        })
+        return int(body["resource_provider_generation"])
+
+    def set_traits(self, uuid: str, generation: int, traits: Iterable[str]) -> int:
+        """Replace a provider's traits; the new generation. 409 if ``generation`` moved."""
+        body = self.request("PUT", f"/resource_providers/{uuid}/traits", json={
+            "resource_provider_generation": generation, "traits": sorted(traits)})
+        return int(body["resource_provider_generation"])
+
+    def ensure_trait(self, name: str) -> None:
+        """Create a CUSTOM_* trait unless it exists."""
+        self.request("PUT", f"/traits/{name}")
+
+    def ensure_resource_class(self, name: str) -> None:
+        """Create a CUSTOM_* resource class unless it exists."""
+        self.request("PUT", f"/resource_classes/{name}")
+
     def allocation_candidates(
         self, query: ProviderQuery, *, limit: int | None = None
     ) -> Candidates:
@@ -363,6 +407,14 @@ def _connection_problem(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+def _error_code(body: bytes) -> str | None:
+    try:
+        code = orjson.loads(body)["errors"][0].get("code")
+    except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return str(code) if code else None
+
+
 def _error_detail(body: bytes) -> str:
     """The API's error detail on one line (placement's body is
     {"errors": [{"title", "detail"}]}; the detail repeats the title's explanation
@@ -375,38 +427,3 @@ def _error_detail(body: bytes) -> str:
     paragraphs = [p for p in detail.split("\n\n") if p.strip()]
     text = paragraphs[-1] if paragraphs else detail
     return " ".join(text.split()) or "(no detail)"
-
-
-# -- command-line options shared by the ``moorage placement`` client commands ---------
-def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("placement service")
-    group.add_argument(
-        "--os-placement-url", metavar="URL", default=None,
-        help=f"placement endpoint (env {URL_ENV}; default {DEFAULT_URL})",
-    )
-    group.add_argument(
-        "--os-token", metavar="TOKEN", default=None,
-        help=f"X-Auth-Token to send (env {TOKEN_ENV}; default {DEFAULT_TOKEN!r}, which only "
-        "the DEVELOPMENT noauth2 mode accepts, as an administrator)",
-    )
-
-
-def client_from_arguments(parsed_args: argparse.Namespace) -> PlacementClient:
-    return PlacementClient(parsed_args.os_placement_url, parsed_args.os_token)
-
-
-def resource_amount(text: str) -> tuple[str, int]:
-    """Parse ``RC=AMOUNT`` (or ``RC:AMOUNT``) for argparse."""
-    name, sep, amount = text.replace(":", "=", 1).partition("=")
-    if not sep or not name.strip() or not amount.isdigit() or int(amount) < 1:
-        raise argparse.ArgumentTypeError(
-            f"expected RESOURCE_CLASS=AMOUNT with a positive amount, got {text!r}")
-    return name.strip().upper(), int(amount)
-
-
-def resource_order(resource_class: str) -> tuple[int, str]:
-    """Sort key: standard classes in os-resource-classes order, then custom ones by name."""
-    try:
-        return orc.STANDARDS.index(resource_class), ""
-    except ValueError:
-        return len(orc.STANDARDS), resource_class

@@ -1,0 +1,43 @@
+"""Command-line options shared by the ``moorage placement`` client commands."""
+
+from __future__ import annotations
+
+import argparse
+
+import os_resource_classes as orc
+
+from moorage.placement.client import DEFAULT_TOKEN, DEFAULT_URL, TOKEN_ENV, URL_ENV, PlacementClient
+
+
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("placement service")
+    group.add_argument(
+        "--os-placement-url", metavar="URL", default=None,
+        help=f"placement endpoint (env {URL_ENV}; default {DEFAULT_URL})",
+    )
+    group.add_argument(
+        "--os-token", metavar="TOKEN", default=None,
+        help=f"X-Auth-Token to send (env {TOKEN_ENV}; default {DEFAULT_TOKEN!r}, which only "
+        "the DEVELOPMENT noauth2 mode accepts, as an administrator)",
+    )
+
+
+def client_from_arguments(parsed_args: argparse.Namespace) -> PlacementClient:
+    return PlacementClient(parsed_args.os_placement_url, parsed_args.os_token)
+
+
+def resource_amount(text: str) -> tuple[str, int]:
+    """Parse ``RC=AMOUNT`` (or ``RC:AMOUNT``) for argparse."""
+    name, sep, amount = text.replace(":", "=", 1).partition("=")
+    if not sep or not name.strip() or not amount.isdigit() or int(amount) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected RESOURCE_CLASS=AMOUNT with a positive amount, got {text!r}")
+    return name.strip().upper(), int(amount)
+
+
+def resource_order(resource_class: str) -> tuple[int, str]:
+    """Sort key: standard classes in os-resource-classes order, then custom ones by name."""
+    try:
+        return orc.STANDARDS.index(resource_class), ""
+    except ValueError:
+        return len(orc.STANDARDS), resource_class

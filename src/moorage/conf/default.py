@@ -1,0 +1,62 @@
+"""[DEFAULT]: the host a compute agent runs on, its driver, and how its capacity is offered."""
+
+from __future__ import annotations
+
+import socket
+
+from oslo_config import cfg
+
+GROUP = "DEFAULT"
+
+DRIVERS = ("libvirt", "fake", "vmware", "ironic")
+
+OPTS = (
+    cfg.StrOpt(
+        "host",
+        default=socket.gethostname(),
+        sample_default="<hostname>",
+        help="Name of this host; its compute node provider is named after it.",
+    ),
+    cfg.StrOpt(
+        "compute_driver",
+        default="libvirt",
+        help="The hypervisor driver: libvirt, fake, vmware (a simulated vCenter host) or "
+        "ironic (simulated bare-metal nodes). Upstream's spellings "
+        "(libvirt.LibvirtDriver, fake.FakeDriver, ...) are accepted.",
+    ),
+    cfg.IntOpt(
+        "update_resources_interval",
+        default=60,
+        min=1,
+        help="Seconds between two syncs of this host's providers (inventories, traits) "
+        "with placement.",
+    ),
+    cfg.FloatOpt("cpu_allocation_ratio", default=4.0, min=0.0,
+                 help="Virtual CPUs offered per physical CPU (VCPU allocation_ratio)."),
+    cfg.FloatOpt("ram_allocation_ratio", default=1.0, min=0.0,
+                 help="Memory offered per MiB of host memory (MEMORY_MB allocation_ratio)."),
+    cfg.FloatOpt("disk_allocation_ratio", default=1.0, min=0.0,
+                 help="Disk offered per GiB of instance storage (DISK_GB allocation_ratio)."),
+    cfg.IntOpt("reserved_host_cpus", default=0, min=0,
+               help="Physical CPUs kept for the host (VCPU reserved)."),
+    cfg.IntOpt("reserved_host_memory_mb", default=512, min=0,
+               help="Memory kept for the host, in MiB (MEMORY_MB reserved)."),
+    cfg.IntOpt("reserved_host_disk_mb", default=0, min=0,
+               help="Disk kept for the host, in MiB (DISK_GB reserved, rounded up)."),
+    cfg.BoolOpt(
+        "force_raw_images",
+        default=True,
+        help="Convert downloaded images to raw. With [libvirt] images_type rbd or lvm and "
+        "this off, the host can only take raw images and stops reporting "
+        "COMPUTE_IMAGE_TYPE_QCOW2.",
+    ),
+    cfg.StrOpt(
+        "instances_path",
+        default="/var/lib/moorage/instances",
+        help="Where guests' disks live; DISK_GB is the size of this file system.",
+    ),
+)
+
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(list(OPTS))

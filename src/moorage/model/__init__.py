@@ -1,0 +1,1 @@
+"""The domain's values shared by the services: inventories, flavors, images."""

@@ -1,0 +1,121 @@
+"""The compute driver interface.
+
+A driver answers three questions for the compute agent:
+
+- which nodes it manages (one per host, or one per bare-metal node for Ironic),
+- what providers each node has, with their inventories (``provider_tree``),
+- what the hypervisor can do, as traits it owns (``trait_reports``): True means
+  "add this trait", False "remove it". A trait a driver says nothing about is
+  left alone, so operators' own traits survive.
+
+And it runs guests (``spawn``/``destroy``), keeping a late check: asked for a
+device model or feature its host cannot provide, it raises ``UnsupportedHardware``
+naming it, so that the build can go to another host.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from oslo_config import cfg
+
+from moorage.model.flavor import Flavor, required_traits
+from moorage.model.image import Image
+from moorage.model.inventory import Inventory
+from moorage.virt.capabilities import capability_reports
+from moorage.virt.report import TraitReport
+
+
+class HypervisorUnavailable(Exception):
+    """The driver cannot reach its hypervisor; it reports nothing rather than guess."""
+
+
+class UnsupportedHardware(Exception):
+    """A guest asks for hardware this host cannot provide (a late check)."""
+
+    def __init__(self, feature: str, reason: str) -> None:
+        super().__init__(f"{feature}: {reason}")
+        self.feature = feature
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class NodeProvider:
+    """One resource provider of a node's tree: the node itself, or a child of it.
+
+    ``parent`` names another provider of the same tree (None for the node).
+    ``reports`` are the traits the driver owns on this provider.
+    """
+
+    name: str
+    inventories: Mapping[str, Inventory]
+    parent: str | None = None
+    reports: Sequence[TraitReport] = ()
+
+
+@dataclass(frozen=True)
+class Guest:
+    """What to boot: the instance, its flavor and image, and the node it was placed on."""
+
+    uuid: str
+    name: str
+    node: str
+    flavor: Flavor
+    image: Image
+    # Providers and amounts the claim holds, when the scheduler made one.
+    allocations: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    @property
+    def requested_traits(self) -> frozenset[str]:
+        return required_traits(self.flavor, self.image)
+
+
+class ComputeDriver(abc.ABC):
+    """One kind of hypervisor."""
+
+    #: The name operators give in ``[DEFAULT] compute_driver``.
+    name: ClassVar[str]
+    #: Upstream's capability keys (``supports_*``); a key left out says nothing.
+    capabilities: Mapping[str, bool] = {}
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self.conf = conf
+
+    def init_host(self) -> None:
+        """Connect to the hypervisor and learn what it can do.
+
+        HypervisorUnavailable (with the reason) when it cannot be reached.
+        """
+
+    @abc.abstractmethod
+    def nodes(self) -> list[str]:
+        """Names of the nodes this driver manages."""
+
+    @abc.abstractmethod
+    def provider_tree(self, node: str) -> list[NodeProvider]:
+        """The node's providers, the node first, parents before children. The node's
+        own ``reports`` are left empty: ``trait_reports`` gives them."""
+
+    def trait_reports(self, node: str) -> list[TraitReport]:
+        """Every trait this driver owns on ``node``'s own provider."""
+        excluded = self.conf.compute.image_type_exclude_list
+        return [*capability_reports(self.capabilities, excluded), *self.device_reports(node)]
+
+    def device_reports(self, node: str) -> list[TraitReport]:
+        """Device models, architectures, firmware...: nothing unless the driver knows."""
+        return []
+
+    @abc.abstractmethod
+    def spawn(self, guest: Guest) -> None:
+        """Boot ``guest`` on its node; UnsupportedHardware if the host cannot run it."""
+
+    @abc.abstractmethod
+    def destroy(self, instance_uuid: str) -> None:
+        """Stop and remove a guest (nothing if it is not there)."""
+
+    def guests(self) -> list[str]:
+        """Uuids of the guests this driver runs."""
+        return []

@@ -1,0 +1,54 @@
+"""Trait names for what a hypervisor can do, built from their parts and checked
+against os-traits.
+
+A device model becomes a trait as upstream names it: prefix, underscore, the
+model with ``-`` turned into ``_``, upper case (``spapr-vlan`` ->
+``COMPUTE_NET_VIF_MODEL_SPAPR_VLAN``). A name os-traits does not know is an
+error (``UnknownTrait``), never dropped silently: a driver table that drifts
+from os-traits fails its test instead of quietly reporting less.
+"""
+
+from __future__ import annotations
+
+import os_traits
+
+KNOWN: frozenset[str] = frozenset(os_traits.get_traits())
+
+STORAGE_BUS = "COMPUTE_STORAGE_BUS"
+GRAPHICS_MODEL = "COMPUTE_GRAPHICS_MODEL"
+VIF_MODEL = "COMPUTE_NET_VIF_MODEL"
+HW_ARCH = "HW_ARCH"
+EMULATED_ARCH = "COMPUTE_ARCH"
+VIOMMU_MODEL = "COMPUTE_VIOMMU_MODEL"
+SOUND_MODEL = "COMPUTE_SOUND_MODEL"
+IMAGE_TYPE = "COMPUTE_IMAGE_TYPE"
+FIRMWARE = "COMPUTE_FIRMWARE"
+
+
+class UnknownTrait(ValueError):
+    """A computed trait name that os-traits does not define."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is not a trait os-traits {os_traits.__version__} defines")
+        self.name = name
+
+
+def checked(name: str) -> str:
+    """``name`` if os-traits defines it; UnknownTrait otherwise."""
+    if name not in KNOWN:
+        raise UnknownTrait(name)
+    return name
+
+
+def trait_name(prefix: str, value: str) -> str:
+    """The trait for one value of a device family, unchecked (for error messages)."""
+    return f"{prefix}_{value.replace('-', '_').upper()}"
+
+
+def device_trait(prefix: str, value: str) -> str:
+    """The trait for one value of a device family; UnknownTrait if os-traits lacks it."""
+    return checked(trait_name(prefix, value))
+
+
+def is_custom(name: str) -> bool:
+    return name.startswith("CUSTOM_")

@@ -1,0 +1,68 @@
+"""Fixtures for tests that need a real libvirt and QEMU (TCG guests).
+
+They use libvirt's embedded QEMU driver (``qemu:///embed?root=DIR``): no daemon,
+one root per test process. When libvirt-python or QEMU is missing, every test
+that asks for them FAILS saying so, unless ``MOORAGE_TEST_SKIP_LIBVIRT=1`` says to
+skip them explicitly, in which case the run ends with a banner. ``./dev test``
+installs both when it runs as root on Debian (tools/libvirt.sh).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SKIP_ENV = "MOORAGE_TEST_SKIP_LIBVIRT"
+_skipped: list[str] = []
+
+
+def _missing() -> str | None:
+    """Why libvirt tests cannot run here, or None."""
+    try:
+        import libvirt  # noqa: F401
+    except ImportError:
+        return "libvirt-python is not installed (pip install -e '.[libvirt]')"
+    if shutil.which("qemu-system-x86_64") is None:
+        return "QEMU (qemu-system-x86_64) is not installed"
+    if not Path("/usr/share/libvirt/schemas/domain.rng").exists():
+        return "libvirt's RNG schemas (/usr/share/libvirt/schemas) are not installed"
+    return None
+
+
+def require_libvirt(request: pytest.FixtureRequest) -> None:
+    """Fail (or, when asked to, skip loudly) when libvirt and QEMU are not available."""
+    import os
+
+    reason = _missing()
+    if reason is None:
+        return
+    if os.environ.get(SKIP_ENV) == "1":
+        _skipped.append(request.node.nodeid)
+        pytest.skip(f"libvirt test NOT RUN: {reason}")
+    pytest.fail(
+        f"libvirt is not available: {reason}. As root on Debian, ./dev test installs it "
+        f"(tools/libvirt.sh); set {SKIP_ENV}=1 to skip these tests explicitly."
+    )
+
+
+@pytest.fixture(scope="session")
+def libvirt_embed_uri(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A libvirt URI running QEMU from this test process (no daemon), as root."""
+    require_libvirt(request)
+    root = tmp_path_factory.mktemp("libvirt-embed")
+    (root / "etc").mkdir()
+    (root / "etc" / "qemu.conf").write_text('user = "root"\ngroup = "root"\n')
+    return f"qemu:///embed?root={root}"
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _skipped:
+        terminalreporter.write_sep("!", "LIBVIRT TESTS NOT RUN", red=True, bold=True)
+        terminalreporter.write_line(
+            f"{len(_skipped)} libvirt tests were skipped because {SKIP_ENV}=1. Run ./dev test "
+            "as root on Debian to run them."
+        )
