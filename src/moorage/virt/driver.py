@@ -84,7 +84,7 @@ class ComputeDriver(abc.ABC):
     def __init__(self, conf: cfg.ConfigOpts) -> None:
         self.conf = conf
 
-    def init_host(self) -> None:
+    def init_host(self) -> None:  # noqa: B027 - most drivers have nothing to connect to
         """Connect to the hypervisor and learn what it can do.
 
         HypervisorUnavailable (with the reason) when it cannot be reached.
