@@ -15,14 +15,17 @@ from moorage.conf import (
     compute,
     cors,
     default,
+    fake_driver,
+    ironic,
     libvirt,
     placement,
     placement_database,
     placement_server,
+    vmware,
 )
 
-_GROUPS = (default, api, compute, cors, libvirt, placement, placement_database,
-           placement_server)
+_GROUPS = (default, api, compute, cors, fake_driver, ironic, libvirt, placement,
+           placement_database, placement_server, vmware)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -50,7 +53,7 @@ def load_config(
     )
     for group, name, value in overrides:
         try:
-            conf.set_override(name, value, group=group)
+            conf.set_override(name, value, group=None if group == "DEFAULT" else group)
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
     return conf

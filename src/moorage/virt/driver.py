@@ -27,6 +27,7 @@ from moorage.model.image import Image
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import capability_reports
 from moorage.virt.report import TraitReport
+from moorage.virt.traits import IMAGE_TYPE, trait_name
 
 
 class HypervisorUnavailable(Exception):
@@ -71,6 +72,26 @@ class Guest:
     @property
     def requested_traits(self) -> frozenset[str]:
         return required_traits(self.flavor, self.image)
+
+
+def check_reported_support(guest: Guest, reports: Sequence[TraitReport]) -> None:
+    """The late checks every driver can make from its own reports on the guest's node:
+    the image's disk_format is an image type reported supported, and no trait the guest
+    requires is reported unsupported. UnsupportedHardware names the first that fails."""
+    supported = {r.trait for r in reports if r.supported}
+    unsupported = {r.trait: r for r in reports if not r.supported and r.trait not in supported}
+    image_type = trait_name(IMAGE_TYPE, guest.image.disk_format)
+    if image_type not in supported:
+        why = unsupported.get(image_type)
+        raise UnsupportedHardware(
+            f"disk_format={guest.image.disk_format}",
+            f"{image_type} is not supported on {guest.node}"
+            + (f" ({why.source}: {why.detail})" if why else ""))
+    for trait in sorted(guest.requested_traits):
+        if trait in unsupported:
+            why = unsupported[trait]
+            raise UnsupportedHardware(
+                trait, f"reported unsupported on {guest.node} ({why.source}: {why.detail})")
 
 
 class ComputeDriver(abc.ABC):

@@ -10,9 +10,13 @@ from os-traits fails its test instead of quietly reporting less.
 
 from __future__ import annotations
 
+import importlib.metadata
+import re
+
 import os_traits
 
 KNOWN: frozenset[str] = frozenset(os_traits.get_traits())
+OS_TRAITS_VERSION = importlib.metadata.version("os-traits")
 
 STORAGE_BUS = "COMPUTE_STORAGE_BUS"
 GRAPHICS_MODEL = "COMPUTE_GRAPHICS_MODEL"
@@ -29,7 +33,7 @@ class UnknownTrait(ValueError):
     """A computed trait name that os-traits does not define."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"{name} is not a trait os-traits {os_traits.__version__} defines")
+        super().__init__(f"{name} is not a trait os-traits {OS_TRAITS_VERSION} defines")
         self.name = name
 
 
@@ -52,3 +56,17 @@ def device_trait(prefix: str, value: str) -> str:
 
 def is_custom(name: str) -> bool:
     return name.startswith("CUSTOM_")
+
+
+CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]{1,248}$")
+
+
+def reportable(name: str) -> str:
+    """``name`` if a driver may report it: an os-traits name, or CUSTOM_ and then
+    upper-case letters, digits and underscores as placement requires; UnknownTrait
+    otherwise."""
+    if is_custom(name):
+        if not CUSTOM_NAME.match(name):
+            raise UnknownTrait(name)
+        return name
+    return checked(name)
