@@ -9,13 +9,14 @@ from cliff.app import App
 from cliff.commandmanager import CommandManager
 
 import moorage
-from moorage.cli import config, placement
+from moorage.cli import compute, compute_agent, config, placement
 
 
 class MoorageApp(App):
     def __init__(self) -> None:
         manager = CommandManager("moorage.cli")
-        for name, command in {**placement.COMMANDS, **config.COMMANDS}.items():
+        for name, command in {**placement.COMMANDS, **config.COMMANDS,
+                              **compute_agent.COMMANDS, **compute.COMMANDS}.items():
             manager.add_command(name, command)
         super().__init__(
             description="Moorage: places instances on the hosts that can really run them.",

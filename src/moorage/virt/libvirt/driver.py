@@ -1,0 +1,153 @@
+"""The libvirt driver: QEMU/KVM for real (also LXC and Parallels), through libvirt-python.
+
+Discovery lives here: what the host reports (``trait_reports``, ``provider_tree``)
+comes from the hypervisor's real capabilities, probed once per driver and cached
+(``discovery`` says how). Guests (``spawn``/``destroy``) land in ``guest.py`` and
+``spawn.py``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import os_resource_classes as orc
+from oslo_config import cfg
+
+from moorage.model.inventory import Inventory
+from moorage.virt.capabilities import CAPABILITY_TRAITS
+from moorage.virt.driver import ComputeDriver, Guest, HypervisorUnavailable, NodeProvider
+from moorage.virt.libvirt import discovery, spawn
+from moorage.virt.libvirt.discovery import Finding, HostFacts
+from moorage.virt.libvirt.host import Host, default_uri, disk_gb
+from moorage.virt.report import Source, TraitReport
+
+_CAPABILITY_BY_TRAIT = {trait: key for key, trait in CAPABILITY_TRAITS.items()}
+
+
+class InvalidConfiguration(ValueError):
+    """An option whose value the driver cannot use, in one line."""
+
+
+class LibvirtDriver(ComputeDriver):
+    """One libvirt host: a single node named after ``[DEFAULT] host``."""
+
+    name = "libvirt"
+
+    def __init__(self, conf: cfg.ConfigOpts, facts: HostFacts | None = None) -> None:
+        """``facts`` stands in for the hypervisor (``moorage compute traits --domcaps``):
+        such a driver reports traits but has no host to size or run guests on."""
+        super().__init__(conf)
+        self.virt_type = str(_option(conf, "libvirt", "virt_type"))
+        try:
+            self.machine_types = discovery.machine_types(
+                list(conf.libvirt.hw_machine_type))
+        except ValueError as exc:
+            raise InvalidConfiguration(str(exc)) from None
+        self.uri = str(conf.libvirt.connection_uri or default_uri(self.virt_type))
+        self._findings: dict[str, Finding] = discovery.static_capabilities(
+            self.virt_type, str(_option(conf, "libvirt", "images_type")),
+            bool(conf.force_raw_images))
+        self.capabilities = self._capability_values()
+        self._host: Host | None = None
+        self._facts: HostFacts | None = None
+        self._from_files = facts is not None
+        if facts is not None:
+            self._learn(facts)
+
+    # -- discovery --------------------------------------------------------------
+
+    @property
+    def host(self) -> Host:
+        if self._from_files:
+            raise HypervisorUnavailable(
+                "no hypervisor: this driver was built from domain capabilities files")
+        if self._host is None:
+            self._host = Host(self.uri)
+        return self._host
+
+    @property
+    def facts(self) -> HostFacts:
+        """The host's facts, probed on first use and kept (the first probe of a fresh
+        libvirt takes seconds, the next ones milliseconds)."""
+        if self._facts is None:
+            try:
+                probed = self.host.probe(self.virt_type, self.machine_types)
+            except discovery.MachineTypeError as exc:
+                raise InvalidConfiguration(str(exc)) from None
+            self._learn(probed)
+        assert self._facts is not None
+        return self._facts
+
+    def _learn(self, facts: HostFacts) -> None:
+        self._facts = facts
+        self._findings.update(discovery.host_capabilities(facts))
+        self.capabilities = self._capability_values()
+
+    def _capability_values(self) -> dict[str, bool]:
+        return {key: finding.supported for key, finding in self._findings.items()}
+
+    def init_host(self) -> None:
+        self.facts  # noqa: B018 - connect and probe now, not at the first report
+
+    def nodes(self) -> list[str]:
+        return [str(self.conf.host)]
+
+    def trait_reports(self, node: str) -> list[TraitReport]:
+        self.init_host()
+        return [self._sourced(report) for report in super().trait_reports(node)]
+
+    def _sourced(self, report: TraitReport) -> TraitReport:
+        """A capability learned from the hypervisor or the configuration says so (the
+        capability table only knows "driver table")."""
+        finding = self._findings.get(_CAPABILITY_BY_TRAIT.get(report.trait, ""))
+        if (report.source is not Source.DRIVER_TABLE or finding is None
+                or finding.source is Source.DRIVER_TABLE):
+            return report
+        return TraitReport(report.trait, report.supported, finding.source, finding.detail)
+
+    def device_reports(self, node: str) -> list[TraitReport]:
+        return discovery.device_reports(self.facts)
+
+    def provider_tree(self, node: str) -> list[NodeProvider]:
+        """The compute node: its CPUs and memory (libvirt's node info) and the size of
+        the file system under ``[DEFAULT] instances_path``."""
+        conf = self.conf
+        info = self.host.node_info()
+        inventories = {
+            orc.VCPU: Inventory.of(info.cpus, reserved=conf.reserved_host_cpus,
+                                   allocation_ratio=conf.cpu_allocation_ratio),
+            orc.MEMORY_MB: Inventory.of(info.memory_mb, reserved=conf.reserved_host_memory_mb,
+                                        allocation_ratio=conf.ram_allocation_ratio),
+            orc.DISK_GB: Inventory.of(disk_gb(conf.instances_path),
+                                      reserved=math.ceil(conf.reserved_host_disk_mb / 1024),
+                                      allocation_ratio=conf.disk_allocation_ratio),
+        }
+        return [NodeProvider(node, inventories)]
+
+    # -- guests -----------------------------------------------------------------
+
+    def spawn(self, guest: Guest) -> None:
+        spawn.spawn(self, guest)
+
+    def destroy(self, instance_uuid: str) -> None:
+        spawn.destroy(self, instance_uuid)
+
+    def guests(self) -> list[str]:
+        return spawn.guests(self)
+
+
+_FILE_VALUE = re.compile(r"from LocationInfo\(.*detail='(?P<file>[^']*)'\) is not valid: "
+                         r"(?P<reason>.*)", re.DOTALL)
+
+
+def _option(conf: cfg.ConfigOpts, group: str, name: str) -> object:
+    """An option's value; a configuration file's invalid value (a virt_type outside the
+    choices) is InvalidConfiguration naming the option, the file and the allowed values,
+    on one line."""
+    try:
+        return conf[group][name]
+    except cfg.ConfigSourceValueError as exc:
+        match = _FILE_VALUE.search(str(exc))
+        where, reason = (f" in {match['file']}", match["reason"]) if match else ("", str(exc))
+        raise InvalidConfiguration(f"[{group}] {name}{where}: {reason}") from None

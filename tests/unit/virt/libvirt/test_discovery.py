@@ -1,0 +1,339 @@
+"""Discovery rules per virt type and machine type, on domain capabilities captured from
+this machine's QEMU: one fixture, a list of cases, one assertion each."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+import os_traits as ot
+import pytest
+
+from moorage.virt import traits
+from moorage.virt.libvirt import discovery, domcaps
+from moorage.virt.libvirt.discovery import GuestMachine, HostFacts
+from moorage.virt.libvirt.tables import Version
+from moorage.virt.report import Source, TraitReport
+
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "domcaps"
+THIS_HOST: tuple[Version, Version] = ((9, 0, 0), (7, 2, 22))  # libvirt, QEMU here
+
+
+def facts(*names: str, virt_type: str = "qemu",
+          versions: tuple[Version, Version] | None = THIS_HOST,
+          host_arch: str | None = None) -> HostFacts:
+    """Facts from fixture files (the first one's architecture is the host's)."""
+    found = discovery.facts_from_files([FIXTURES / f"{n}.xml" for n in names], virt_type,
+                                       host_arch=host_arch)
+    if versions is None:
+        return found
+    return dataclasses.replace(found, libvirt_version=versions[0], qemu_version=versions[1])
+
+
+def synthetic(body: str, arch: str = "x86_64", virt_type: str = "qemu",
+              versions: tuple[Version, Version] = THIS_HOST) -> HostFacts:
+    """Facts from a hand-written document (for what this QEMU cannot show)."""
+    caps = domcaps.parse(f"<domainCapabilities><domain>qemu</domain><arch>{arch}</arch>"
+                         f"<machine>m</machine>{body}</domainCapabilities>")
+    return HostFacts(virt_type, arch, {arch: GuestMachine(arch, "m", True, caps)},
+                     libvirt_version=versions[0], qemu_version=versions[1])
+
+
+def lxc_host() -> HostFacts:
+    """An LXC host: libvirt's LXC driver has no domain capabilities."""
+    return HostFacts("lxc", "x86_64", {}, libvirt_version=(9, 0, 0))
+
+
+def supported(reports: Iterable[TraitReport], prefix: str) -> set[str]:
+    return {r.trait.removeprefix(prefix + "_") for r in reports
+            if r.supported and r.trait.startswith(prefix)}
+
+
+def by_trait(reports: Iterable[TraitReport]) -> dict[str, TraitReport]:
+    reports = list(reports)
+    table = {r.trait: r for r in reports}
+    assert len(table) == len(reports), "a trait reported twice"
+    return table
+
+
+ALL_BUSES = {"FDC", "IDE", "LXC", "SATA", "SCSI", "UML", "USB", "VIRTIO", "XEN"}
+
+
+@pytest.mark.parametrize(("files", "virt_type", "buses", "source"), [
+    (["qemu-x86_64-pc"], "qemu", {"FDC", "IDE", "SATA", "SCSI", "USB", "VIRTIO"},
+     Source.DOMAIN_CAPABILITIES),
+    # q35 has no IDE controller
+    (["qemu-x86_64-q35"], "qemu", {"FDC", "SATA", "SCSI", "USB", "VIRTIO"},
+     Source.DOMAIN_CAPABILITIES),
+    (["qemu-x86_64-q35"], "kvm", {"FDC", "SATA", "SCSI", "USB", "VIRTIO"},
+     Source.DOMAIN_CAPABILITIES),
+    # an emulated i686 (pc, with IDE) does not give a q35 x86_64 host IDE
+    (["qemu-x86_64-q35", "qemu-i686-pc"], "qemu", {"FDC", "SATA", "SCSI", "USB", "VIRTIO"},
+     Source.DOMAIN_CAPABILITIES),
+    (["qemu-i686-pc", "qemu-x86_64-q35"], "qemu", {"FDC", "IDE", "SATA", "SCSI", "USB",
+                                                   "VIRTIO"}, Source.DOMAIN_CAPABILITIES),
+    # other virt types: upstream's static table, whatever the domain capabilities say
+    (["qemu-x86_64-q35"], "lxc", {"LXC"}, Source.DRIVER_TABLE),
+    (["qemu-x86_64-q35"], "parallels", {"IDE", "SCSI"}, Source.DRIVER_TABLE),
+])
+def test_storage_buses(files: list[str], virt_type: str, buses: set[str],
+                       source: Source) -> None:
+    reports = discovery.storage_bus_reports(facts(*files, virt_type=virt_type))
+    assert supported(reports, traits.STORAGE_BUS) == buses
+    # every bus of the universe is owned: reported, True or False
+    assert {r.trait.removeprefix("COMPUTE_STORAGE_BUS_") for r in reports} == ALL_BUSES
+    assert {r.source for r in reports} == {source}
+
+
+def test_bus_details_name_the_machine_type() -> None:
+    q35 = discovery.facts_from_files([FIXTURES / "qemu-x86_64-q35.xml"], "qemu",
+                                     machine_name="q35")
+    ide = by_trait(discovery.storage_bus_reports(q35))[ot.COMPUTE_STORAGE_BUS_IDE]
+    assert ide == TraitReport(ot.COMPUTE_STORAGE_BUS_IDE, False, Source.DOMAIN_CAPABILITIES,
+                              "x86_64 q35 domain capabilities")
+
+
+@pytest.mark.parametrize(("host", "models"), [
+    (facts("qemu-x86_64-pc"), {"BOCHS", "CIRRUS", "NONE", "QXL", "VGA", "VIRTIO", "VMVGA"}),
+    (facts("qemu-x86_64-q35"), {"BOCHS", "CIRRUS", "NONE", "QXL", "VGA", "VIRTIO", "VMVGA"}),
+    # video comes from the domain capabilities for every virt type: LXC has none
+    (lxc_host(), set()),
+])
+def test_video_models(host: HostFacts, models: set[str]) -> None:
+    reports = discovery.video_model_reports(host)
+    assert supported(reports, traits.GRAPHICS_MODEL) == models
+    assert len(reports) == len(ot.get_traits("COMPUTE_GRAPHICS_MODEL_"))
+
+
+def test_values_outside_the_universe_are_ignored() -> None:
+    host = synthetic("<devices><disk supported='yes'><enum name='bus'><value>nvme</value>"
+                     "<value>sd</value><value>virtio</value></enum></disk>"
+                     "<video supported='yes'><enum name='modelType'><value>ramfb</value>"
+                     "<value>virtio</value></enum></video></devices>")
+    reports = discovery.device_reports(host)
+    assert supported(reports, traits.STORAGE_BUS) == {"VIRTIO"}
+    assert supported(reports, traits.GRAPHICS_MODEL) == {"VIRTIO"}
+    assert not {r.trait for r in reports} - traits.KNOWN
+
+
+QEMU_NICS = {"VIRTIO", "NE2K_PCI", "PCNET", "RTL8139", "E1000", "E1000E", "LAN9118",
+             "SPAPR_VLAN", "VMXNET3"}
+
+
+@pytest.mark.parametrize(("virt_type", "versions", "nics"), [
+    ("qemu", THIS_HOST, QEMU_NICS),
+    ("kvm", THIS_HOST, QEMU_NICS - {"LAN9118"}),
+    # igb needs libvirt 9.3 and QEMU 8.0
+    ("qemu", ((9, 3, 0), (8, 0, 0)), QEMU_NICS | {"IGB"}),
+    ("kvm", ((9, 3, 0), (7, 2, 22)), QEMU_NICS - {"LAN9118"}),
+    ("lxc", THIS_HOST, set()),
+    ("parallels", THIS_HOST, {"VIRTIO", "RTL8139", "E1000"}),
+])
+def test_nic_models(virt_type: str, versions: tuple[Version, Version], nics: set[str]) -> None:
+    reports = discovery.vif_model_reports(
+        facts("qemu-x86_64-q35", virt_type=virt_type, versions=versions))
+    assert supported(reports, traits.VIF_MODEL) == nics
+    assert len(reports) == len(QEMU_NICS) + 1
+
+
+def test_igb_is_not_guessed_without_versions() -> None:
+    reports = by_trait(discovery.vif_model_reports(facts("qemu-x86_64-q35", versions=None)))
+    assert ot.COMPUTE_NET_VIF_MODEL_IGB not in reports
+    igb = by_trait(discovery.vif_model_reports(facts("qemu-x86_64-q35")))[
+        ot.COMPUTE_NET_VIF_MODEL_IGB]
+    assert (igb.supported, igb.source) == (False, Source.HYPERVISOR)
+    assert "libvirt >= 9.3.0 and QEMU >= 8.0.0; this host: libvirt 9.0.0, QEMU 7.2.22" in (
+        igb.detail)
+
+
+@pytest.mark.parametrize(("host", "expected"), [
+    (facts("qemu-x86_64-q35"), {ot.HW_ARCH_X86_64, ot.COMPUTE_ARCH_X86_64}),
+    # os-traits has no COMPUTE_ARCH_I686: the i686 emulator adds nothing
+    (facts("qemu-x86_64-q35", "qemu-i686-pc"), {ot.HW_ARCH_X86_64, ot.COMPUTE_ARCH_X86_64}),
+    (facts("qemu-i686-pc"), {ot.HW_ARCH_I686}),
+    (facts("qemu-x86_64-q35", virt_type="lxc", host_arch="aarch64"),
+     {ot.HW_ARCH_AARCH64, ot.COMPUTE_ARCH_X86_64}),
+    # an architecture os-traits does not name is left out, as upstream
+    (dataclasses.replace(lxc_host(), host_arch="armv7l"), set()),
+])
+def test_architectures(host: HostFacts, expected: set[str]) -> None:
+    reports = discovery.arch_reports(host)
+    assert {r.trait for r in reports} == expected
+    assert all(r.supported for r in reports)
+
+
+@pytest.mark.parametrize(("host", "models"), [
+    (facts("qemu-x86_64-q35"), {"AUTO", "INTEL", "VIRTIO"}),
+    (facts("qemu-x86_64-q35", versions=((8, 2, 0), (7, 2, 0))), {"AUTO", "INTEL"}),
+    (synthetic("", arch="aarch64"), {"AUTO", "SMMUV3", "VIRTIO"}),
+    (lxc_host(), {"AUTO", "VIRTIO"}),
+])
+def test_viommu_models(host: HostFacts, models: set[str]) -> None:
+    assert supported(discovery.viommu_reports(host), traits.VIOMMU_MODEL) == models
+
+
+def test_viommu_virtio_is_not_guessed_without_versions() -> None:
+    reports = by_trait(discovery.viommu_reports(facts("qemu-x86_64-q35", versions=None)))
+    assert ot.COMPUTE_VIOMMU_MODEL_VIRTIO not in reports
+    assert reports[ot.COMPUTE_VIOMMU_MODEL_INTEL].supported
+
+
+TPM = {ot.COMPUTE_SECURITY_TPM_TIS, ot.COMPUTE_SECURITY_TPM_CRB, ot.COMPUTE_SECURITY_TPM_1_2,
+       ot.COMPUTE_SECURITY_TPM_2_0}
+TPM_DEVICE = ("<devices><tpm supported='yes'><enum name='model'><value>tpm-crb</value></enum>"
+              "<enum name='backendModel'><value>emulator</value></enum>{}</tpm></devices>")
+
+
+@pytest.mark.parametrize(("host", "expected", "detail"), [
+    (facts("qemu-x86_64-q35"), TPM, "TPM"),
+    # no swtpm: no guest can have a TPM, whatever the models
+    (facts("qemu-x86_64-q35-bare"), set(), "no TPM emulator backend (swtpm)"),
+    (lxc_host(), set(), "no x86_64 domain capabilities for virt_type lxc"),
+    # libvirt < 8.6 lists no versions: both, as upstream assumes
+    (synthetic(TPM_DEVICE.format("")),
+     {ot.COMPUTE_SECURITY_TPM_CRB, ot.COMPUTE_SECURITY_TPM_1_2, ot.COMPUTE_SECURITY_TPM_2_0},
+     "TPM"),
+    (synthetic(TPM_DEVICE.format("<enum name='backendVersion'><value>2.0</value></enum>")),
+     {ot.COMPUTE_SECURITY_TPM_CRB, ot.COMPUTE_SECURITY_TPM_2_0}, "m domain capabilities: TPM"),
+])
+def test_tpm(host: HostFacts, expected: set[str], detail: str) -> None:
+    reports = by_trait(discovery.tpm_reports(host))
+    assert set(reports) == TPM
+    assert {t for t, r in reports.items() if r.supported} == expected
+    assert all(detail in r.detail for r in reports.values())
+
+
+@pytest.mark.parametrize(("host", "bios", "uefi"), [
+    (facts("qemu-x86_64-pc"), True, True),
+    (facts("qemu-x86_64-q35"), True, True),
+    # before ovmf was installed: QEMU's own SeaBIOS only
+    (facts("qemu-x86_64-q35-bare"), True, False),
+    # libvirt lists OVMF files for i686, but no EFI firmware can be selected for it
+    (facts("qemu-i686-pc"), True, False),
+    (synthetic("<os supported='yes'><enum name='firmware'><value>efi</value></enum></os>",
+               arch="aarch64"), False, True),
+])
+def test_firmware(host: HostFacts, bios: bool, uefi: bool) -> None:
+    reports = by_trait(discovery.firmware_reports(host))
+    assert reports[ot.COMPUTE_FIRMWARE_BIOS].supported is bios
+    assert reports[ot.COMPUTE_FIRMWARE_UEFI].supported is uefi
+
+
+def test_no_firmware_traits_without_domain_capabilities() -> None:
+    assert discovery.firmware_reports(lxc_host()) == []
+
+
+@pytest.mark.parametrize(("host", "secure_boot", "vtpm"), [
+    (facts("qemu-x86_64-q35"), True, True),
+    (facts("qemu-x86_64-pc"), False, True),  # secure boot needs SMM: q35
+    (facts("qemu-x86_64-q35-bare"), False, False),
+    (lxc_host(), False, False),
+])
+def test_secure_boot_and_vtpm(host: HostFacts, secure_boot: bool, vtpm: bool) -> None:
+    found = discovery.host_capabilities(host)
+    assert found["supports_secure_boot"].supported is secure_boot
+    assert found["supports_secure_boot"].source is Source.DOMAIN_CAPABILITIES
+    assert found["supports_vtpm"].supported is vtpm
+
+
+@pytest.mark.parametrize(("host", "expected"), [
+    (facts("qemu-x86_64-q35"), dict.fromkeys((
+        "supports_remote_managed_ports", "supports_virtio_fs",
+        "supports_address_space_passthrough", "supports_address_space_emulated",
+        "supports_stateless_firmware"), True)),
+    (facts("qemu-x86_64-q35", versions=((8, 5, 0), (6, 1, 0))), {
+        "supports_remote_managed_ports": True, "supports_virtio_fs": False,
+        "supports_address_space_passthrough": False,
+        "supports_address_space_emulated": False, "supports_stateless_firmware": False}),
+    # maxphysaddr and virtio-fs are QEMU's
+    (lxc_host(), {"supports_remote_managed_ports": True, "supports_virtio_fs": False,
+                  "supports_address_space_passthrough": False,
+                  "supports_address_space_emulated": False,
+                  "supports_stateless_firmware": True}),
+    (facts("qemu-x86_64-q35", versions=None), {}),
+])
+def test_version_gated_capabilities(host: HostFacts, expected: dict[str, bool]) -> None:
+    found = discovery.host_capabilities(host)
+    gated = {k: f.supported for k, f in found.items()
+             if k not in ("supports_secure_boot", "supports_vtpm")}
+    assert gated == expected
+
+
+@pytest.mark.parametrize(("versions", "virtio"), [
+    (THIS_HOST, False),
+    (((10, 4, 0), (8, 2, 0)), True),
+    (((10, 4, 0), (8, 1, 0)), False),
+    (None, None),
+])
+def test_sound_models(versions: tuple[Version, Version] | None, virtio: bool | None) -> None:
+    reports = by_trait(discovery.sound_reports(facts("qemu-x86_64-q35", versions=versions)))
+    others = {t: r for t, r in reports.items() if t != ot.COMPUTE_SOUND_MODEL_VIRTIO}
+    assert len(others) == 7 and all(r.supported for r in others.values())
+    found = reports.get(ot.COMPUTE_SOUND_MODEL_VIRTIO)
+    assert (found.supported if found else None) is virtio
+
+
+def test_packed_virtqueue_always() -> None:
+    [packed] = discovery.packed_virtqueue_reports(lxc_host())
+    assert (packed.trait, packed.supported) == (ot.COMPUTE_NET_VIRTIO_PACKED, True)
+
+
+@pytest.mark.parametrize(("images_type", "force_raw", "virt_type", "qcow2", "ploop"), [
+    ("default", True, "kvm", True, False),
+    ("rbd", True, "kvm", True, False),
+    ("rbd", False, "kvm", False, False),
+    ("lvm", False, "qemu", False, False),
+    ("qcow2", False, "qemu", True, False),
+    ("default", True, "parallels", True, True),
+    ("lvm", False, "parallels", False, True),
+])
+def test_image_types(images_type: str, force_raw: bool, virt_type: str, qcow2: bool,
+                     ploop: bool) -> None:
+    found = discovery.static_capabilities(virt_type, images_type, force_raw)
+    image_types = {k.removeprefix("supports_image_type_"): f.supported
+                   for k, f in found.items() if k.startswith("supports_image_type_")}
+    assert image_types == {"aki": True, "ari": True, "ami": True, "raw": True, "iso": True,
+                           "qcow2": qcow2, "ploop": ploop}
+    if not qcow2:
+        assert found["supports_image_type_qcow2"].source is Source.CONFIGURATION
+
+
+@pytest.mark.parametrize(("entries", "expected"), [
+    ([], {}),
+    (["x86_64=q35"], {"x86_64": "q35"}),
+    ([" amd64 = pc-q35-7.2", "aarch64=virt"], {"x86_64": "pc-q35-7.2", "aarch64": "virt"}),
+])
+def test_machine_types(entries: list[str], expected: dict[str, str]) -> None:
+    assert discovery.machine_types(entries) == expected
+
+
+@pytest.mark.parametrize("entry", ["q35", "=q35", "x86_64=", "x86_64 q35"])
+def test_malformed_machine_types(entry: str) -> None:
+    with pytest.raises(discovery.MachineTypeError, match=r"hw_machine_type: .* is not "
+                                                         r"ARCH=MACHINE"):
+        discovery.machine_types([entry])
+
+
+def test_files_need_the_host_architecture_for_qemu() -> None:
+    with pytest.raises(ValueError, match="no domain capabilities file for the host "
+                                         "architecture aarch64"):
+        facts("qemu-x86_64-q35", host_arch="aarch64")
+    with pytest.raises(ValueError, match="a second domain capabilities file for x86_64"):
+        facts("qemu-x86_64-q35", "qemu-x86_64-pc")
+
+
+@pytest.mark.parametrize("host", [
+    facts("qemu-x86_64-pc"), facts("qemu-x86_64-q35", "qemu-i686-pc", virt_type="kvm"),
+    facts("qemu-x86_64-q35-bare", virt_type="parallels", versions=None), lxc_host(),
+])
+def test_every_device_report_is_an_os_trait_once(host: HostFacts) -> None:
+    reports = discovery.device_reports(host)
+    assert not {r.trait for r in reports} - traits.KNOWN
+    by_trait(reports)
+
+
+def test_a_table_drifting_from_os_traits_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traits, "KNOWN", traits.KNOWN - {ot.COMPUTE_STORAGE_BUS_SATA})
+    with pytest.raises(traits.UnknownTrait, match="COMPUTE_STORAGE_BUS_SATA"):
+        discovery.device_reports(facts("qemu-x86_64-q35"))

@@ -1,0 +1,76 @@
+"""Every name in every libvirt table is an os-traits name, and every capability key the
+driver declares is one of upstream's."""
+
+from __future__ import annotations
+
+import os_traits as ot
+import pytest
+
+from moorage.model import image
+from moorage.virt import traits
+from moorage.virt.capabilities import CAPABILITY_TRAITS, NON_TRAIT_CAPABILITIES
+from moorage.virt.libvirt import discovery, tables
+
+# (trait prefix, every value a table or universe holds)
+DEVICE_TABLES = {
+    "DEVICE_BUSES": (traits.STORAGE_BUS,
+                     {bus for buses in tables.DEVICE_BUSES.values() for bus in buses}),
+    "VIF_MODELS": (traits.VIF_MODEL,
+                   {model for models in tables.VIF_MODELS.values() for model in models}),
+    "VIDEO_MODELS": (traits.GRAPHICS_MODEL, set(image.VIDEO_MODELS)),
+    "VIOMMU_MODELS": (traits.VIOMMU_MODEL, set(image.VIOMMU_MODELS)),
+    "SOUND_MODELS": (traits.SOUND_MODEL, set(image.SOUND_MODELS)),
+}
+
+
+@pytest.mark.parametrize("table", sorted(DEVICE_TABLES))
+def test_device_tables_name_os_traits(table: str) -> None:
+    prefix, values = DEVICE_TABLES[table]
+    for value in values:
+        traits.device_trait(prefix, value)  # UnknownTrait if os-traits lacks it
+
+
+def test_the_universes_are_upstreams() -> None:
+    # every os-traits storage bus, video model and sound model is owned by the driver
+    for prefix, table in [(traits.STORAGE_BUS, "DEVICE_BUSES"),
+                          (traits.GRAPHICS_MODEL, "VIDEO_MODELS"),
+                          (traits.SOUND_MODEL, "SOUND_MODELS"),
+                          (traits.VIOMMU_MODEL, "VIOMMU_MODELS")]:
+        names = {traits.trait_name(prefix, v) for v in DEVICE_TABLES[table][1]}
+        assert names == set(ot.get_traits(prefix + "_")), table
+    # NIC models: upstream's libvirt tables leave out netfront, sriov and vmxnet
+    nics = {traits.trait_name(traits.VIF_MODEL, m) for m in DEVICE_TABLES["VIF_MODELS"][1]}
+    assert set(ot.get_traits("COMPUTE_NET_VIF_MODEL_")) - nics == {
+        ot.COMPUTE_NET_VIF_MODEL_NETFRONT, ot.COMPUTE_NET_VIF_MODEL_SRIOV,
+        ot.COMPUTE_NET_VIF_MODEL_VMXNET}
+
+
+def test_named_traits_are_os_traits() -> None:
+    named = [*tables.TPM_MODEL_TRAITS.values(), *tables.TPM_VERSION_TRAITS.values(),
+             *tables.FIRMWARE_TRAITS.values()]
+    assert [traits.checked(name) for name in named] == named
+    assert set(tables.TPM_MODEL_TRAITS) == set(image.TPM_MODELS)
+    assert set(tables.TPM_VERSION_TRAITS) == set(image.TPM_VERSIONS)
+    assert set(tables.VIOMMU_ARCHS) <= set(image.VIOMMU_MODELS)
+    assert set(tables.VIOMMU_ARCHS.values()) <= set(image.ARCHITECTURES)
+
+
+def test_every_virt_type_has_its_tables() -> None:
+    from moorage.conf.libvirt import VIRT_TYPES
+
+    assert set(VIRT_TYPES) <= set(tables.DEVICE_BUSES)
+    assert set(VIRT_TYPES) == set(tables.VIF_MODELS)
+
+
+def test_capability_keys_are_upstreams() -> None:
+    keys = set(discovery.static_capabilities("kvm", "default", True))
+    keys |= set(tables.HOST_CAPABILITY_GATES) | {"supports_secure_boot", "supports_vtpm"}
+    assert keys - set(CAPABILITY_TRAITS) - NON_TRAIT_CAPABILITIES == set()
+    # libvirt never speaks of the image types it cannot read
+    assert not {f"supports_image_type_{f}" for f in ("vdi", "vhd", "vhdx", "vmdk")} & keys
+
+
+def test_a_drifting_table_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(traits, "KNOWN", traits.KNOWN - {ot.COMPUTE_NET_VIF_MODEL_LAN9118})
+    with pytest.raises(traits.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_LAN9118"):
+        test_device_tables_name_os_traits("VIF_MODELS")
