@@ -55,7 +55,13 @@ def libvirt_embed_uri(request: pytest.FixtureRequest,
     require_libvirt(request)
     root = tmp_path_factory.mktemp("libvirt-embed")
     (root / "etc").mkdir()
-    (root / "etc" / "qemu.conf").write_text('user = "root"\ngroup = "root"\n')
+    # stdio_handler: QEMU's output goes to a file, not to virtlogd (no daemon here:
+    # without it every guest start fails "Failed to connect socket to virtlogd-sock").
+    # swtpm (emulated TPMs) runs as root too: as Debian's "tss" it cannot enter the
+    # 0700 temporary directory the root lives in.
+    (root / "etc" / "qemu.conf").write_text(
+        'user = "root"\ngroup = "root"\nstdio_handler = "file"\n'
+        'swtpm_user = "root"\nswtpm_group = "root"\n')
     return f"qemu:///embed?root={root}"
 
 

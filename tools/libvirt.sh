@@ -6,7 +6,9 @@
 set -euo pipefail
 
 packages=(libvirt-daemon-system libvirt-daemon-driver-qemu libvirt-clients qemu-system-x86
-          qemu-utils libxml2-utils libvirt-dev pkg-config)
+          qemu-utils libxml2-utils libvirt-dev pkg-config
+          # emulated TPMs (swtpm) and UEFI/secure-boot firmware (OVMF) for guests
+          swtpm swtpm-tools ovmf)
 
 missing=()
 for package in "${packages[@]}"; do

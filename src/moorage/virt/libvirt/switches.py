@@ -1,0 +1,135 @@
+"""Requested traits that switch a guest feature on.
+
+The decision recorded in the HPET discussion: a trait a flavor or an image
+requires is not only a constraint on the host, it is the switch for the guest
+feature it names. A required ``HW_CPU_X86_AVX2`` gives the guest's CPU AVX2; a
+required ``COMPUTE_SECURITY_TPM_2_0`` gives it a TPM 2.0; a required
+``COMPUTE_SECURITY_UEFI_SECURE_BOOT`` boots it with secure boot. The tables
+below say which traits mean something to the libvirt driver, and what. Traits
+not in them (device-model traits, ``COMPUTE_*`` capabilities, custom traits)
+only ever constrain where the guest lands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import os_traits
+
+# HW_CPU_X86_<NAME> -> the CPU feature as libvirt and QEMU name it (libvirt's
+# cpu_map/x86_features.xml). Most are the lower-cased suffix; these are not:
+# SSE3 is "pni", SSE4.1/4.2 keep their dot, CLMUL is "pclmuldq", FMA3 is "fma",
+# AESNI is "aes", SHA is "sha-ni", BMI is "bmi1", the AVX512 extensions that
+# Intel named separately (GFNI, VAES, VPCLMULQDQ) drop the prefix, TSX is its
+# restricted-transactional-memory half "rtm", and the vendor-prefixed traits
+# drop the vendor (AMD_SVM is "svm", INTEL_VMX is "vmx").
+CPU_FEATURES: Mapping[str, str] = {
+    os_traits.HW_CPU_X86_3DNOW: "3dnow",
+    os_traits.HW_CPU_X86_ABM: "abm",
+    os_traits.HW_CPU_X86_AESNI: "aes",
+    os_traits.HW_CPU_X86_AMD_IBPB: "ibpb",
+    os_traits.HW_CPU_X86_AMD_NO_SSB: "amd-no-ssb",
+    os_traits.HW_CPU_X86_AMD_SSBD: "amd-ssbd",
+    os_traits.HW_CPU_X86_AMD_SVM: "svm",
+    os_traits.HW_CPU_X86_AMD_VIRT_SSBD: "virt-ssbd",
+    os_traits.HW_CPU_X86_AMXBF16: "amx-bf16",
+    os_traits.HW_CPU_X86_AMXINT8: "amx-int8",
+    os_traits.HW_CPU_X86_AMXTILE: "amx-tile",
+    os_traits.HW_CPU_X86_AVX: "avx",
+    os_traits.HW_CPU_X86_AVX2: "avx2",
+    os_traits.HW_CPU_X86_AVX512BITALG: "avx512bitalg",
+    os_traits.HW_CPU_X86_AVX512BW: "avx512bw",
+    os_traits.HW_CPU_X86_AVX512CD: "avx512cd",
+    os_traits.HW_CPU_X86_AVX512DQ: "avx512dq",
+    os_traits.HW_CPU_X86_AVX512ER: "avx512er",
+    os_traits.HW_CPU_X86_AVX512F: "avx512f",
+    os_traits.HW_CPU_X86_AVX512GFNI: "gfni",
+    os_traits.HW_CPU_X86_AVX512IFMA: "avx512ifma",
+    os_traits.HW_CPU_X86_AVX512PF: "avx512pf",
+    os_traits.HW_CPU_X86_AVX512VAES: "vaes",
+    os_traits.HW_CPU_X86_AVX512VBMI: "avx512vbmi",
+    os_traits.HW_CPU_X86_AVX512VBMI2: "avx512vbmi2",
+    os_traits.HW_CPU_X86_AVX512VL: "avx512vl",
+    os_traits.HW_CPU_X86_AVX512VNNI: "avx512vnni",
+    os_traits.HW_CPU_X86_AVX512VPCLMULQDQ: "vpclmulqdq",
+    os_traits.HW_CPU_X86_AVX512VPOPCNTDQ: "avx512-vpopcntdq",
+    os_traits.HW_CPU_X86_BMI: "bmi1",
+    os_traits.HW_CPU_X86_BMI2: "bmi2",
+    os_traits.HW_CPU_X86_CLMUL: "pclmuldq",
+    os_traits.HW_CPU_X86_F16C: "f16c",
+    os_traits.HW_CPU_X86_FMA3: "fma",
+    os_traits.HW_CPU_X86_FMA4: "fma4",
+    os_traits.HW_CPU_X86_INTEL_MD_CLEAR: "md-clear",
+    os_traits.HW_CPU_X86_INTEL_PCID: "pcid",
+    os_traits.HW_CPU_X86_INTEL_SPEC_CTRL: "spec-ctrl",
+    os_traits.HW_CPU_X86_INTEL_SSBD: "ssbd",
+    os_traits.HW_CPU_X86_INTEL_VMX: "vmx",
+    os_traits.HW_CPU_X86_MMX: "mmx",
+    os_traits.HW_CPU_X86_MPX: "mpx",
+    os_traits.HW_CPU_X86_PDPE1GB: "pdpe1gb",
+    os_traits.HW_CPU_X86_SGX: "sgx",
+    os_traits.HW_CPU_X86_SHA: "sha-ni",
+    os_traits.HW_CPU_X86_SSE: "sse",
+    os_traits.HW_CPU_X86_SSE2: "sse2",
+    os_traits.HW_CPU_X86_SSE3: "pni",
+    os_traits.HW_CPU_X86_SSE41: "sse4.1",
+    os_traits.HW_CPU_X86_SSE42: "sse4.2",
+    os_traits.HW_CPU_X86_SSE4A: "sse4a",
+    os_traits.HW_CPU_X86_SSSE3: "ssse3",
+    os_traits.HW_CPU_X86_STIBP: "stibp",
+    os_traits.HW_CPU_X86_SVM: "svm",
+    os_traits.HW_CPU_X86_TBM: "tbm",
+    os_traits.HW_CPU_X86_TSX: "rtm",
+    os_traits.HW_CPU_X86_VMX: "vmx",
+    os_traits.HW_CPU_X86_XOP: "xop",
+}
+
+# HW_CPU_X86_* traits that are no CPUID flag a guest CPU can be given: SEV and
+# TDX are launch-security modes of the whole guest, ASF a platform management
+# feature. Requiring them constrains the host only.
+NOT_CPU_FEATURES = frozenset({
+    os_traits.HW_CPU_X86_AMD_SEV,
+    os_traits.HW_CPU_X86_AMD_SEV_ES,
+    os_traits.HW_CPU_X86_AMD_SEV_SNP,
+    os_traits.HW_CPU_X86_INTEL_TDX,
+    os_traits.HW_CPU_X86_ASF,
+})
+
+# TPM traits: a version, a model, or how the vTPM secret is kept. Any of them
+# asks for a TPM; the version and model ones also say which.
+TPM_VERSIONS: Mapping[str, str] = {
+    os_traits.COMPUTE_SECURITY_TPM_1_2: "1.2",
+    os_traits.COMPUTE_SECURITY_TPM_2_0: "2.0",
+}
+TPM_MODELS: Mapping[str, str] = {
+    os_traits.COMPUTE_SECURITY_TPM_TIS: "tpm-tis",
+    os_traits.COMPUTE_SECURITY_TPM_CRB: "tpm-crb",
+}
+TPM_SECRET_SECURITY = frozenset({
+    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER,
+    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST,
+    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT,
+})
+
+# Firmware traits -> the firmware type they ask for.
+FIRMWARE: Mapping[str, str] = {
+    os_traits.COMPUTE_FIRMWARE_BIOS: "bios",
+    os_traits.COMPUTE_FIRMWARE_UEFI: "uefi",
+}
+SECURE_BOOT = os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT
+
+
+def cpu_features(requested: Iterable[str]) -> dict[str, str]:
+    """The requested traits that are CPU features, trait -> feature name, sorted."""
+    return {trait: CPU_FEATURES[trait] for trait in sorted(requested) if trait in CPU_FEATURES}
+
+
+def tpm_traits(requested: Iterable[str]) -> list[str]:
+    """The requested traits that ask for a TPM, sorted."""
+    return sorted(t for t in requested
+                  if t in TPM_VERSIONS or t in TPM_MODELS or t in TPM_SECRET_SECURITY)
+
+
+def firmware_traits(requested: Iterable[str]) -> dict[str, str]:
+    """The requested firmware traits, trait -> firmware type, sorted."""
+    return {trait: FIRMWARE[trait] for trait in sorted(requested) if trait in FIRMWARE}
