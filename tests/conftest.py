@@ -32,6 +32,8 @@ _skipped_postgresql: list[str] = []
 class PlacementClient:
     """A requests session speaking to one placement server, as admin at 'latest'."""
 
+    __test__ = False  # a helper, not a test class
+
     def __init__(self, url: str, token: str = "admin", version: str = "latest") -> None:
         self.url = url
         self.token = token

@@ -241,8 +241,13 @@ class PlacementClient:
         return Provider.from_json(self.request("GET", f"/resource_providers/{uuid}"))
 
     def inventories(self, uuid: str) -> dict[str, Inventory]:
+        return self.inventories_with_generation(uuid)[0]
+
+    def inventories_with_generation(self, uuid: str) -> tuple[dict[str, Inventory], int]:
+        """A provider's inventories and the generation they were read at."""
         body = self.request("GET", f"/resource_providers/{uuid}/inventories")
-        return {rc: inventory_from_json(inv) for rc, inv in body["inventories"].items()}
+        return ({rc: inventory_from_json(inv) for rc, inv in body["inventories"].items()},
+                int(body["resource_provider_generation"]))
 
     def usages(self, uuid: str) -> dict[str, int]:
         body = self.request("GET", f"/resource_providers/{uuid}/usages")

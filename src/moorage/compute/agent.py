@@ -1,0 +1,107 @@
+"""ComputeAgent: one host's resource providers in placement, kept true to its driver.
+
+On start and then every ``[DEFAULT] update_resources_interval`` seconds it asks
+its driver what the host has and can do and writes it to placement
+(provider_tree.py). When the hypervisor cannot be reached it reports nothing:
+stale but true is better than fresh and wrong, and the reason is logged and
+kept in ``status``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, field
+
+from oslo_config import cfg
+
+from moorage.compute.provider_tree import ProviderChange, ProviderTreeSync
+from moorage.placement.client import PlacementClient, PlacementError
+from moorage.virt.driver import ComputeDriver, HypervisorUnavailable
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncResult:
+    """One sync: what changed, or why nothing could be reported."""
+
+    changes: list[ProviderChange] = field(default_factory=list)
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+
+class ComputeAgent:
+    """The compute service of one host."""
+
+    def __init__(self, conf: cfg.ConfigOpts, driver: ComputeDriver,
+                 placement: PlacementClient, *, disabled: bool = False) -> None:
+        self.conf = conf
+        self.driver = driver
+        self.placement = placement
+        self.tree_sync = ProviderTreeSync(placement)
+        self._disabled = disabled
+        self._connected = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.last: SyncResult | None = None
+
+    # -- state -------------------------------------------------------------------
+    @property
+    def disabled(self) -> bool:
+        return self._disabled
+
+    def set_disabled(self, disabled: bool) -> SyncResult:
+        """Disable (or enable) the service: COMPUTE_STATUS_DISABLED follows at once."""
+        self._disabled = disabled
+        return self.sync()
+
+    # -- syncing -----------------------------------------------------------------
+    def connect(self) -> None:
+        """init_host once; HypervisorUnavailable propagates (and is retried next sync)."""
+        if not self._connected:
+            self.driver.init_host()
+            self._connected = True
+
+    def sync(self) -> SyncResult:
+        """Write every node's providers to placement, now."""
+        with self._lock:
+            result = self._sync()
+            self.last = result
+            return result
+
+    def _sync(self) -> SyncResult:
+        try:
+            self.connect()
+            nodes = {node: (self.driver.provider_tree(node), self.driver.trait_reports(node))
+                     for node in self.driver.nodes()}
+        except HypervisorUnavailable as exc:
+            LOG.error("%s hypervisor unavailable, reporting nothing: %s", self.driver.name, exc)
+            self._connected = False
+            return SyncResult(problem=f"hypervisor unavailable: {exc}")
+        result = SyncResult()
+        for node, (tree, reports) in nodes.items():
+            try:
+                result.changes.extend(
+                    self.tree_sync.sync(tree, reports, disabled=self._disabled))
+            except PlacementError as exc:
+                LOG.error("node %s: placement sync failed: %s", node, exc)
+                result.problem = f"placement: {exc}"
+        for change in result.changes:
+            LOG.info("%s", change.summary())
+        return result
+
+    # -- running ---------------------------------------------------------------------
+    def run(self) -> None:
+        """Sync now and then periodically, until ``stop()``."""
+        interval = self.conf.update_resources_interval
+        while True:
+            self.sync()
+            if self._stop.wait(interval):
+                return
+
+    def stop(self) -> None:
+        self._stop.set()
