@@ -12,9 +12,7 @@ Order of the stages, and why:
 
 from __future__ import annotations
 
-import http
 import logging
-import re
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -26,7 +24,6 @@ from moorage.placement import auth, microversion
 from moorage.placement.http import (
     BadRequest,
     Conflict,
-    Handler,
     HTTPError,
     InternalServerError,
     MethodNotAllowed,
@@ -39,37 +36,13 @@ from moorage.placement.http import (
 from moorage.placement.routes import ROUTES
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import errors as storage_errors
+from moorage.web import STATUS_LINES, Router
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.placement.requests")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
-_STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
-
-
-class Router:
-    """Matches a path against the route table: (handlers by method, path parameters)."""
-
-    def __init__(self, routes: dict[str, dict[str, Handler]]) -> None:
-        self._static: dict[str, dict[str, Handler]] = {}
-        self._patterns: list[tuple[re.Pattern[str], dict[str, Handler]]] = []
-        for template, methods in routes.items():
-            if "{" not in template:
-                self._static[template] = methods
-                continue
-            regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
-            self._patterns.append((re.compile(f"^{regex}$"), methods))
-
-    def match(self, path: str) -> tuple[dict[str, Handler], dict[str, str]] | None:
-        methods = self._static.get(path)
-        if methods is not None:
-            return methods, {}
-        for pattern, methods in self._patterns:
-            found = pattern.match(path)
-            if found:
-                return methods, found.groupdict()
-        return None
 
 
 def _check_body_headers(req: Request) -> None:
@@ -149,7 +122,7 @@ def make_app(service: PlacementService) -> WSGIApp:
         if req.version_known:
             headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
             headers.append(("vary", microversion.HEADER))
-        start_response(_STATUS_LINES.get(response.status, str(response.status)), headers)
+        start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
         if REQUEST_LOG.isEnabledFor(logging.INFO):
             REQUEST_LOG.info(
                 '%s "%s %s" status: %d len: %d microversion: %s time: %.1fms',

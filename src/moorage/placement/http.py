@@ -11,10 +11,9 @@ The framework is hand-written because it sits on the hot path of every request
 from __future__ import annotations
 
 import datetime
-import email.utils
 import html
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl
 
@@ -23,11 +22,14 @@ import orjson
 
 from moorage.placement import errors
 from moorage.placement.microversion import MIN_VERSION, Version
+from moorage.web import JSON, Response, accepts_json, http_date, media_ranges, quality
+
+# Handlers import these from here, with the rest of the placement HTTP layer.
+__all__ = ["JSON", "HTTPError", "Request", "Response", "http_date", "since"]
 
 if TYPE_CHECKING:
     from moorage.placement.service import PlacementService
 
-JSON = "application/json"
 
 _TITLES = {
     400: "Bad Request",
@@ -157,56 +159,6 @@ class Credentials:
         }
 
 
-@dataclass
-class Response:
-    status: int = 200
-    body: bytes = b""
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    content_type: str | None = None
-
-
-def http_date(moment: datetime.datetime) -> str:
-    """An RFC 7231 date for last-modified headers."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.UTC)
-    return email.utils.format_datetime(moment.astimezone(datetime.UTC), usegmt=True)
-
-
-def _media_ranges(accept: str) -> list[tuple[str, float]]:
-    """The (media range, quality) pairs of an Accept header."""
-    ranges = []
-    for item in accept.split(","):
-        media, *params = (p.strip() for p in item.split(";"))
-        quality = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        if media:
-            ranges.append((media.lower(), quality))
-    return ranges
-
-
-def _quality(ranges: list[tuple[str, float]], offer: str) -> float:
-    """The quality an Accept header gives ``offer``: its most specific matching range's."""
-    kind = offer.split("/", 1)[0]
-    best: tuple[int, float] = (-1, 0.0)
-    for media, quality in ranges:
-        specificity = 2 if media == offer else 1 if media == f"{kind}/*" else (
-            0 if media == "*/*" else -1)
-        if specificity > best[0]:
-            best = (specificity, quality)
-    return best[1]
-
-
-def _accepts_json(accept: str) -> bool:
-    """True if an Accept header admits application/json with a non-zero quality."""
-    return _quality(_media_ranges(accept), JSON) > 0
-
-
 def error_media_type(environ: dict[str, Any]) -> str:
     """How to render an error: JSON, unless the client asked for HTML or plain text.
 
@@ -216,9 +168,9 @@ def error_media_type(environ: dict[str, Any]) -> str:
     accept = environ.get("HTTP_ACCEPT")
     if not accept or accept.strip() == "*/*":
         return JSON
-    ranges = _media_ranges(accept)
+    ranges = media_ranges(accept)
     offers = [(q, -i, offer) for i, offer in enumerate(("text/html", JSON))
-              if (q := _quality(ranges, offer)) > 0]
+              if (q := quality(ranges, offer)) > 0]
     return max(offers)[2] if offers else "text/plain"
 
 
@@ -275,7 +227,7 @@ class Request:
     def require_accept_json(self) -> None:
         """406 unless the client's Accept header (if any) admits JSON."""
         accept = self.environ.get("HTTP_ACCEPT")
-        if accept and not _accepts_json(accept):
+        if accept and not accepts_json(accept):
             raise NotAcceptable(f"Only {JSON} is provided")
 
     # -- query string ------------------------------------------------------
