@@ -16,16 +16,31 @@ from moorage.conf import (
     cors,
     default,
     fake_driver,
+    filter_scheduler,
     ironic,
     libvirt,
     placement,
     placement_database,
     placement_server,
+    scheduler,
     vmware,
 )
 
-_GROUPS = (default, api, compute, cors, fake_driver, ironic, libvirt, placement,
-           placement_database, placement_server, vmware)
+_GROUPS = (
+    default,
+    api,
+    compute,
+    cors,
+    fake_driver,
+    filter_scheduler,
+    ironic,
+    libvirt,
+    placement,
+    placement_database,
+    placement_server,
+    scheduler,
+    vmware,
+)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -119,6 +119,20 @@ class ImageProperties:
     # Everything else the image carries, unchanged.
     other: Mapping[str, str] = field(default_factory=dict)
 
+    def raw(self) -> dict[str, str]:
+        """The properties as an image service stores them (canonical spellings)."""
+        raw: dict[str, str] = {}
+        for name in (*_ENUMS, "hw_machine_type"):
+            value = getattr(self, name)
+            if value is not None:
+                raw[name] = str(value)
+        for name in _BOOLEANS:
+            if getattr(self, name):
+                raw[name] = "true"
+        raw.update({f"{TRAIT_PREFIX}{t}": "required" for t in sorted(self.traits_required)})
+        raw.update(self.other)
+        return raw
+
 
 def parse_properties(properties: Mapping[str, object]) -> ImageProperties:
     """Canonicalize image properties; InvalidImageProperty for a bad enum value."""

@@ -1,0 +1,36 @@
+"""How the conductor reaches compute agents: over HTTP, or in process."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from moorage.virt.driver import Guest
+
+
+class SpawnFailed(Exception):
+    """A build failed on its host. ``kind`` is the exception (UnsupportedHardware, ...);
+    ``feature`` what the host could not provide, when that is the cause."""
+
+    def __init__(self, host: str, kind: str, message: str, feature: str | None = None) -> None:
+        super().__init__(f"{host}: {kind}: {message}")
+        self.host = host
+        self.kind = kind
+        self.message = message
+        self.feature = feature
+
+
+class AgentUnreachable(Exception):
+    """The agent of a host did not answer."""
+
+
+class AgentClient(Protocol):
+    """The calls the conductor makes on a host's compute agent."""
+
+    def spawn(self, host: str, guest: Guest) -> None:
+        """Boot ``guest``; SpawnFailed (or AgentUnreachable) if it could not."""
+
+    def destroy(self, host: str, instance_uuid: str) -> None:
+        """Remove a guest; nothing if it is not there."""
+
+    def set_disabled(self, host: str, disabled: bool) -> None:
+        """Tell the agent its service is (no longer) disabled."""

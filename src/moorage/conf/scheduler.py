@@ -1,0 +1,57 @@
+"""[scheduler]: where servers go, with upstream Nova's option names."""
+
+from __future__ import annotations
+
+from oslo_config import cfg
+
+GROUP = "scheduler"
+
+OPTS = (
+    cfg.BoolOpt(
+        "query_placement_for_image_type_support",
+        default=False,
+        help="Ask placement only for hosts whose driver reads the image's disk_format "
+        "(the host must report COMPUTE_IMAGE_TYPE_<FORMAT>). Not for volume-backed "
+        "servers, whose image is never read by the host.",
+    ),
+    cfg.BoolOpt(
+        "image_metadata_prefilter",
+        default=False,
+        help="Ask placement only for hosts that report the traits the image's hw_* "
+        "properties need: hw_disk_bus and hw_cdrom_bus (COMPUTE_STORAGE_BUS_*), "
+        "hw_video_model (COMPUTE_GRAPHICS_MODEL_*), hw_vif_model "
+        "(COMPUTE_NET_VIF_MODEL_*), hw_architecture (HW_ARCH_*), "
+        "hw_emulation_architecture (COMPUTE_ARCH_*), hw_viommu_model "
+        "(COMPUTE_VIOMMU_MODEL_*).",
+    ),
+    cfg.IntOpt("max_placement_results", default=1000, min=1,
+               help="Allocation candidates asked of placement per request (its limit)."),
+    cfg.IntOpt(
+        "max_attempts",
+        default=3,
+        min=1,
+        help="Hosts a build may try: the chosen one and max_attempts - 1 alternates. A "
+        "failure on the last gives the server an ERROR with MaxRetriesExceeded.",
+    ),
+    cfg.BoolOpt(
+        "limit_tenants_to_placement_aggregate",
+        default=False,
+        help="Send a project's servers only to aggregates whose metadata names it "
+        "(filter_tenant_id*=<project>) when some do.",
+    ),
+    cfg.BoolOpt(
+        "placement_aggregate_required_for_tenants",
+        default=False,
+        help="With limit_tenants_to_placement_aggregate: a project no aggregate names "
+        "gets no host at all.",
+    ),
+    cfg.BoolOpt(
+        "enable_isolated_aggregate_filtering",
+        default=False,
+        help="Keep servers off aggregates whose metadata requires a trait "
+        "(trait:<NAME>=required) that the server's flavor and image do not require.",
+    ),
+)
+
+def register_opts(conf: cfg.ConfigOpts) -> None:
+    conf.register_opts(list(OPTS), group=GROUP)
