@@ -9,14 +9,18 @@ from moorage.virt.driver import Guest
 
 class SpawnFailed(Exception):
     """A build failed on its host. ``kind`` is the exception (UnsupportedHardware, ...);
-    ``feature`` what the host could not provide, when that is the cause."""
+    ``feature`` what the host could not provide, when that is the cause.
+    ``reschedule`` False means another host would fail the same way (a flavor and
+    image that contradict each other): the build stops instead of trying alternates."""
 
-    def __init__(self, host: str, kind: str, message: str, feature: str | None = None) -> None:
+    def __init__(self, host: str, kind: str, message: str, feature: str | None = None,
+                 reschedule: bool = True) -> None:
         super().__init__(f"{host}: {kind}: {message}")
         self.host = host
         self.kind = kind
         self.message = message
         self.feature = feature
+        self.reschedule = reschedule
 
 
 class AgentUnreachable(Exception):
