@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from moorage.placement.launcher import PlacementProcess
 from moorage.placement.storage.database import normalize_url
 
-pytest_plugins = ["tests.libvirt_fixtures"]
+pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures"]
 
 PG_ENV = "MOORAGE_TEST_POSTGRESQL_URL"
 PG_SKIP_ENV = "MOORAGE_TEST_SKIP_POSTGRESQL"

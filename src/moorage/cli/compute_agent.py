@@ -1,4 +1,4 @@
-"""``moorage compute run``: the compute agent of this host."""
+"""``moorage compute run``: the compute agent of this host, its HTTP API and heartbeat."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from cliff.command import Command
 
 from moorage.compute.agent import ComputeAgent
+from moorage.compute.launcher import start_agent
 from moorage.conf import load_config
 from moorage.placement.client import PlacementClient
 from moorage.virt.loader import driver_name, load_driver
@@ -20,7 +21,8 @@ LOG = logging.getLogger(__name__)
 
 
 class Run(Command):
-    """Run the compute agent: keep this host's providers and traits in placement."""
+    """Run the compute agent: keep this host's providers and traits in placement, serve
+    its HTTP API (spawn, destroy, disable) and heart-beat to the compute API."""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -30,6 +32,15 @@ class Run(Command):
         parser.add_argument("--driver", help="override [DEFAULT] compute_driver")
         parser.add_argument("--placement-url", metavar="URL",
                             help="override [placement] endpoint_override")
+        parser.add_argument("--listen", metavar="ADDRESS",
+                            help="address of the agent's HTTP API (default: "
+                            "[compute_agent] listen, 127.0.0.1)")
+        parser.add_argument("--port", type=int,
+                            help="TCP port of the agent's HTTP API (default: "
+                            "[compute_agent] port, 8781; 0 for any free port)")
+        parser.add_argument("--api-url", metavar="URL",
+                            help="the compute API to register with (overrides "
+                            "[compute_agent] api_url)")
         parser.add_argument("--disabled", action="store_true",
                             help="start with the service disabled (COMPUTE_STATUS_DISABLED)")
         parser.add_argument("--once", action="store_true",
@@ -44,12 +55,18 @@ class Run(Command):
             overrides.append(("DEFAULT", "compute_driver", parsed_args.driver))
         if parsed_args.placement_url:
             overrides.append(("placement", "endpoint_override", parsed_args.placement_url))
+        if parsed_args.listen:
+            overrides.append(("compute_agent", "listen", parsed_args.listen))
+        if parsed_args.port is not None:
+            overrides.append(("compute_agent", "port", parsed_args.port))
+        if parsed_args.api_url:
+            overrides.append(("compute_agent", "api_url", parsed_args.api_url))
         conf = load_config(parsed_args.config_file, overrides)
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
         driver = load_driver(conf)
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
-        agent = ComputeAgent(conf, driver, placement, disabled=parsed_args.disabled)
         if parsed_args.once:
+            agent = ComputeAgent(conf, driver, placement, disabled=parsed_args.disabled)
             result = agent.sync()
             for change in result.changes:
                 self.app.stdout.write(change.summary() + "\n")
@@ -61,13 +78,18 @@ class Run(Command):
         def stop(signum: int, _frame: FrameType | None) -> None:
             LOG.info("signal %d: stopping the compute agent", signum)
             stopping.set()
-            agent.stop()
 
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        LOG.info("compute agent of %s (%s driver) syncing with placement at %s every %ds",
-                 conf.host, driver.name, placement.url, conf.update_resources_interval)
-        agent.run()
+        running = start_agent(conf, driver, placement, disabled=parsed_args.disabled)
+        self.app.stdout.write(
+            f"compute agent of {conf.host} ({driver.name} driver): serving {running.url}, "
+            f"syncing with placement at {placement.url} every "
+            f"{conf.update_resources_interval}s, registering with "
+            f"{conf.compute_agent.api_url or 'no compute API'}\n")
+        self.app.stdout.flush()
+        stopping.wait()
+        running.stop()
         return 0
 
 

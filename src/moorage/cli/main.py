@@ -9,14 +9,28 @@ from cliff.app import App
 from cliff.commandmanager import CommandManager
 
 import moorage
-from moorage.cli import compute, compute_agent, config, placement
+from moorage.cli import (
+    aggregate,
+    api,
+    compute,
+    compute_agent,
+    config,
+    flavor,
+    host,
+    image,
+    placement,
+    server,
+)
 
 
 class MoorageApp(App):
     def __init__(self) -> None:
         manager = CommandManager("moorage.cli")
         for name, command in {**placement.COMMANDS, **config.COMMANDS,
-                              **compute_agent.COMMANDS, **compute.COMMANDS}.items():
+                              **compute_agent.COMMANDS, **compute.COMMANDS,
+                              **flavor.COMMANDS, **image.COMMANDS, **server.COMMANDS,
+                              **host.COMMANDS, **aggregate.COMMANDS,
+                              **api.COMMANDS}.items():
             manager.add_command(name, command)
         super().__init__(
             description="Moorage: places instances on the hosts that can really run them.",

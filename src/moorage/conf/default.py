@@ -1,4 +1,5 @@
-"""[DEFAULT]: the host a compute agent runs on, its driver, and how its capacity is offered."""
+"""[DEFAULT]: the host a compute agent runs on, its driver, how its capacity is offered,
+where the compute API listens and how the services recognise each other."""
 
 from __future__ import annotations
 
@@ -54,6 +55,30 @@ OPTS = (
         "instances_path",
         default="/var/lib/moorage/instances",
         help="Where guests' disks live; DISK_GB is the size of this file system.",
+    ),
+    cfg.HostAddressOpt(
+        "osapi_compute_listen",
+        default="127.0.0.1",
+        help="Address `moorage api serve` listens on. The default accepts local "
+        "clients only; use 0.0.0.0 to serve other machines.",
+    ),
+    cfg.PortOpt("osapi_compute_listen_port", default=8774,
+                help="TCP port `moorage api serve` listens on."),
+    cfg.IntOpt(
+        "service_down_time",
+        default=60,
+        min=1,
+        help="Seconds after its last heartbeat at which a compute service counts as "
+        "down (the scheduler then skips its host).",
+    ),
+    cfg.IntOpt("report_interval", default=10, min=1,
+               help="Seconds between two heartbeats of a compute agent to the compute API."),
+    cfg.StrOpt(
+        "service_token",
+        secret=True,
+        help="Shared secret the compute API and the compute agents send each other in "
+        "X-Service-Token on their internal routes. Unset: those routes are open "
+        "(DEVELOPMENT MODE, logged as a warning at start); set it in production.",
     ),
 )
 

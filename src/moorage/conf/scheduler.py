@@ -51,6 +51,13 @@ OPTS = (
         help="Keep servers off aggregates whose metadata requires a trait "
         "(trait:<NAME>=required) that the server's flavor and image do not require.",
     ),
+    cfg.BoolOpt(
+        "query_placement_for_availability_zone",
+        default=True,
+        help="Ask placement only for hosts in the aggregates of the requested "
+        "availability zone (member_of), instead of leaving the zone to the "
+        "AvailabilityZoneFilter host filter.",
+    ),
 )
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

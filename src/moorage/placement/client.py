@@ -31,6 +31,9 @@ DEFAULT_URL = "http://127.0.0.1:8778"
 # "admin" is an administrator. A keystone-protected service needs a real token.
 DEFAULT_TOKEN = "admin"
 MICROVERSION = "latest"
+# Claims pin 1.38: consumer generations (1.28) and consumer types (1.38), as nova.
+CLAIM_MICROVERSION = "1.38"
+CONSUMER_TYPE_INSTANCE = "INSTANCE"
 # Worker threads (and keep-alive connections) for per-provider reads.
 CONCURRENCY = 16
 # From this many providers on, reading traits one trait at a time may take fewer calls.
@@ -184,13 +187,18 @@ class PlacementClient:
         *,
         params: Sequence[tuple[str, str]] = (),
         json: Any = None,
+        microversion: str | None = None,
     ) -> Any:
-        """Send one request; the decoded JSON body (None when empty), or PlacementError."""
+        """Send one request; the decoded JSON body (None when empty), or PlacementError.
+
+        ``microversion`` pins the request to one version (the latest by default)."""
         url = self.url + path + (("&" if "?" in path else "?") + urlencode(params)
                                  if params else "")
         body = None if json is None else orjson.dumps(json)
         headers = self._headers if body is None else {
             **self._headers, "content-type": "application/json"}
+        if microversion is not None:
+            headers = {**headers, "openstack-api-version": f"placement {microversion}"}
         try:
             response = self._pool.request(method, url, body=body, headers=headers)
         except urllib3.exceptions.NewConnectionError as exc:
@@ -258,6 +266,17 @@ class PlacementClient:
 
     def aggregates(self, uuid: str) -> list[str]:
         return sorted(self.request("GET", f"/resource_providers/{uuid}/aggregates")["aggregates"])
+
+    def aggregates_with_generation(self, uuid: str) -> tuple[set[str], int]:
+        """A provider's aggregates and the generation they were read at."""
+        body = self.request("GET", f"/resource_providers/{uuid}/aggregates")
+        return set(body["aggregates"]), int(body["resource_provider_generation"])
+
+    def set_aggregates(self, uuid: str, generation: int, aggregates: Iterable[str]) -> int:
+        """Replace a provider's aggregates; the new generation. 409 if ``generation`` moved."""
+        body = self.request("PUT", f"/resource_providers/{uuid}/aggregates", json={
+            "resource_provider_generation": generation, "aggregates": sorted(aggregates)})
+        return int(body["resource_provider_generation"])
 
     def detail(
         self,
@@ -374,6 +393,12 @@ class PlacementClient:
         params = query.params()
         if limit is not None:
             params.append(("limit", str(limit)))
+        return self.allocation_candidates_for(params)
+
+    def allocation_candidates_for(self, params: Sequence[tuple[str, str]]) -> Candidates:
+        """GET /allocation_candidates with query parameters already rendered: the
+        scheduler's requests use granular groups, root_required and group_policy,
+        which ``ProviderQuery`` does not express."""
         body = self.request("GET", "/allocation_candidates", params=params)
         requests_ = [
             {
@@ -396,6 +421,76 @@ class PlacementClient:
             for uuid, summary in body["provider_summaries"].items()
         }
         return Candidates(requests_, summaries)
+
+    # -- allocations (the scheduler's claims) ----------------------------------------
+    def allocations(self, consumer_uuid: str
+                    ) -> tuple[dict[str, dict[str, int]], int | None]:
+        """What a consumer holds ({provider: {class: amount}}) and its generation
+        (None when the consumer holds nothing: a new consumer)."""
+        body = self.request("GET", f"/allocations/{consumer_uuid}",
+                            microversion=CLAIM_MICROVERSION)
+        held = {rp: {rc: int(n) for rc, n in alloc["resources"].items()}
+                for rp, alloc in body["allocations"].items()}
+        generation = body.get("consumer_generation")
+        return held, (int(generation) if held and generation is not None else None)
+
+    def claim(self, consumer_uuid: str, allocation_request: Mapping[str, Mapping[str, int]],
+              project_id: str, user_id: str, consumer_generation: int | None) -> bool:
+        """Replace what an instance holds with ``allocation_request`` (PUT
+        /allocations/{consumer} at 1.38). False when placement refuses with 409: the
+        resources are no longer free, or the consumer's generation moved."""
+        try:
+            self.request("PUT", f"/allocations/{consumer_uuid}", microversion=CLAIM_MICROVERSION,
+                         json=_claim_body(allocation_request, project_id, user_id,
+                                          consumer_generation))
+        except PlacementError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    def delete_allocations(self, consumer_uuid: str) -> None:
+        """Remove everything a consumer holds; nothing held is fine too."""
+        try:
+            self.request("DELETE", f"/allocations/{consumer_uuid}")
+        except PlacementError as exc:
+            if exc.status != 404:
+                raise
+
+    def move_allocations(self, source_consumer: str, target_consumer: str,
+                         project_id: str, user_id: str) -> bool:
+        """Hand everything ``source_consumer`` holds to ``target_consumer`` in one
+        POST /allocations (1.38), as a migration takes over its instance's allocations.
+        False when either consumer's generation moved meanwhile (409); True also when
+        the source holds nothing (then nothing moves)."""
+        held, source_generation = self.allocations(source_consumer)
+        if not held:
+            return True
+        _, target_generation = self.allocations(target_consumer)
+        body = {
+            source_consumer: _claim_body({}, project_id, user_id, source_generation),
+            target_consumer: _claim_body(held, project_id, user_id, target_generation),
+        }
+        try:
+            self.request("POST", "/allocations", microversion=CLAIM_MICROVERSION, json=body)
+        except PlacementError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+
+def _claim_body(allocation_request: Mapping[str, Mapping[str, int]], project_id: str,
+                user_id: str, consumer_generation: int | None) -> dict[str, Any]:
+    """One consumer's claim as PUT and POST /allocations take it at 1.38."""
+    return {
+        "allocations": {rp: {"resources": dict(amounts)}
+                        for rp, amounts in allocation_request.items()},
+        "project_id": project_id,
+        "user_id": user_id,
+        "consumer_generation": consumer_generation,
+        "consumer_type": CONSUMER_TYPE_INSTANCE,
+    }
 
 
 def _connection_problem(exc: BaseException) -> str:

@@ -27,7 +27,7 @@ from moorage.model.image import Image
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import capability_reports
 from moorage.virt.report import TraitReport
-from moorage.virt.traits import IMAGE_TYPE, trait_name
+from moorage.virt.traits import GRAPHICS_MODEL, IMAGE_TYPE, STORAGE_BUS, VIF_MODEL, trait_name
 
 
 class HypervisorUnavailable(Exception):
@@ -68,25 +68,55 @@ class Guest:
     image: Image
     # Providers and amounts the claim holds, when the scheduler made one.
     allocations: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # Boots from a volume made from the image: the host never reads the image itself.
+    volume_backed: bool = False
 
     @property
     def requested_traits(self) -> frozenset[str]:
         return required_traits(self.flavor, self.image)
 
 
+# The device models an image asks for, and the trait family each belongs to: what a
+# host must not have reported unsupported for the guest to boot there.
+_DEVICE_PROPERTIES = (
+    ("hw_vif_model", VIF_MODEL),
+    ("hw_disk_bus", STORAGE_BUS),
+    ("hw_cdrom_bus", STORAGE_BUS),
+    ("hw_video_model", GRAPHICS_MODEL),
+)
+
+
+def device_model_traits(image: Image) -> dict[str, str]:
+    """{trait: "property=value"} for the device models ``image`` asks for."""
+    found = {}
+    for name, prefix in _DEVICE_PROPERTIES:
+        value = getattr(image.properties, name)
+        if value:
+            found[trait_name(prefix, value)] = f"{name}={value}"
+    return found
+
+
 def check_reported_support(guest: Guest, reports: Sequence[TraitReport]) -> None:
     """The late checks every driver can make from its own reports on the guest's node:
-    the image's disk_format is an image type reported supported, and no trait the guest
-    requires is reported unsupported. UnsupportedHardware names the first that fails."""
+    the image's disk_format is an image type reported supported (unless the guest boots
+    from a volume), no device model the image asks for (hw_vif_model, hw_disk_bus,
+    hw_cdrom_bus, hw_video_model) and no trait the guest requires is reported
+    unsupported. UnsupportedHardware names the first that fails."""
     supported = {r.trait for r in reports if r.supported}
     unsupported = {r.trait: r for r in reports if not r.supported and r.trait not in supported}
     image_type = trait_name(IMAGE_TYPE, guest.image.disk_format)
-    if image_type not in supported:
+    if image_type not in supported and not guest.volume_backed:
         why = unsupported.get(image_type)
         raise UnsupportedHardware(
             f"disk_format={guest.image.disk_format}",
             f"{image_type} is not supported on {guest.node}"
             + (f" ({why.source}: {why.detail})" if why else ""))
+    for trait, wanted in sorted(device_model_traits(guest.image).items()):
+        if trait in unsupported:
+            why = unsupported[trait]
+            raise UnsupportedHardware(
+                wanted, f"{trait} is not supported on {guest.node} "
+                f"({why.source}: {why.detail})")
     for trait in sorted(guest.requested_traits):
         if trait in unsupported:
             why = unsupported[trait]
@@ -140,3 +170,14 @@ class ComputeDriver(abc.ABC):
     def guests(self) -> list[str]:
         """Uuids of the guests this driver runs."""
         return []
+
+    def supported_instances(self) -> list[tuple[str, str, str]]:
+        """(architecture, hypervisor type, VM mode) triples of the guests this host runs,
+        as upstream's compute nodes report them (ImagePropertiesFilter reads them).
+        Empty when the driver does not know."""
+        return []
+
+    def hypervisor_version(self) -> int | None:
+        """The hypervisor's version as upstream encodes it (major * 1,000,000 +
+        minor * 1,000 + micro); None when unknown."""
+        return None

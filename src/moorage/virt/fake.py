@@ -218,6 +218,13 @@ class FakeDriver(ComputeDriver):
         with self._lock:
             return list(self._guests)
 
+    def supported_instances(self) -> list[tuple[str, str, str]]:
+        # Upstream's fake driver: x86_64 guests of hypervisor type "fake".
+        return [("x86_64", "fake", "hvm")]
+
+    def hypervisor_version(self) -> int | None:
+        return 1000  # "1.0", upstream's fake driver's
+
     def guest(self, instance_uuid: str) -> Guest:
         """The guest as it was spawned (KeyError if it does not run here)."""
         with self._lock:

@@ -192,6 +192,18 @@ class IronicDriver(ComputeDriver):
             except IronicConflict as exc:  # taken or put in maintenance meanwhile
                 raise UnsupportedHardware("provision_state", str(exc)) from None
 
+    def supported_instances(self) -> list[tuple[str, str, str]]:
+        """Upstream's: ("<cpu_arch>", "baremetal", "hvm") of every node whose record
+        has a cpu_arch property, here over all the nodes of this service."""
+        with reaching(IRONIC):
+            arches = {str(n.properties["cpu_arch"])
+                      for n in self.simulator.list_nodes(self.conductor_group)
+                      if n.properties.get("cpu_arch")}
+        return [(arch, "baremetal", "hvm") for arch in sorted(arches)]
+
+    def hypervisor_version(self) -> int | None:
+        return 1  # upstream's ironic driver reports 1
+
     def destroy(self, instance_uuid: str) -> None:
         with reaching(IRONIC):
             record = self.simulator.node_by_instance(instance_uuid)

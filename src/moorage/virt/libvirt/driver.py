@@ -109,6 +109,24 @@ class LibvirtDriver(ComputeDriver):
     def device_reports(self, node: str) -> list[TraitReport]:
         return discovery.device_reports(self.facts)
 
+    def supported_instances(self) -> list[tuple[str, str, str]]:
+        """(arch, virt_type, vm mode) of every guest architecture the host capabilities
+        offer for ``virt_type`` and whose domain capabilities could be read; LXC
+        guests are "exe" (containers), the others "hvm"."""
+        facts = self.facts
+        mode = "exe" if facts.virt_type == "lxc" else "hvm"
+        return [(arch, facts.virt_type, mode) for arch in sorted(facts.guests or
+                                                                 [facts.host_arch])]
+
+    def hypervisor_version(self) -> int | None:
+        """QEMU's version from libvirt's getVersion (7002000 is 7.2.0); None when the
+        hypervisor is not QEMU or its version was not probed (facts from files)."""
+        version = self.facts.qemu_version
+        if version is None:
+            return None
+        major, minor, micro = version
+        return major * 1_000_000 + minor * 1_000 + micro
+
     def provider_tree(self, node: str) -> list[NodeProvider]:
         """The compute node: its CPUs and memory (libvirt's node info) and the size of
         the file system under ``[DEFAULT] instances_path``."""

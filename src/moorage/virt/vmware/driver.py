@@ -248,6 +248,11 @@ class VMwareDriver(ComputeDriver):
         with self._vcenter():
             self.simulator.destroy_vm(instance_uuid)
 
+    def supported_instances(self) -> list[tuple[str, str, str]]:
+        return [(arch, "vmware", "hvm") for arch in GUEST_ARCHITECTURES]
+
+    # hypervisor_version: the simulated vCenter has no version to tell (None).
+
     def guests(self) -> list[str]:
         with self._vcenter():
             return [vm.uuid for vm in self.simulator.list_vms()]

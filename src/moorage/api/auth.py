@@ -1,0 +1,108 @@
+"""Authentication of compute API requests, as a ``RequestContext``.
+
+``[api] auth_strategy`` chooses, as for placement:
+
+* ``noauth2`` (DEVELOPMENT ONLY): ``X-Auth-Token`` is ``user[:project]`` and is
+  trusted as is; the token ``admin`` is an administrator (``X-Roles`` overrides).
+* ``keystone``: keystonemiddleware validates the token in front of the application
+  and sets ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``, which are read here.
+
+The internal routes agents call (``/internal/...``) are not user routes: they are
+checked against ``[DEFAULT] service_token`` instead (see ``check_service_token``).
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Callable
+from typing import Any
+
+from oslo_config import cfg
+
+from moorage.api.context import ANONYMOUS, RequestContext
+from moorage.api.errors import Unauthorized
+from moorage.api.http import ApiRequest
+
+NOAUTH2 = "noauth2"
+KEYSTONE = "keystone"
+INTERNAL_PREFIX = "/internal/"
+SERVICE_TOKEN_HEADER = "X-Service-Token"
+# Anyone may read these: the version documents and the OpenAPI document.
+PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"})
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(r.strip() for r in value.split(",") if r.strip()) if value else ()
+
+
+def noauth2_context(req: ApiRequest) -> RequestContext:
+    token = req.header("X-Auth-Token")
+    if not token:
+        raise Unauthorized("Authentication required: send X-Auth-Token (noauth2 "
+                           "development mode: 'admin', or 'user:project').")
+    user_id, _, project_id = token.partition(":")
+    roles_header = req.header("X-Roles")
+    if roles_header is not None:
+        roles = _split(roles_header)
+    else:
+        roles = ("admin",) if user_id == "admin" else ("member", "reader")
+    return RequestContext(user_id=user_id, project_id=req.header("X-Project-Id")
+                          or project_id or user_id, roles=roles)
+
+
+def keystone_context(req: ApiRequest) -> RequestContext:
+    user_id = req.header("X-User-Id") or req.header("X-User")
+    if user_id is None:
+        raise Unauthorized("Authentication required.")
+    return RequestContext(user_id=user_id,
+                          project_id=req.header("X-Project-Id") or req.header("X-Tenant-Id"),
+                          roles=_split(req.header("X-Roles")))
+
+
+def check_service_token(req: ApiRequest) -> RequestContext:
+    """The internal routes: the service token when one is configured (401 otherwise);
+    open when none is (development mode, warned about at start)."""
+    expected = req.state.service_token
+    if expected is not None:
+        given = req.header(SERVICE_TOKEN_HEADER) or ""
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            raise Unauthorized(f"The internal routes need a valid {SERVICE_TOKEN_HEADER} "
+                               "header ([DEFAULT] service_token).")
+    return RequestContext(user_id="moorage-compute", project_id=None, roles=("service",))
+
+
+def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext]:
+    """The function that turns a request into a context for this configuration."""
+    inner = noauth2_context if conf.api.auth_strategy == NOAUTH2 else keystone_context
+
+    def authenticate(req: ApiRequest) -> RequestContext:
+        if req.path.startswith(INTERNAL_PREFIX):
+            return check_service_token(req)
+        if req.path in PUBLIC_PATHS:
+            return ANONYMOUS
+        return inner(req)
+
+    return authenticate
+
+
+def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
+    """keystonemiddleware's auth_token in front of the user routes (keystone strategy)."""
+    try:
+        from keystonemiddleware import auth_token
+    except ImportError:
+        raise SystemExit(
+            "[api] auth_strategy = keystone needs keystonemiddleware "
+            "(pip install keystonemiddleware) and a [keystone_authtoken] section; "
+            "for development only, use auth_strategy = noauth2"
+        ) from None
+    protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        path = environ.get("PATH_INFO", "")
+        if path in PUBLIC_PATHS or path.startswith(INTERNAL_PREFIX):
+            return app(environ, start_response)
+        return protected(environ, start_response)
+
+    return application

@@ -1,0 +1,325 @@
+"""A typed client of the compute API, for the ``moorage flavor|image|server|host|aggregate``
+commands.
+
+It speaks nova's shapes under ``/v2.1`` and stays thin: each method is one request
+and returns the API's own record (a JSON object), so the commands show what the
+service said. Every failure becomes a ``ComputeApiError`` whose message is one line
+an operator can act on: "compute API at URL is not reachable: connection refused",
+or the API's own message from its nova-style error body
+(``{"itemNotFound": {"code": 404, "message": ...}}``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import orjson
+import urllib3
+
+from moorage.placement.client import _connection_problem
+
+URL_ENV = "MOORAGE_COMPUTE_URL"
+TOKEN_ENV = "MOORAGE_TOKEN"
+DEFAULT_URL = "http://127.0.0.1:8774"
+# As for placement: the development noauth2 mode reads the token as "user[:project]",
+# and "admin" is an administrator.
+DEFAULT_TOKEN = "admin"
+API_PREFIX = "/v2.1"
+
+Json = dict[str, Any]
+
+
+class ComputeApiError(Exception):
+    """A request failed; ``str()`` is one line saying what went wrong."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+
+def _segment(value: str | int) -> str:
+    """One path segment, escaped (names and ids come from the command line)."""
+    return quote(str(value), safe=":@")
+
+
+class ComputeApiClient:
+    """Talks to one compute API as one token."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, *,
+                 timeout: float = 60.0) -> None:
+        self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
+        self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
+        self.timeout = timeout
+        self._pool = urllib3.PoolManager(
+            maxsize=4, retries=False, timeout=urllib3.Timeout(total=timeout))
+        self._headers = {"x-auth-token": self.token, "accept": "application/json"}
+
+    # -- transport ------------------------------------------------------------
+    def request(self, method: str, path: str, *,
+                params: Sequence[tuple[str, str]] = (), json: Any = None) -> Any:
+        """Send one request to ``/v2.1`` + ``path``; the decoded JSON body (None when
+        empty), or ComputeApiError."""
+        url = self.url + API_PREFIX + path + ("?" + urlencode(params) if params else "")
+        body = None if json is None else orjson.dumps(json)
+        headers = self._headers if body is None else {
+            **self._headers, "content-type": "application/json"}
+        try:
+            response = self._pool.request(method, url, body=body, headers=headers)
+        except urllib3.exceptions.NewConnectionError as exc:
+            raise ComputeApiError(
+                f"compute API at {self.url} is not reachable: {_connection_problem(exc)}"
+            ) from None
+        except urllib3.exceptions.TimeoutError:
+            raise ComputeApiError(
+                f"compute API at {self.url} did not answer {method} {path} "
+                f"within {self.timeout:g}s"
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ComputeApiError(
+                f"compute API at {self.url}: {method} {path} failed: "
+                f"{_connection_problem(exc)}"
+            ) from None
+        if response.status >= 400:
+            raise ComputeApiError(
+                f"{method} {path}: {response.status} {response.reason}: "
+                f"{error_message(response.data)}",
+                status=response.status,
+            )
+        if not response.data:
+            return None
+        try:
+            return orjson.loads(response.data)
+        except orjson.JSONDecodeError:
+            raise ComputeApiError(
+                f"{method} {path}: {self.url} answered {response.status} with a body "
+                "that is not JSON; is it a Moorage compute API?"
+            ) from None
+
+    def _get(self, path: str, key: str, params: Sequence[tuple[str, str]] = ()) -> Any:
+        body = self.request("GET", path, params=params)
+        try:
+            return body[key]
+        except (KeyError, TypeError):
+            raise ComputeApiError(
+                f"GET {path}: the answer has no {key!r}; is {self.url} a Moorage "
+                "compute API?") from None
+
+    def _object(self, method: str, path: str, json: Any = None) -> Json:
+        """A request whose answer is one JSON object."""
+        body = self.request(method, path, json=json)
+        if not isinstance(body, dict):
+            raise ComputeApiError(
+                f"{method} {path}: the answer is not a JSON object; is {self.url} a "
+                "Moorage compute API?")
+        return body
+
+    # -- flavors ------------------------------------------------------------------
+    def flavors(self) -> list[Json]:
+        return list(self._get("/flavors/detail", "flavors"))
+
+    def flavor(self, flavor_id: str) -> Json:
+        return dict(self._get(f"/flavors/{_segment(flavor_id)}", "flavor"))
+
+    def create_flavor(self, name: str, ram: int, vcpus: int, disk: int, *,
+                      flavor_id: str | None = None, ephemeral: int | None = None,
+                      swap: int | None = None,
+                      extra_specs: Mapping[str, str] | None = None) -> Json:
+        """Create a flavor; Moorage's API also takes its extra specs in the same request
+        (validated with it: a refused spec leaves no flavor behind)."""
+        body: Json = {"name": name, "ram": ram, "vcpus": vcpus, "disk": disk}
+        if flavor_id is not None:
+            body["id"] = flavor_id
+        if ephemeral is not None:
+            body["OS-FLV-EXT-DATA:ephemeral"] = ephemeral
+        if swap is not None:
+            body["swap"] = swap
+        if extra_specs:
+            body["extra_specs"] = dict(extra_specs)
+        return dict(self.request("POST", "/flavors", json={"flavor": body})["flavor"])
+
+    def delete_flavor(self, flavor_id: str) -> None:
+        self.request("DELETE", f"/flavors/{_segment(flavor_id)}")
+
+    def extra_specs(self, flavor_id: str) -> dict[str, str]:
+        return dict(self._get(f"/flavors/{_segment(flavor_id)}/os-extra_specs",
+                              "extra_specs"))
+
+    def set_extra_specs(self, flavor_id: str, specs: Mapping[str, str]) -> dict[str, str]:
+        body = self.request("POST", f"/flavors/{_segment(flavor_id)}/os-extra_specs",
+                            json={"extra_specs": dict(specs)})
+        return dict(body["extra_specs"])
+
+    def delete_extra_spec(self, flavor_id: str, key: str) -> None:
+        self.request("DELETE",
+                     f"/flavors/{_segment(flavor_id)}/os-extra_specs/{_segment(key)}")
+
+    # -- images -------------------------------------------------------------------
+    # Images have glance v2's flat shape: a request or answer is the image itself,
+    # not wrapped in {"image": ...}.
+    def images(self) -> list[Json]:
+        return list(self._get("/images", "images"))
+
+    def image(self, image_id: str) -> Json:
+        return self._object("GET", f"/images/{_segment(image_id)}")
+
+    def create_image(self, name: str, *, disk_format: str | None = None,
+                     container_format: str | None = None,
+                     properties: Mapping[str, str] | None = None,
+                     min_disk: int | None = None, min_ram: int | None = None,
+                     visibility: str | None = None, image_id: str | None = None) -> Json:
+        body: Json = {"name": name}
+        optional = {"id": image_id, "disk_format": disk_format,
+                    "container_format": container_format, "min_disk": min_disk,
+                    "min_ram": min_ram, "visibility": visibility}
+        body.update({k: v for k, v in optional.items() if v is not None})
+        if properties:
+            body["properties"] = dict(properties)
+        return self._object("POST", "/images", body)
+
+    def update_image(self, image_id: str, changes: Mapping[str, Any]) -> Json:
+        """Change an image with a JSON merge patch of its attributes (name,
+        disk_format, ...) and ``properties``, where a property set to None is removed."""
+        return self._object("PATCH", f"/images/{_segment(image_id)}", dict(changes))
+
+    def delete_image(self, image_id: str) -> None:
+        self.request("DELETE", f"/images/{_segment(image_id)}")
+
+    # -- servers ------------------------------------------------------------------
+    def servers(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
+        return list(self._get("/servers/detail", "servers", params))
+
+    def server(self, server_id: str) -> Json:
+        return dict(self._get(f"/servers/{_segment(server_id)}", "server"))
+
+    def create_server(self, name: str, flavor_ref: str, image_ref: str, *,
+                      availability_zone: str | None = None,
+                      boot_volume_size: int | None = None,
+                      host: str | None = None) -> Json:
+        """Ask for a server; boot_volume_size (GB) boots it from a new volume made
+        from the image, as nova's block_device_mapping_v2 does."""
+        body: Json = {"name": name, "flavorRef": flavor_ref}
+        if boot_volume_size is None:
+            body["imageRef"] = image_ref
+        else:
+            body["imageRef"] = ""
+            body["block_device_mapping_v2"] = [{
+                "boot_index": 0, "source_type": "image", "destination_type": "volume",
+                "uuid": image_ref, "volume_size": boot_volume_size,
+                "delete_on_termination": True,
+            }]
+        if availability_zone is not None:
+            body["availability_zone"] = availability_zone
+        if host is not None:
+            body["host"] = host
+        return dict(self.request("POST", "/servers", json={"server": body})["server"])
+
+    def delete_server(self, server_id: str) -> None:
+        self.request("DELETE", f"/servers/{_segment(server_id)}")
+
+    def server_action(self, server_id: str, action: str, argument: Any = None) -> Any:
+        """POST /servers/{id}/action {action: argument}; the body, if any."""
+        return self.request("POST", f"/servers/{_segment(server_id)}/action",
+                            json={action: argument})
+
+    def rebuild_server(self, server_id: str, image_ref: str) -> Any:
+        return self.server_action(server_id, "rebuild", {"imageRef": image_ref})
+
+    def resize_server(self, server_id: str, flavor_ref: str) -> Any:
+        return self.server_action(server_id, "resize", {"flavorRef": flavor_ref})
+
+    def confirm_resize(self, server_id: str) -> Any:
+        return self.server_action(server_id, "confirmResize")
+
+    def revert_resize(self, server_id: str) -> Any:
+        return self.server_action(server_id, "revertResize")
+
+    def migrate_server(self, server_id: str, host: str | None = None) -> Any:
+        return self.server_action(server_id, "migrate",
+                                  None if host is None else {"host": host})
+
+    def evacuate_server(self, server_id: str, host: str | None = None) -> Any:
+        return self.server_action(server_id, "evacuate",
+                                  {} if host is None else {"host": host})
+
+    def migrations(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
+        return list(self._get("/os-migrations", "migrations", params))
+
+    # -- services and hypervisors -------------------------------------------------------
+    def services(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
+        return list(self._get("/os-services", "services", params))
+
+    def update_service(self, service_id: str | int, changes: Mapping[str, Any]) -> Json:
+        body = self.request("PUT", f"/os-services/{_segment(service_id)}",
+                            json=dict(changes))
+        return dict(body["service"])
+
+    def hypervisors(self) -> list[Json]:
+        return list(self._get("/os-hypervisors/detail", "hypervisors"))
+
+    # -- aggregates ------------------------------------------------------------------
+    def aggregates(self) -> list[Json]:
+        return list(self._get("/os-aggregates", "aggregates"))
+
+    def aggregate(self, aggregate_id: str | int) -> Json:
+        return dict(self._get(f"/os-aggregates/{_segment(aggregate_id)}", "aggregate"))
+
+    def create_aggregate(self, name: str, availability_zone: str | None = None) -> Json:
+        body: Json = {"name": name}
+        if availability_zone is not None:
+            body["availability_zone"] = availability_zone
+        return dict(self.request("POST", "/os-aggregates",
+                                 json={"aggregate": body})["aggregate"])
+
+    def update_aggregate(self, aggregate_id: str | int, changes: Mapping[str, Any]) -> Json:
+        body = self.request("PUT", f"/os-aggregates/{_segment(aggregate_id)}",
+                            json={"aggregate": dict(changes)})
+        return dict(body["aggregate"])
+
+    def delete_aggregate(self, aggregate_id: str | int) -> None:
+        self.request("DELETE", f"/os-aggregates/{_segment(aggregate_id)}")
+
+    def aggregate_action(self, aggregate_id: str | int, action: str, argument: Any) -> Json:
+        body = self.request("POST", f"/os-aggregates/{_segment(aggregate_id)}/action",
+                            json={action: argument})
+        return dict(body["aggregate"])
+
+    def add_host(self, aggregate_id: str | int, host: str) -> Json:
+        return self.aggregate_action(aggregate_id, "add_host", {"host": host})
+
+    def remove_host(self, aggregate_id: str | int, host: str) -> Json:
+        return self.aggregate_action(aggregate_id, "remove_host", {"host": host})
+
+    def set_aggregate_metadata(self, aggregate_id: str | int,
+                               metadata: Mapping[str, str | None]) -> Json:
+        """Set metadata keys; a key set to None is removed (nova's semantics)."""
+        return self.aggregate_action(aggregate_id, "set_metadata",
+                                     {"metadata": dict(metadata)})
+
+
+def error_message(body: bytes) -> str:
+    """The API's error message on one line. Nova's body is
+    ``{"itemNotFound": {"code": 404, "message": "..."}}``; other shapes (a proxy's
+    page, placement-style ``{"errors": [...]}``) give what they can."""
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        data = None
+    message = ""
+    if isinstance(data, dict):
+        for value in data.values():
+            if isinstance(value, dict) and value.get("message"):
+                message = str(value["message"])
+                break
+            if isinstance(value, list) and value and isinstance(value[0], dict):
+                message = str(value[0].get("detail") or value[0].get("title") or "")
+                break
+    if not message and data is None:
+        message = body[:200].decode(errors="replace")
+    return " ".join(message.split()) or "(no detail)"

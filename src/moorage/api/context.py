@@ -1,0 +1,34 @@
+"""Who is calling the compute API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RequestContext:
+    """The caller's identity, as authentication established it."""
+
+    user_id: str | None
+    project_id: str | None
+    roles: tuple[str, ...] = ()
+
+    @property
+    def is_admin(self) -> bool:
+        return "admin" in self.roles
+
+    def policy_values(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "project_id": self.project_id,
+            "roles": list(self.roles),
+            "is_admin": self.is_admin,
+            "system_scope": None,
+            "domain_id": None,
+            "user_domain_id": None,
+            "project_domain_id": None,
+        }
+
+
+ANONYMOUS = RequestContext(None, None, ())

@@ -1,0 +1,188 @@
+"""Images as metadata, in a glance v2-like shape under the compute API (``/v2.1/images``).
+
+    POST  /v2.1/images       {"name", "disk_format", "container_format", "min_disk",
+                              "min_ram", "visibility", "id"?, "properties": {...}}
+    GET   /v2.1/images       {"images": [image, ...]}
+    GET   /v2.1/images/{id}  image
+    PATCH /v2.1/images/{id}  a JSON merge patch of the same fields; in "properties",
+                             a null value removes the property
+    DELETE /v2.1/images/{id}
+
+An image is shown flat, as glance shows it: its fields, ``properties`` (canonical
+spellings), ``owner``, ``status`` ("active": there are no bytes to wait for).
+Properties are validated when written: ``hw_*`` enums with upstream's aliases,
+``trait:NAME`` = required with NAME an os-traits name or CUSTOM_*; a bad one is a 400
+naming the property and the allowed values, and nothing is stored.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from dataclasses import replace
+from typing import Any
+
+from moorage.api.errors import BadRequest, Conflict, NotFound
+from moorage.api.extra_specs import is_valid_trait_name
+from moorage.api.handlers.common import integer, only_keys, string
+from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.storage import images as store
+from moorage.api.storage.images import VISIBILITIES, ImageRecord
+from moorage.model.image import TRAIT_PREFIX, Image, InvalidImageProperty
+from moorage.web import Response
+
+_FIELDS = {"id", "name", "disk_format", "container_format", "min_disk", "min_ram",
+           "visibility", "properties"}
+_MUTABLE = _FIELDS - {"id"}
+
+
+def _view(req: ApiRequest, record: ImageRecord) -> dict[str, Any]:
+    image = record.image
+    return {
+        "id": image.id,
+        "name": image.name,
+        "status": "active",
+        "disk_format": image.disk_format,
+        "container_format": image.container_format,
+        "min_disk": image.min_disk_gb,
+        "min_ram": image.min_ram_mb,
+        "visibility": record.visibility,
+        "owner": record.owner,
+        "properties": image.properties.raw(),
+        "created_at": record.created_at.isoformat() + "Z" if record.created_at else None,
+        "updated_at": record.updated_at.isoformat() + "Z" if record.updated_at else None,
+        "self": f"/v2.1/images/{image.id}",
+        "links": req.link("images", image.id),
+    }
+
+
+def _properties(value: object) -> dict[str, str]:
+    """Properties as strings; trait:NAME must be a trait name with the value required."""
+    if not isinstance(value, dict):
+        raise BadRequest("Invalid input for field 'properties': must be an object of "
+                         "strings.")
+    properties: dict[str, str] = {}
+    for name, raw in value.items():
+        if isinstance(raw, bool):
+            raw = "true" if raw else "false"
+        if not isinstance(raw, str | int | float):
+            raise BadRequest(f"Invalid image property {name}: {raw!r} is not a string.")
+        text = str(raw)
+        if name.startswith(TRAIT_PREFIX):
+            trait = name[len(TRAIT_PREFIX):]
+            if not is_valid_trait_name(trait):
+                raise BadRequest(f"Invalid image property {name}: {trait!r} is not a trait; "
+                                 "allowed: an os-traits name or CUSTOM_ followed by A-Z, "
+                                 "0-9 and _.")
+            if text != "required":
+                raise BadRequest(f"Invalid image property {name}: {text!r} is not valid; "
+                                 "allowed: required.")
+        properties[name] = text
+    return properties
+
+
+def _build(body: dict[str, Any], image_id: str) -> Image:
+    """An image from request fields, validated (disk and container formats, properties)."""
+    name = string(body, "name", required=True)
+    assert name is not None
+    try:
+        return Image.create(
+            image_id, name, str(body.get("disk_format") or "qcow2"),
+            str(body.get("container_format") or "bare"),
+            _properties(body.get("properties") or {}),
+            min_disk_gb=integer(body, "min_disk", default=0),
+            min_ram_mb=integer(body, "min_ram", default=0))
+    except InvalidImageProperty as exc:
+        raise BadRequest(f"Invalid image property {exc}") from None
+
+
+def _visibility(req: ApiRequest, value: object) -> str:
+    if value not in VISIBILITIES:
+        raise BadRequest(f"Invalid input for field 'visibility': {value!r}; allowed: "
+                         f"{', '.join(VISIBILITIES)}.")
+    if value == "public":
+        req.authorize("publicize_image")
+    return str(value)
+
+
+def _load_visible(req: ApiRequest) -> ImageRecord:
+    image_id = req.params["image_id"]
+    with req.state.database.reader() as conn:
+        record = store.load_image_record(conn, image_id)
+    if not record.visible_to(req.context.project_id, req.context.is_admin):
+        raise NotFound(f"Image {image_id} could not be found.")
+    return record
+
+
+def create_image(req: ApiRequest) -> Response:
+    """Register an image's metadata (no bytes). Public images are the admin's."""
+    req.authorize("add_image")
+    body = req.json_object()
+    only_keys(body, _FIELDS, "an image")
+    image_id = string(body, "id", max_length=36) or str(uuidlib.uuid4())
+    image = _build(body, image_id)
+    default_visibility = "public" if req.context.is_admin else "private"
+    visibility = _visibility(req, body.get("visibility", default_visibility))
+    record = ImageRecord(image=image, owner=req.context.project_id, visibility=visibility)
+    with req.state.database.writer() as writer:
+        if store.exists(writer.conn, image_id):
+            raise Conflict(f"Image with ID {image_id} already exists.")
+        record = store.create_image(writer.conn, record)
+    return json_response(_view(req, record), status=201,
+                         headers=[("location", req.url_for(f"/v2.1/images/{image_id}"))])
+
+
+def list_images(req: ApiRequest) -> Response:
+    """List the images the caller may see."""
+    req.authorize("get_images")
+    with req.state.database.reader() as conn:
+        records = store.list_images(conn)
+    visible = [r for r in records if r.visible_to(req.context.project_id, req.context.is_admin)]
+    return json_response({"images": [_view(req, r) for r in visible]})
+
+
+def show_image(req: ApiRequest) -> Response:
+    """Show an image."""
+    req.authorize("get_image")
+    return json_response(_view(req, _load_visible(req)))
+
+
+def update_image(req: ApiRequest) -> Response:
+    """Change an image with a JSON merge patch; properties set to null are removed."""
+    record = _load_visible(req)
+    req.authorize("modify_image", {"project_id": record.owner})
+    patch = req.json_object()
+    only_keys(patch, _MUTABLE, "an image update")
+    image = record.image
+    properties: dict[str, Any] = image.properties.raw()
+    changes = patch.get("properties")
+    if changes is not None:
+        if not isinstance(changes, dict):
+            raise BadRequest("Invalid input for field 'properties': must be an object.")
+        for name, value in changes.items():
+            if value is None:
+                properties.pop(name, None)
+            else:
+                properties[name] = value
+    merged = {
+        "name": patch.get("name", image.name),
+        "disk_format": patch.get("disk_format", image.disk_format),
+        "container_format": patch.get("container_format", image.container_format),
+        "min_disk": patch.get("min_disk", image.min_disk_gb),
+        "min_ram": patch.get("min_ram", image.min_ram_mb),
+        "properties": properties,
+    }
+    updated = replace(record, image=_build(merged, image.id))
+    if "visibility" in patch and patch["visibility"] != record.visibility:
+        updated = replace(updated, visibility=_visibility(req, patch["visibility"]))
+    with req.state.database.writer() as writer:
+        record = store.update_image(writer.conn, updated)
+    return json_response(_view(req, record))
+
+
+def delete_image(req: ApiRequest) -> Response:
+    """Delete an image. Servers keep their snapshot of it."""
+    record = _load_visible(req)
+    req.authorize("delete_image", {"project_id": record.owner})
+    with req.state.database.writer() as writer:
+        store.delete_image(writer.conn, record.id)
+    return no_content()

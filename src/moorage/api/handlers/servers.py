@@ -1,0 +1,529 @@
+"""Servers: create, show, list, delete, and the actions that move or rebuild them.
+
+Nova's shapes. A request is validated completely before anything is stored, so bad
+input (an unknown flavor or image, a malformed block device mapping, a forced host
+that does not exist) leaves no server record, claim or allocation behind. What
+passes is recorded (BUILD, REBUILD, RESIZE...) and handed to the conductor, which
+does the slow part; the server's ``moorage:scheduling`` says what the scheduler's
+filters added, how many candidates placement returned and every host tried.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
+
+from moorage.api import lookups
+from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
+from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.storage import servers as store
+from moorage.api.storage.servers import (
+    ACTIVE,
+    BUILD,
+    DELETED,
+    ERROR,
+    REBUILD,
+    RESIZE,
+    REVERT_RESIZE,
+    VERIFY_RESIZE,
+    MigrationRecord,
+    ServerQuery,
+    ServerRecord,
+)
+from moorage.conductor.manager import (
+    DELETING,
+    REBUILDING,
+    RESIZE_CONFIRMING,
+    RESIZE_PREP,
+    RESIZE_REVERTING,
+    SCHEDULING,
+)
+from moorage.model.flavor import Flavor
+from moorage.web import Response
+
+# Nova's vm_state for each status, for OS-EXT-STS:vm_state.
+_VM_STATES = {BUILD: "building", ACTIVE: "active", ERROR: "error", REBUILD: "active",
+              RESIZE: "active", VERIFY_RESIZE: "resized", REVERT_RESIZE: "resized",
+              DELETED: "deleted"}
+
+
+# -- views -------------------------------------------------------------------------
+def _flavor_view(record: ServerRecord) -> dict[str, Any]:
+    flavor = record.flavor
+    return {"vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
+            "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
+            "original_name": flavor.name, "extra_specs": dict(flavor.extra_specs)}
+
+
+def _time(value: Any) -> str | None:
+    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
+
+
+def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+    """The detailed server, nova's fields plus ``moorage:scheduling``."""
+    view: dict[str, Any] = {
+        "id": record.uuid,
+        "name": record.name,
+        "status": record.status,
+        "tenant_id": record.project_id,
+        "user_id": record.user_id,
+        "created": _time(record.created_at),
+        "updated": _time(record.updated_at),
+        "flavor": _flavor_view(record),
+        "image": ("" if record.is_bfv else
+                  {"id": record.image_id, "links": req.link("images", record.image_id)[1:]}),
+        "OS-EXT-AZ:availability_zone": record.availability_zone or "",
+        "OS-EXT-STS:vm_state": _VM_STATES.get(record.status, "error"),
+        "OS-EXT-STS:task_state": record.task_state,
+        "OS-SRV-USG:launched_at": _time(record.launched_at),
+        "os-extended-volumes:volumes_attached": [],
+        "addresses": {},
+        "metadata": {},
+        "links": req.link("servers", record.uuid),
+        "moorage:scheduling": {
+            **record.scheduling,
+            "attempts": record.attempts,
+        },
+    }
+    view["moorage:scheduling"].pop("requested_host", None)
+    if req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
+        view["OS-EXT-SRV-ATTR:host"] = record.host
+        view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = record.node
+    if record.fault is not None and record.status in (ERROR, DELETED):
+        view["fault"] = record.fault
+    return view
+
+
+def _summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+    return {"id": record.uuid, "name": record.name, "links": req.link("servers", record.uuid)}
+
+
+# -- reading -----------------------------------------------------------------------
+def _server_or_404(req: ApiRequest, uuid: str) -> ServerRecord:
+    """The server, if the caller may see it: another project's server is a 404, as in
+    nova, so its existence is not disclosed."""
+    with req.state.database.reader() as conn:
+        record = store.load_server(conn, uuid)
+    if record is None or not _visible(req, record):
+        raise NotFound(f"Instance {uuid} could not be found.")
+    return record
+
+
+def _visible(req: ApiRequest, record: ServerRecord) -> bool:
+    return req.context.is_admin or record.project_id == req.context.project_id
+
+
+def _target(record: ServerRecord) -> dict[str, Any]:
+    return {"project_id": record.project_id, "user_id": record.user_id}
+
+
+def show_server(req: ApiRequest) -> Response:
+    record = _server_or_404(req, req.params["server_id"])
+    req.authorize("os_compute_api:servers:show", _target(record))
+    return json_response({"server": server_view(req, record)})
+
+
+def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
+    req.authorize(rule)
+    all_tenants = req.query.get("all_tenants")
+    project: str | None = req.context.project_id
+    if all_tenants is not None and all_tenants.lower() not in ("0", "false", "no", "off"):
+        req.authorize(rule + ":get_all_tenants")
+        project = req.query.get("project_id") or req.query.get("tenant_id")
+    limit_text = req.query.get("limit")
+    limit: int | None = None
+    if limit_text is not None:
+        try:
+            limit = int(limit_text)
+        except ValueError:
+            limit = -1
+        if limit < 0:
+            raise BadRequest(f"limit must be a non-negative integer, not {limit_text!r}.")
+    status = req.query.get("status")
+    if status is not None:
+        status = status.upper()
+        if status not in _VM_STATES or status == DELETED:
+            allowed = ", ".join(s for s in _VM_STATES if s != DELETED)
+            raise BadRequest(f"Invalid status value {status!r}; allowed: {allowed}.")
+    host = req.query.get("host")
+    if host is not None and not req.context.is_admin:
+        host = None  # nova ignores admin-only filters for users
+    query = ServerQuery(project_id=project, status=status, host=host,
+                        name=req.query.get("name"), limit=limit,
+                        marker=req.query.get("marker"))
+    with req.state.database.reader() as conn:
+        try:
+            return store.list_servers(conn, query)
+        except LookupError:
+            raise BadRequest(f"marker [{query.marker}] not found") from None
+
+
+def list_servers(req: ApiRequest) -> Response:
+    found = _list(req, "os_compute_api:servers:index")
+    return json_response({"servers": [_summary_view(req, r) for r in found]})
+
+
+def list_servers_detail(req: ApiRequest) -> Response:
+    found = _list(req, "os_compute_api:servers:detail")
+    return json_response({"servers": [server_view(req, r) for r in found]})
+
+
+# -- create ------------------------------------------------------------------------
+_CREATE_KEYS = frozenset({
+    "name", "flavorRef", "imageRef", "availability_zone", "block_device_mapping_v2",
+    "host", "hypervisor_hostname", "networks", "metadata", "key_name", "security_groups",
+    "min_count", "max_count", "description", "user_data", "config_drive",
+})
+
+
+def _string(body: Mapping[str, Any], key: str, *, required: bool = False,
+            max_length: int = 255) -> str | None:
+    value = body.get(key)
+    if value is None:
+        if required:
+            raise BadRequest(f"'{key}' is a required property")
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > max_length:
+        raise BadRequest(
+            f"Invalid input for field/attribute {key}. Value: {value!r}. It must be a "
+            f"non-empty string of at most {max_length} characters.")
+    return value
+
+
+def _boot_volume(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """(image id, volume size) of a boot-from-volume request, or (None, None).
+
+    Moorage has no volume service: a boot volume is created from an image
+    (source_type image, destination_type volume), which is all scheduling needs to
+    know (no root disk on the host; the image's properties still apply)."""
+    mappings = body.get("block_device_mapping_v2")
+    if mappings is None:
+        return None, None
+    if not isinstance(mappings, list) or not all(isinstance(m, dict) for m in mappings):
+        raise BadRequest("block_device_mapping_v2 must be a list of objects.")
+    boot = [m for m in mappings if str(m.get("boot_index")) == "0"]
+    if len(boot) != 1:
+        raise BadRequest("block_device_mapping_v2 needs exactly one entry with "
+                         "boot_index 0.")
+    entry = boot[0]
+    if entry.get("source_type") != "image" or entry.get("destination_type") != "volume":
+        raise BadRequest(
+            "Only boot volumes created from an image are supported "
+            "(source_type 'image', destination_type 'volume'): Moorage has no volume "
+            f"service. Got source_type {entry.get('source_type')!r}, destination_type "
+            f"{entry.get('destination_type')!r}.")
+    image_id = entry.get("uuid")
+    if not isinstance(image_id, str) or not image_id:
+        raise BadRequest("The boot entry of block_device_mapping_v2 needs the image's "
+                         "'uuid'.")
+    size = entry.get("volume_size")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise BadRequest(f"volume_size must be a positive integer (GiB), not {size!r}.")
+    return image_id, size
+
+
+def create_server(req: ApiRequest) -> Response:
+    body = req.json_object("server")
+    req.authorize("os_compute_api:servers:create")
+    unknown = sorted(set(body) - _CREATE_KEYS)
+    if unknown:
+        raise BadRequest(f"Additional properties are not allowed ({', '.join(unknown)} "
+                         "unexpected).")
+    name = _string(body, "name", required=True)
+    assert name is not None
+    flavor_ref = _string(body, "flavorRef", required=True)
+    assert flavor_ref is not None
+    volume_image, volume_size = _boot_volume(body)
+    image_ref = body.get("imageRef") or None
+    if image_ref is not None and not isinstance(image_ref, str):
+        raise BadRequest(f"imageRef must be an image id, not {image_ref!r}.")
+    if volume_image is not None:
+        if image_ref is not None and image_ref != volume_image:
+            raise BadRequest("imageRef and the boot volume's image differ; give one.")
+        image_ref = volume_image
+    if image_ref is None:
+        raise BadRequest("'imageRef' is a required property (or a boot volume from an "
+                         "image in block_device_mapping_v2).")
+    flavor_id, flavor = _flavor_for_create(req, flavor_ref)
+    image = _image_for_create(req, image_ref)
+    if volume_size is not None and image.min_disk_gb > volume_size:
+        raise BadRequest(f"Volume size {volume_size} GiB is smaller than the image's "
+                         f"min_disk {image.min_disk_gb} GiB.")
+    if volume_image is None and flavor.root_gb and image.min_disk_gb > flavor.root_gb:
+        raise BadRequest(f"Flavor's disk is too small for requested image: flavor "
+                         f"{flavor_id} has {flavor.root_gb} GiB, the image needs "
+                         f"{image.min_disk_gb} GiB.")
+    if image.min_ram_mb > flavor.memory_mb:
+        raise BadRequest(f"Flavor's memory is too small for requested image: flavor "
+                         f"{flavor_id} has {flavor.memory_mb} MiB, the image needs "
+                         f"{image.min_ram_mb} MiB.")
+    zone = _availability_zone(req, body.get("availability_zone"))
+    host = _forced_host(req, body)
+    for key in ("min_count", "max_count"):
+        if key in body and body[key] not in (1, "1"):
+            raise BadRequest(f"{key} other than 1 is not supported; create servers one "
+                             "at a time.")
+    conductor = _conductor(req)
+    record = ServerRecord(
+        uuid=str(uuidlib.uuid4()), name=name,
+        project_id=req.context.project_id or "", user_id=req.context.user_id or "",
+        flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
+        is_bfv=volume_image is not None, availability_zone=zone,
+        status=BUILD, task_state=SCHEDULING, requested_host=host,
+    )
+    with req.state.database.writer() as writer:
+        store.insert_server(writer.conn, record)
+    conductor.build(record.uuid)
+    return json_response({"server": {"id": record.uuid,
+                                     "links": req.link("servers", record.uuid),
+                                     "OS-DCF:diskConfig": "MANUAL",
+                                     "security_groups": [{"name": "default"}]}},
+                         status=202)
+
+
+def _flavor_for_create(req: ApiRequest, flavor_ref: str) -> tuple[str, Flavor]:
+    flavor_id = flavor_ref.rstrip("/").rsplit("/", 1)[-1]
+    try:
+        return flavor_id, lookups.flavor(req.state, flavor_id)
+    except NotFound:
+        raise BadRequest(f"Flavor {flavor_id} could not be found.") from None
+
+
+def _image_for_create(req: ApiRequest, image_ref: str) -> Any:
+    image_id = image_ref.rstrip("/").rsplit("/", 1)[-1]
+    try:
+        return lookups.image(req.state, image_id)
+    except NotFound:
+        raise BadRequest(f"Image {image_id} could not be found.") from None
+
+
+def _availability_zone(req: ApiRequest, zone: object) -> str | None:
+    if zone is None:
+        return None
+    if not isinstance(zone, str) or not zone:
+        raise BadRequest(f"availability_zone must be a non-empty string, not {zone!r}.")
+    known = lookups.availability_zones(req.state)
+    if zone not in known:
+        raise BadRequest(f"The requested availability zone {zone!r} is not available; "
+                         f"known zones: {', '.join(sorted(known)) or 'none'}.")
+    return zone
+
+
+def _forced_host(req: ApiRequest, body: Mapping[str, Any]) -> str | None:
+    host = _string(body, "host")
+    node = _string(body, "hypervisor_hostname")
+    if host is None and node is None:
+        return None
+    req.authorize("os_compute_api:servers:create:forced_host")
+    hosts = lookups.hosts(req.state)
+    if host is not None and host not in hosts:
+        raise BadRequest(f"Compute host {host} could not be found.")
+    if node is not None:
+        owner = next((h for h, info in hosts.items() if node in info.nodes), None)
+        if owner is None or (host is not None and owner != host):
+            raise BadRequest(f"Compute host {node} could not be found.")
+        host = owner
+    return host
+
+
+def _conductor(req: ApiRequest) -> Any:
+    conductor = req.state.conductor
+    if conductor is None:
+        raise ServiceUnavailable("The conductor is not running; servers cannot be built "
+                                 "or changed by this API process.")
+    return conductor
+
+
+# -- delete ------------------------------------------------------------------------
+def delete_server(req: ApiRequest) -> Response:
+    uuid = req.params["server_id"]
+    record = _server_or_404(req, uuid)
+    req.authorize("os_compute_api:servers:delete", _target(record))
+    conductor = _conductor(req)
+    if record.task_state != DELETING:
+        with req.state.database.writer() as writer:
+            changed = store.transition(writer.conn, uuid,
+                                       expect_status=[s for s in _VM_STATES if s != DELETED],
+                                       task_state=DELETING)
+        if not changed:
+            raise NotFound(f"Instance {uuid} could not be found.")
+    conductor.delete(uuid)
+    return no_content()
+
+
+# -- actions -----------------------------------------------------------------------
+def server_action(req: ApiRequest) -> Response:
+    uuid = req.params["server_id"]
+    body = req.json_object()
+    if len(body) != 1:
+        raise BadRequest(f"Give exactly one action; allowed: {', '.join(sorted(_ACTIONS))}.")
+    (action, argument), = body.items()
+    handler = _ACTIONS.get(action)
+    if handler is None:
+        raise BadRequest(f"There is no such action: {action}; allowed: "
+                         f"{', '.join(sorted(_ACTIONS))}.")
+    record = _server_or_404(req, uuid)
+    if record.task_state is not None:
+        raise Conflict(f"Cannot '{action}' instance {uuid} while it is in task_state "
+                       f"{record.task_state}")
+    return handler(req, record, argument)
+
+
+def _require_status(record: ServerRecord, action: str, *allowed: str) -> None:
+    if record.status not in allowed:
+        raise Conflict(f"Cannot '{action}' instance {record.uuid} while it is in vm_state "
+                       f"{_VM_STATES.get(record.status, record.status.lower())}; it must "
+                       f"be {' or '.join(allowed)}.")
+
+
+def _argument(argument: object, action: str) -> dict[str, Any]:
+    if argument is None:
+        return {}
+    if not isinstance(argument, dict):
+        raise BadRequest(f"The {action} action takes an object, not {argument!r}.")
+    return argument
+
+
+def _start(req: ApiRequest, record: ServerRecord, action: str,
+           expect: tuple[str, ...], **changes: Any) -> None:
+    """Record the new state if nothing else changed the server meanwhile."""
+    with req.state.database.writer() as writer:
+        changed = store.transition(writer.conn, record.uuid, expect_status=expect,
+                                   expect_task=(None,), **changes)
+    if not changed:
+        raise Conflict(f"Cannot '{action}' instance {record.uuid}: another operation "
+                       "changed it meanwhile; try again.")
+
+
+def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:servers:rebuild", _target(record))
+    args = _argument(argument, "rebuild")
+    image_ref = args.get("imageRef")
+    if not isinstance(image_ref, str) or not image_ref:
+        raise BadRequest("rebuild needs 'imageRef', the id of the image to rebuild with.")
+    _require_status(record, "rebuild", ACTIVE, ERROR)
+    if record.host is None:
+        raise Conflict(f"Instance {record.uuid} has no host to rebuild on; delete it and "
+                       "create it again.")
+    image = _image_for_create(req, image_ref)
+    if record.is_bfv and image.id != record.image_id:
+        raise BadRequest("Rebuilding a volume-backed server with a different image is "
+                         "not supported.")
+    conductor = _conductor(req)
+    _start(req, record, "rebuild", (ACTIVE, ERROR), status=REBUILD, task_state=REBUILDING,
+           fault=None)
+    conductor.rebuild(record.uuid, image.id, image)
+    record.status, record.task_state = REBUILD, REBUILDING
+    return json_response({"server": server_view(req, record)}, status=202)
+
+
+def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:servers:resize", _target(record))
+    args = _argument(argument, "resize")
+    flavor_ref = args.get("flavorRef")
+    if not isinstance(flavor_ref, str | int) or not str(flavor_ref):
+        raise BadRequest("resize needs 'flavorRef', the id of the new flavor.")
+    flavor_id, flavor = _flavor_for_create(req, str(flavor_ref))
+    if flavor_id == record.flavor_id:
+        raise BadRequest("When resizing, instances must change flavor!")
+    _require_status(record, "resize", ACTIVE)
+    conductor = _conductor(req)
+    _start(req, record, "resize", (ACTIVE,), status=RESIZE, task_state=RESIZE_PREP)
+    conductor.migrate(record.uuid, flavor_id, flavor, None)
+    return Response(status=202)
+
+
+def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:os-migrate-server:migrate", _target(record))
+    args = _argument(argument, "migrate")
+    host = _string(args, "host")
+    if host is not None and host not in lookups.hosts(req.state):
+        raise BadRequest(f"Compute host {host} could not be found.")
+    if host is not None and host == record.host:
+        raise BadRequest(f"The target host {host} is the server's current host.")
+    _require_status(record, "migrate", ACTIVE)
+    conductor = _conductor(req)
+    _start(req, record, "migrate", (ACTIVE,), status=RESIZE, task_state=RESIZE_PREP)
+    conductor.migrate(record.uuid, None, None, host)
+    return Response(status=202)
+
+
+def _confirm_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:servers:confirm_resize", _target(record))
+    _require_status(record, "confirmResize", VERIFY_RESIZE)
+    conductor = _conductor(req)
+    _start(req, record, "confirmResize", (VERIFY_RESIZE,), task_state=RESIZE_CONFIRMING)
+    conductor.confirm_resize(record.uuid)
+    return no_content()
+
+
+def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:servers:revert_resize", _target(record))
+    _require_status(record, "revertResize", VERIFY_RESIZE)
+    conductor = _conductor(req)
+    _start(req, record, "revertResize", (VERIFY_RESIZE,), status=REVERT_RESIZE,
+           task_state=RESIZE_REVERTING)
+    conductor.revert_resize(record.uuid)
+    return Response(status=202)
+
+
+def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    req.authorize("os_compute_api:os-evacuate", _target(record))
+    args = _argument(argument, "evacuate")
+    host = _string(args, "host")
+    hosts = lookups.hosts(req.state)
+    if host is not None and host not in hosts:
+        raise BadRequest(f"Compute host {host} could not be found.")
+    _require_status(record, "evacuate", ACTIVE, ERROR)
+    source = record.host
+    if source is None:
+        raise Conflict(f"Instance {record.uuid} has no host to evacuate from.")
+    info = hosts.get(source)
+    if info is not None and info.up:
+        raise Conflict(f"Compute service of {source} is still in use; evacuate only "
+                       "from a host that is down.")
+    if host is not None and host == source:
+        raise BadRequest(f"The target host {host} is the server's current host.")
+    conductor = _conductor(req)
+    _start(req, record, "evacuate", (ACTIVE, ERROR), status=REBUILD,
+           task_state=REBUILDING, fault=None)
+    conductor.evacuate(record.uuid, host)
+    return json_response({})
+
+
+_ACTIONS = {
+    "rebuild": _rebuild,
+    "resize": _resize,
+    "migrate": _migrate,
+    "confirmResize": _confirm_resize,
+    "revertResize": _revert_resize,
+    "evacuate": _evacuate,
+}
+
+
+# -- migrations --------------------------------------------------------------------
+def _migration_view(migration: MigrationRecord) -> dict[str, Any]:
+    return {
+        "id": migration.id,
+        "uuid": migration.uuid,
+        "instance_uuid": migration.server_uuid,
+        "migration_type": migration.kind,
+        "source_compute": migration.source_host,
+        "dest_compute": migration.dest_host,
+        "status": migration.status,
+        "created_at": _time(migration.created_at),
+        "updated_at": _time(migration.updated_at),
+    }
+
+
+def list_migrations(req: ApiRequest) -> Response:
+    req.authorize("os_compute_api:os-migrations:index")
+    server = req.query.get("instance_uuid")
+    kind = req.query.get("migration_type")
+    status = req.query.get("status")
+    with req.state.database.reader() as conn:
+        found = store.list_migrations(conn, server_uuid=server,
+                                      statuses=[status] if status else None,
+                                      kinds=[kind] if kind else None)
+    return json_response({"migrations": [_migration_view(m) for m in found]})

@@ -1,0 +1,170 @@
+"""Compute services: the operator's view (``/os-services``, nova's 2.53+ update shape)
+and the agents' heartbeat (``PUT /internal/services/{host}``)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from moorage.api.errors import BadRequest
+from moorage.api.handlers.common import boolean, only_keys, string
+from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.storage import services as store
+from moorage.api.storage.schema import migrations
+from moorage.api.storage.servers import EVACUATION, update_migration
+from moorage.api.storage.services import Heartbeat, ServiceRecord
+from moorage.compute.client import AgentUnreachable
+from moorage.web import Response
+
+LOG = logging.getLogger(__name__)
+
+# An evacuation the conductor finished while the source host was down; once the
+# source's agent is back and told to destroy the guest, the migration is "completed".
+EVACUATION_DONE = "done"
+EVACUATION_COMPLETED = "completed"
+
+
+def _iso(moment: Any) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def _view(req: ApiRequest, service: ServiceRecord) -> dict[str, Any]:
+    up = service.is_up(float(req.state.conf.service_down_time))
+    return {
+        "id": service.id,
+        "binary": service.binary,
+        "host": service.host,
+        "zone": "nova",
+        "status": "disabled" if service.disabled else "enabled",
+        "state": "up" if up else "down",
+        "disabled_reason": service.disabled_reason,
+        "forced_down": service.forced_down,
+        "updated_at": _iso(service.updated_at),
+        "driver": service.driver,
+        "nodes": service.nodes,
+    }
+
+
+def list_services(req: ApiRequest) -> Response:
+    """List compute services with their state (up/down) and status (enabled/disabled)."""
+    req.authorize("os_compute_api:os-services:list")
+    with req.state.database.reader() as conn:
+        found = store.list_services(conn, host=req.query.get("host"),
+                                    binary=req.query.get("binary"))
+    return json_response({"services": [_view(req, s) for s in found]})
+
+
+def _service_id(req: ApiRequest) -> int:
+    """The service of the URL: its id, or (a convenience) its host name."""
+    ident = req.params["service_id"]
+    if ident.isdigit():
+        return int(ident)
+    with req.state.database.reader() as conn:
+        return store.load_service_by_host(conn, ident).id
+
+
+def update_service(req: ApiRequest) -> Response:
+    """Enable or disable a service, or force it down: {"status": "enabled"|"disabled",
+    "disabled_reason", "forced_down"}. The agent is told at once when it answers,
+    otherwise by its next heartbeat."""
+    req.authorize("os_compute_api:os-services:update")
+    body = req.json_object()
+    only_keys(body, {"status", "disabled_reason", "forced_down"}, "a service update")
+    if not body:
+        raise BadRequest("Give at least one of status, disabled_reason, forced_down.")
+    changes: dict[str, object] = {}
+    status = body.get("status")
+    if status is not None:
+        if status not in ("enabled", "disabled"):
+            raise BadRequest(f"Invalid input for field 'status': {status!r}; allowed: "
+                             "enabled, disabled.")
+        changes["disabled"] = status == "disabled"
+    if "disabled_reason" in body:
+        if status != "disabled":
+            raise BadRequest("disabled_reason is only allowed with status 'disabled'.")
+        changes["disabled_reason"] = string(body, "disabled_reason", allow_none=True)
+    elif status == "enabled":
+        changes["disabled_reason"] = None
+    if "forced_down" in body:
+        changes["forced_down"] = boolean(body["forced_down"], "forced_down")
+    service_id = _service_id(req)
+    with req.state.database.writer() as writer:
+        before = store.load_service(writer.conn, service_id)
+        service = store.update_service(writer.conn, service_id, **changes)
+    view = _view(req, service)
+    if before.disabled != service.disabled and req.state.agents is not None:
+        try:
+            req.state.agents.set_disabled(service.host, service.disabled)
+        except AgentUnreachable as exc:
+            LOG.warning("agent of %s not told it is %s now (%s); its next heartbeat will "
+                        "carry it", service.host, view["status"], exc)
+            view["agent_notified"] = False
+        else:
+            view["agent_notified"] = True
+    return json_response({"service": view})
+
+
+def delete_service(req: ApiRequest) -> Response:
+    """Forget a compute service (its agent re-registers if it heart-beats again)."""
+    req.authorize("os_compute_api:os-services:delete")
+    service_id = _service_id(req)
+    with req.state.database.writer() as writer:
+        store.delete_service(writer.conn, service_id)
+    return no_content()
+
+
+# -- the agents' heartbeat -------------------------------------------------------
+
+
+def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
+    only_keys(body, {"binary", "driver", "nodes", "agent_url", "supported_instances",
+                     "hypervisor_version", "version"}, "a heartbeat")
+    nodes = body.get("nodes")
+    if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
+        raise BadRequest("'nodes' must be a list of node names.")
+    triples = body.get("supported_instances") or []
+    if not isinstance(triples, list) or not all(
+            isinstance(t, list) and len(t) == 3 and all(isinstance(v, str) for v in t)
+            for t in triples):
+        raise BadRequest("'supported_instances' must be a list of [arch, hypervisor type, "
+                         "vm mode] string triples.")
+    version = body.get("hypervisor_version")
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise BadRequest("'hypervisor_version' must be an integer.")
+    return Heartbeat(
+        host=host,
+        binary=string(body, "binary") or "moorage-compute",
+        driver=string(body, "driver", required=True) or "",
+        nodes=nodes,
+        agent_url=string(body, "agent_url"),
+        supported_instances=[(t[0], t[1], t[2]) for t in triples],
+        hypervisor_version=version,
+        version=string(body, "version", allow_none=True),
+    )
+
+
+def heartbeat(req: ApiRequest) -> Response:
+    """An agent's heartbeat: create or refresh its service; answer with the operator's
+    state and the guests evacuated away from it while it was down (to destroy)."""
+    beat = _heartbeat(req.params["host"], req.json_object())
+    with req.state.database.writer() as writer:
+        service = store.record_heartbeat(writer.conn, beat)
+        evacuated = list(writer.conn.execute(
+            migrations.select().where(migrations.c.kind == EVACUATION,
+                                      migrations.c.source_host == beat.host,
+                                      migrations.c.status == EVACUATION_DONE)
+            .order_by(migrations.c.id)).mappings())
+    destroy: list[str] = []
+    for migration in evacuated:
+        # The migration uuid holds the source host's allocations while the server was
+        # away; release them before saying the guest may go.
+        req.state.placement.delete_allocations(migration["uuid"])
+        with req.state.database.writer() as writer:
+            update_migration(writer.conn, migration["uuid"], status=EVACUATION_COMPLETED)
+        destroy.append(migration["server_uuid"])
+    return json_response({
+        "service": {"id": service.id, "host": service.host, "disabled": service.disabled,
+                    "disabled_reason": service.disabled_reason,
+                    "forced_down": service.forced_down},
+        "destroy": destroy,
+    })

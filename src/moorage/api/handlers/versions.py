@@ -1,0 +1,34 @@
+"""The version documents (``/`` and ``/v2.1``): what a client reads first."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moorage.api.http import ApiRequest, json_response
+from moorage.web import Response
+
+# Moorage serves one shape, nova's newest for each resource; it does not negotiate
+# microversions.
+VERSION = "2.1"
+
+
+def _version(req: ApiRequest) -> dict[str, Any]:
+    return {
+        "id": "v2.1", "status": "CURRENT", "version": VERSION, "min_version": VERSION,
+        "updated": "2013-07-23T11:33:21Z",
+        "links": [{"rel": "self", "href": req.url_for("/v2.1/")},
+                  {"rel": "describedby", "type": "application/json",
+                   "href": req.url_for("/openapi.json")}],
+        "media-types": [{"base": "application/json",
+                         "type": "application/vnd.openstack.compute+json;version=2.1"}],
+    }
+
+
+def versions(req: ApiRequest) -> Response:
+    """The API versions this service offers."""
+    return json_response({"versions": [_version(req)]})
+
+
+def version_v21(req: ApiRequest) -> Response:
+    """The v2.1 version document."""
+    return json_response({"version": _version(req)})

@@ -1,0 +1,179 @@
+"""The small HTTP layer compute API handlers are written against.
+
+A handler is ``def handler(req: ApiRequest) -> moorage.web.Response``: it reads
+``req.params`` (path parameters), ``req.query`` and ``req.json()``, checks policy with
+``req.authorize(rule, target)``, calls the data layer through ``req.state`` and
+returns ``json_response(...)`` or ``no_content()``. Errors are raised as
+``moorage.api.errors.ApiError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl
+
+import orjson
+
+from moorage.api.context import ANONYMOUS, RequestContext
+from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+from moorage.web import JSON, Response
+
+# PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
+MERGE_PATCH = "application/merge-patch+json"
+
+if TYPE_CHECKING:
+    from moorage.api.state import ApiState
+
+
+class QueryParams:
+    """The query string as a multi-dict: every value of a name, in order."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        self._pairs = pairs
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        """The last value given for ``name``."""
+        values = self.getall(name)
+        return values[-1] if values else default
+
+    def getall(self, name: str) -> list[str]:
+        return [v for k, v in self._pairs if k == name]
+
+    def __contains__(self, name: object) -> bool:
+        return any(k == name for k, _ in self._pairs)
+
+    def __iter__(self) -> Iterator[str]:
+        seen: list[str] = []
+        for key, _ in self._pairs:
+            if key not in seen:
+                seen.append(key)
+        return iter(seen)
+
+    def items(self) -> list[tuple[str, str]]:
+        return list(self._pairs)
+
+
+class ApiRequest:
+    """One compute API request, as a handler sees it."""
+
+    def __init__(self, environ: dict[str, Any], state: ApiState) -> None:
+        self.environ = environ
+        self.state = state
+        self.method: str = environ["REQUEST_METHOD"]
+        raw_path: str = environ.get("PATH_INFO", "") or ""
+        try:
+            self.path = raw_path.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            self.path = raw_path
+        self.context: RequestContext = ANONYMOUS
+        self.params: dict[str, str] = {}
+        self.request_id = ""
+        self._query: QueryParams | None = None
+        self._body: bytes | None = None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        key = name.upper().replace("-", "_")
+        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            value = self.environ.get(key)
+        else:
+            value = self.environ.get("HTTP_" + key)
+        return value if value is not None else default
+
+    @property
+    def query(self) -> QueryParams:
+        if self._query is None:
+            try:
+                pairs = parse_qsl(self.environ.get("QUERY_STRING", ""), keep_blank_values=True,
+                                  encoding="utf-8", errors="strict")
+            except UnicodeDecodeError as exc:
+                raise BadRequest(f"Invalid query string: {exc}") from None
+            self._query = QueryParams(pairs)
+        return self._query
+
+    @property
+    def body(self) -> bytes:
+        if self._body is None:
+            self._body = self._read_body()
+        return self._body
+
+    def _read_body(self) -> bytes:
+        limit = int(self.state.conf.api.max_request_body_size)
+        stream = self.environ.get("wsgi.input")
+        if stream is None:
+            return b""
+        length_header = self.environ.get("CONTENT_LENGTH") or ""
+        if length_header:
+            try:
+                length = int(length_header)
+            except ValueError:
+                raise BadRequest("Content-Length must be an integer.") from None
+            if length > limit:
+                raise RequestEntityTooLarge(
+                    f"Request body is {length} bytes; the limit is {limit} "
+                    "([api] max_request_body_size).")
+            return bytes(stream.read(length)) if length > 0 else b""
+        return b""
+
+    def json(self) -> Any:
+        """The body parsed as JSON; 400 naming the problem when it is missing or malformed."""
+        content_type = (self.header("Content-Type") or "").split(";", 1)[0].strip().lower()
+        if content_type and content_type not in (JSON, MERGE_PATCH):
+            raise UnsupportedMediaType(
+                f"The media type {content_type} is not supported; use {JSON}.")
+        if not self.body:
+            raise BadRequest("The request needs a JSON body.")
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            raise BadRequest(f"Malformed request body: {exc}") from None
+
+    def json_object(self, key: str | None = None) -> dict[str, Any]:
+        """The body as a JSON object; with ``key``, the object under that key
+        (``{"flavor": {...}}``), 400 naming the key when it is missing."""
+        data = self.json()
+        if not isinstance(data, dict):
+            raise BadRequest("The request body must be a JSON object.")
+        if key is None:
+            return data
+        inner = data.get(key)
+        if not isinstance(inner, dict):
+            raise BadRequest(f"The request body must be an object with a {key!r} object.")
+        return inner
+
+    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+        """403 unless the caller satisfies the policy rule."""
+        self.state.policy.authorize(rule, self.context, target)
+
+    def url_for(self, path: str) -> str:
+        """``path`` (below the application root, e.g. ``/v2.1/flavors/1``) as an absolute URL."""
+        env = self.environ
+        scheme = env.get("wsgi.url_scheme", "http")
+        host = env.get("HTTP_HOST")
+        if not host:
+            host = env.get("SERVER_NAME", "localhost")
+            port = str(env.get("SERVER_PORT", ""))
+            if port and port != {"http": "80", "https": "443"}.get(scheme):
+                host = f"{host}:{port}"
+        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
+
+    def link(self, collection: str, ident: str) -> list[dict[str, str]]:
+        """Nova's ``links`` of a resource: self (versioned) and bookmark."""
+        return [
+            {"rel": "self", "href": self.url_for(f"/v2.1/{collection}/{ident}")},
+            {"rel": "bookmark", "href": self.url_for(f"/{collection}/{ident}")},
+        ]
+
+
+Handler = Callable[[ApiRequest], Response]
+
+
+def json_response(data: Any, status: int = 200,
+                  headers: list[tuple[str, str]] | None = None) -> Response:
+    return Response(status=status, body=orjson.dumps(data), headers=list(headers or []),
+                    content_type=JSON)
+
+
+def no_content(status: int = 204) -> Response:
+    """An empty response (204, or 202 for nova's accepted deletes)."""
+    return Response(status=status)

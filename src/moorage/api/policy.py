@@ -1,0 +1,156 @@
+"""Authorization with oslo.policy, under nova's rule names where nova has the API.
+
+Defaults are nova's legacy ones: reads of flavors and images for everyone, flavor,
+aggregate, service and hypervisor administration for admins, servers for their
+project's members (or admins). Operators override rules in ``[oslo_policy]
+policy_file`` as they do for nova.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from oslo_config import cfg
+from oslo_policy import policy as oslo_policy
+
+from moorage.api.context import RequestContext
+from moorage.api.errors import Forbidden
+
+ADMIN_API = "admin_api"
+ADMIN_OR_OWNER = "admin_or_owner"
+ANYONE = "@"
+
+BASE_RULES = (
+    oslo_policy.RuleDefault("context_is_admin", "role:admin",
+                            description="Decides what is an administrator."),
+    oslo_policy.RuleDefault(ADMIN_API, "role:admin",
+                            description="Default rule for administrative APIs."),
+    oslo_policy.RuleDefault(ADMIN_OR_OWNER, "role:admin or project_id:%(project_id)s",
+                            description="Default rule for APIs on a project's resources."),
+)
+
+# (rule name, default check, description, [(method, path), ...])
+API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
+    ("os_compute_api:os-flavor-manage:create", f"rule:{ADMIN_API}", "Create a flavor.",
+     [("POST", "/flavors")]),
+    ("os_compute_api:os-flavor-manage:delete", f"rule:{ADMIN_API}", "Delete a flavor.",
+     [("DELETE", "/flavors/{flavor_id}")]),
+    ("os_compute_api:os-flavor-extra-specs:index", ANYONE, "List a flavor's extra specs.",
+     [("GET", "/flavors/{flavor_id}/os-extra_specs")]),
+    ("os_compute_api:os-flavor-extra-specs:show", ANYONE, "Show one extra spec.",
+     [("GET", "/flavors/{flavor_id}/os-extra_specs/{key}")]),
+    ("os_compute_api:os-flavor-extra-specs:create", f"rule:{ADMIN_API}",
+     "Create extra specs.", [("POST", "/flavors/{flavor_id}/os-extra_specs")]),
+    ("os_compute_api:os-flavor-extra-specs:update", f"rule:{ADMIN_API}",
+     "Update one extra spec.", [("PUT", "/flavors/{flavor_id}/os-extra_specs/{key}")]),
+    ("os_compute_api:os-flavor-extra-specs:delete", f"rule:{ADMIN_API}",
+     "Delete one extra spec.", [("DELETE", "/flavors/{flavor_id}/os-extra_specs/{key}")]),
+    # Images: glance's rule names.
+    ("get_images", ANYONE, "List images.", [("GET", "/images")]),
+    ("get_image", ANYONE, "Show an image.", [("GET", "/images/{image_id}")]),
+    ("add_image", ANYONE, "Create an image.", [("POST", "/images")]),
+    ("publicize_image", f"rule:{ADMIN_API}", "Create or make an image public.",
+     [("POST", "/images"), ("PATCH", "/images/{image_id}")]),
+    ("modify_image", f"rule:{ADMIN_OR_OWNER}", "Update an image.",
+     [("PATCH", "/images/{image_id}")]),
+    ("delete_image", f"rule:{ADMIN_OR_OWNER}", "Delete an image.",
+     [("DELETE", "/images/{image_id}")]),
+    ("os_compute_api:os-services:list", f"rule:{ADMIN_API}", "List compute services.",
+     [("GET", "/os-services")]),
+    ("os_compute_api:os-services:update", f"rule:{ADMIN_API}",
+     "Enable, disable or force down a compute service.",
+     [("PUT", "/os-services/{service_id}")]),
+    ("os_compute_api:os-services:delete", f"rule:{ADMIN_API}", "Delete a compute service.",
+     [("DELETE", "/os-services/{service_id}")]),
+    ("os_compute_api:os-hypervisors:list", f"rule:{ADMIN_API}", "List hypervisors.",
+     [("GET", "/os-hypervisors")]),
+    ("os_compute_api:os-hypervisors:list-detail", f"rule:{ADMIN_API}",
+     "List hypervisors with details.", [("GET", "/os-hypervisors/detail")]),
+    ("os_compute_api:os-hypervisors:show", f"rule:{ADMIN_API}", "Show a hypervisor.",
+     [("GET", "/os-hypervisors/{hypervisor_id}")]),
+    ("os_compute_api:os-aggregates:index", f"rule:{ADMIN_API}", "List aggregates.",
+     [("GET", "/os-aggregates")]),
+    ("os_compute_api:os-aggregates:create", f"rule:{ADMIN_API}", "Create an aggregate.",
+     [("POST", "/os-aggregates")]),
+    ("os_compute_api:os-aggregates:show", f"rule:{ADMIN_API}", "Show an aggregate.",
+     [("GET", "/os-aggregates/{aggregate_id}")]),
+    ("os_compute_api:os-aggregates:update", f"rule:{ADMIN_API}", "Update an aggregate.",
+     [("PUT", "/os-aggregates/{aggregate_id}")]),
+    ("os_compute_api:os-aggregates:delete", f"rule:{ADMIN_API}", "Delete an aggregate.",
+     [("DELETE", "/os-aggregates/{aggregate_id}")]),
+    ("os_compute_api:os-aggregates:add_host", f"rule:{ADMIN_API}",
+     "Add a host to an aggregate.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
+    ("os_compute_api:os-aggregates:remove_host", f"rule:{ADMIN_API}",
+     "Remove a host from an aggregate.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
+    ("os_compute_api:os-aggregates:set_metadata", f"rule:{ADMIN_API}",
+     "Set an aggregate's metadata.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
+    ("os_compute_api:os-migrations:index", f"rule:{ADMIN_API}", "List migrations.",
+     [("GET", "/os-migrations")]),
+    ("os_compute_api:servers:index", f"rule:{ADMIN_OR_OWNER}", "List servers.",
+     [("GET", "/servers")]),
+    ("os_compute_api:servers:index:get_all_tenants", f"rule:{ADMIN_API}",
+     "List servers of every project.", [("GET", "/servers")]),
+    ("os_compute_api:servers:detail", f"rule:{ADMIN_OR_OWNER}", "List servers in detail.",
+     [("GET", "/servers/detail")]),
+    ("os_compute_api:servers:detail:get_all_tenants", f"rule:{ADMIN_API}",
+     "List servers of every project in detail.", [("GET", "/servers/detail")]),
+    ("os_compute_api:servers:show", f"rule:{ADMIN_OR_OWNER}", "Show a server.",
+     [("GET", "/servers/{server_id}")]),
+    ("os_compute_api:servers:show:host_status", f"rule:{ADMIN_API}",
+     "Show a server's host and its status.", [("GET", "/servers/{server_id}")]),
+    ("os_compute_api:servers:create", f"rule:{ADMIN_OR_OWNER}", "Create a server.",
+     [("POST", "/servers")]),
+    ("os_compute_api:servers:create:forced_host", f"rule:{ADMIN_API}",
+     "Create a server on a chosen host.", [("POST", "/servers")]),
+    ("os_compute_api:servers:delete", f"rule:{ADMIN_OR_OWNER}", "Delete a server.",
+     [("DELETE", "/servers/{server_id}")]),
+    ("os_compute_api:servers:rebuild", f"rule:{ADMIN_OR_OWNER}", "Rebuild a server.",
+     [("POST", "/servers/{server_id}/action")]),
+    ("os_compute_api:servers:resize", f"rule:{ADMIN_OR_OWNER}", "Resize a server.",
+     [("POST", "/servers/{server_id}/action")]),
+    ("os_compute_api:servers:confirm_resize", f"rule:{ADMIN_OR_OWNER}",
+     "Confirm a resize.", [("POST", "/servers/{server_id}/action")]),
+    ("os_compute_api:servers:revert_resize", f"rule:{ADMIN_OR_OWNER}",
+     "Revert a resize.", [("POST", "/servers/{server_id}/action")]),
+    ("os_compute_api:os-migrate-server:migrate", f"rule:{ADMIN_API}",
+     "Cold migrate a server.", [("POST", "/servers/{server_id}/action")]),
+    ("os_compute_api:os-evacuate", f"rule:{ADMIN_API}",
+     "Evacuate a server from a down host.", [("POST", "/servers/{server_id}/action")]),
+)
+
+
+def list_rules() -> list[oslo_policy.RuleDefault]:
+    """Every default rule; also the entry point for a policy sample."""
+    return [
+        *BASE_RULES,
+        *(oslo_policy.DocumentedRuleDefault(
+            name=name, check_str=check, description=description,
+            operations=[{"method": m, "path": "/v2.1" + p} for m, p in operations])
+          for name, check, description, operations in API_RULES),
+    ]
+
+
+class Policy:
+    """The enforcer of one compute API process."""
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        self._enforcer = oslo_policy.Enforcer(conf)
+        self._enforcer.suppress_default_change_warnings = True
+        self._enforcer.suppress_deprecation_warnings = True
+        self._enforcer.register_defaults(list_rules())
+        self._enforcer.load_rules()
+
+    def allows(self, rule: str, context: RequestContext,
+               target: dict[str, Any] | None = None) -> bool:
+        if target is None:
+            target = {"project_id": context.project_id, "user_id": context.user_id}
+        try:
+            return bool(self._enforcer.authorize(rule, target, context.policy_values()))
+        except oslo_policy.InvalidScope:
+            return False
+
+    def authorize(self, rule: str, context: RequestContext,
+                  target: dict[str, Any] | None = None) -> None:
+        """403 (Forbidden) unless ``context`` may perform ``rule`` on ``target``."""
+        if not self.allows(rule, context, target):
+            raise Forbidden(f"Policy doesn't allow {rule} to be performed.")

@@ -1,0 +1,70 @@
+"""The route table: URL -> {method: handler}. The whole compute API at a glance.
+
+User routes live under /v2.1; /internal/ is for the compute agents (service token);
+/ and /openapi.json are public. A method not listed gets 405 with an Allow header.
+"""
+
+from __future__ import annotations
+
+from moorage.api import openapi
+from moorage.api.handlers import (
+    aggregates,
+    flavors,
+    hypervisors,
+    images,
+    servers,
+    services,
+    versions,
+)
+from moorage.api.http import Handler
+
+ROUTES: dict[str, dict[str, Handler]] = {
+    "/": {"GET": versions.versions},
+    "/openapi.json": {"GET": openapi.show_openapi},
+    "/v2.1": {"GET": versions.version_v21},
+    "/v2.1/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
+    "/v2.1/flavors/detail": {"GET": flavors.list_flavors_detail},
+    "/v2.1/flavors/{flavor_id}": {"GET": flavors.show_flavor, "DELETE": flavors.delete_flavor},
+    "/v2.1/flavors/{flavor_id}/os-extra_specs": {
+        "GET": flavors.list_extra_specs,
+        "POST": flavors.create_extra_specs,
+    },
+    "/v2.1/flavors/{flavor_id}/os-extra_specs/{key}": {
+        "GET": flavors.show_extra_spec,
+        "PUT": flavors.update_extra_spec,
+        "DELETE": flavors.delete_extra_spec,
+    },
+    "/v2.1/images": {"GET": images.list_images, "POST": images.create_image},
+    "/v2.1/images/{image_id}": {
+        "GET": images.show_image,
+        "PATCH": images.update_image,
+        "DELETE": images.delete_image,
+    },
+    "/v2.1/servers": {"GET": servers.list_servers, "POST": servers.create_server},
+    "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
+    "/v2.1/servers/{server_id}": {
+        "GET": servers.show_server,
+        "DELETE": servers.delete_server,
+    },
+    "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
+    "/v2.1/os-migrations": {"GET": servers.list_migrations},
+    "/v2.1/os-services": {"GET": services.list_services},
+    "/v2.1/os-services/{service_id}": {
+        "PUT": services.update_service,
+        "DELETE": services.delete_service,
+    },
+    "/v2.1/os-hypervisors": {"GET": hypervisors.list_hypervisors},
+    "/v2.1/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
+    "/v2.1/os-hypervisors/{hypervisor_id}": {"GET": hypervisors.show_hypervisor},
+    "/v2.1/os-aggregates": {
+        "GET": aggregates.list_aggregates,
+        "POST": aggregates.create_aggregate,
+    },
+    "/v2.1/os-aggregates/{aggregate_id}": {
+        "GET": aggregates.show_aggregate,
+        "PUT": aggregates.update_aggregate,
+        "DELETE": aggregates.delete_aggregate,
+    },
+    "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.aggregate_action},
+    "/internal/services/{host}": {"PUT": services.heartbeat},
+}

@@ -1,0 +1,37 @@
+"""ApiState: what every handler reaches through ``req.state``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from oslo_config import cfg
+
+from moorage.api.policy import Policy
+from moorage.compute.client import AgentClient
+from moorage.placement.client import PlacementClient
+from moorage.placement.storage.database import Database
+
+
+@dataclass
+class ApiState:
+    """The configuration, database, clients and workers one compute API process serves from.
+
+    ``agents``, ``scheduler`` and ``conductor`` may be None until the process that
+    assembles the service sets them (the conductor is ``moorage.conductor.Conductor``,
+    the scheduler ``moorage.scheduler.Scheduler``); handlers that need them answer 503
+    while they are missing.
+    """
+
+    conf: cfg.ConfigOpts
+    database: Database
+    placement: PlacementClient
+    policy: Policy
+    agents: AgentClient | None = None
+    scheduler: Any = None
+    conductor: Any = None
+
+    @property
+    def service_token(self) -> str | None:
+        token = self.conf.service_token
+        return str(token) if token else None

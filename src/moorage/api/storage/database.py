@@ -1,0 +1,30 @@
+"""Opening the compute API database: placement's ``Database`` (the same engines,
+SQLite pragmas and transaction disciplines) on the ``[database]`` options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from oslo_config import cfg
+
+from moorage.placement.storage.database import Database
+
+
+def default_database_url() -> str:
+    """The embedded SQLite database in the user's data directory."""
+    data_dir = Path(platformdirs.user_data_dir("moorage"))
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return f"sqlite:///{data_dir / 'api.sqlite'}"
+
+
+def database_url(conf: cfg.ConfigOpts) -> str:
+    return str(conf.database.connection or default_database_url())
+
+
+def open_database(conf: cfg.ConfigOpts) -> Database:
+    return Database(
+        database_url(conf),
+        sqlite_synchronous=conf.database.sqlite_synchronous,
+        pool_size=conf.database.max_pool_size,
+    )

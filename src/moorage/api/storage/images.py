@@ -1,0 +1,94 @@
+"""Images as metadata. Reads return ``ImageRecord``: the ``moorage.model.Image`` the
+scheduler and the agents use, plus who owns it and who may see it."""
+
+from __future__ import annotations
+
+import datetime
+import json
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from moorage.api.errors import NotFound
+from moorage.api.storage.schema import images
+from moorage.model.image import Image
+from moorage.placement.storage.database import utcnow
+
+VISIBILITIES = ("public", "private", "shared", "community")
+
+
+@dataclass(frozen=True)
+class ImageRecord:
+    image: Image
+    owner: str | None
+    visibility: str = "public"
+    created_at: datetime.datetime | None = None
+    updated_at: datetime.datetime | None = None
+
+    @property
+    def id(self) -> str:
+        return self.image.id
+
+    def visible_to(self, project_id: str | None, is_admin: bool) -> bool:
+        return is_admin or self.visibility in ("public", "community") or (
+            self.owner is not None and self.owner == project_id)
+
+
+def _record(row: sa.Row[tuple[object, ...]]) -> ImageRecord:
+    m = row._mapping
+    # Stored properties were validated when written; Image.create canonicalizes again.
+    image = Image.create(m["id"], m["name"], m["disk_format"], m["container_format"],
+                         json.loads(m["properties"]), min_disk_gb=m["min_disk"],
+                         min_ram_mb=m["min_ram"])
+    return ImageRecord(image=image, owner=m["owner"], visibility=m["visibility"],
+                       created_at=m["created_at"], updated_at=m["updated_at"])
+
+
+def _values(record: ImageRecord) -> dict[str, object]:
+    image = record.image
+    return {
+        "name": image.name, "disk_format": image.disk_format,
+        "container_format": image.container_format, "min_disk": image.min_disk_gb,
+        "min_ram": image.min_ram_mb, "owner": record.owner, "visibility": record.visibility,
+        "properties": json.dumps(image.properties.raw(), sort_keys=True),
+    }
+
+
+def create_image(conn: Connection, record: ImageRecord) -> ImageRecord:
+    now = utcnow()
+    conn.execute(images.insert().values(id=record.id, created_at=now, updated_at=now,
+                                        **_values(record)))
+    return load_image_record(conn, record.id)
+
+
+def exists(conn: Connection, image_id: str) -> bool:
+    return conn.execute(sa.select(images.c.id).where(images.c.id == image_id)).first() is not None
+
+
+def load_image_record(conn: Connection, image_id: str) -> ImageRecord:
+    row = conn.execute(sa.select(images).where(images.c.id == image_id)).first()
+    if row is None:
+        raise NotFound(f"Image {image_id} could not be found.")
+    return _record(row)
+
+
+def load_image(conn: Connection, image_id: str) -> Image:
+    """The image with id ``image_id``; NotFound naming it."""
+    return load_image_record(conn, image_id).image
+
+
+def list_images(conn: Connection) -> list[ImageRecord]:
+    rows = conn.execute(sa.select(images).order_by(images.c.created_at, images.c.id))
+    return [_record(row) for row in rows]
+
+
+def update_image(conn: Connection, record: ImageRecord) -> ImageRecord:
+    conn.execute(images.update().where(images.c.id == record.id)
+                 .values(updated_at=utcnow(), **_values(record)))
+    return load_image_record(conn, record.id)
+
+
+def delete_image(conn: Connection, image_id: str) -> None:
+    if not conn.execute(images.delete().where(images.c.id == image_id)).rowcount:
+        raise NotFound(f"Image {image_id} could not be found.")

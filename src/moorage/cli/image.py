@@ -1,0 +1,195 @@
+"""``moorage image create|list|show|set|unset|delete``: images as metadata (name,
+formats, properties such as hw_vif_model=e1000); Moorage keeps no image bytes."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from typing import Any
+
+from cliff.command import Command
+from cliff.lister import Lister
+from cliff.show import ShowOne
+
+from moorage.api.client import ComputeApiClient, Json
+from moorage.cli.api_options import (
+    DictColumn,
+    add_api_arguments,
+    api_client,
+    find,
+    key_values,
+    keys,
+)
+
+VISIBILITIES = ("public", "private", "shared", "community")
+# The record's attributes the commands show, in this order; "properties" last.
+ATTRIBUTES = ("id", "name", "disk_format", "container_format", "min_disk", "min_ram",
+              "visibility", "owner", "created_at", "updated_at")
+
+
+def find_image(client: ComputeApiClient, ref: str) -> Json:
+    """An image by id or by name."""
+    return find("image", ref, client.image, client.images)
+
+
+def image_fields(image: Json) -> dict[str, Any]:
+    fields: dict[str, Any] = {name: image[name] for name in ATTRIBUTES if name in image}
+    fields["properties"] = DictColumn(dict(image.get("properties") or {}))
+    return fields
+
+
+def _add_attribute_arguments(parser: argparse.ArgumentParser, *, creating: bool) -> None:
+    default = " (default: the API's, qcow2/bare)" if creating else ""
+    parser.add_argument("--disk-format", metavar="FORMAT",
+                        help=f"raw, qcow2, vmdk, vdi, iso, ploop, ...{default}")
+    parser.add_argument("--container-format", metavar="FORMAT",
+                        help=f"bare, ovf, ova, ...{default}")
+    parser.add_argument("--min-disk", type=int, metavar="GB",
+                        help="the root disk size it needs, in GB")
+    parser.add_argument("--min-ram", type=int, metavar="MB",
+                        help="the memory it needs, in MB")
+    parser.add_argument("--visibility", choices=VISIBILITIES,
+                        help="who may use it (public images are an administrator's)"
+                        + ("" if not creating else "; default: public for an "
+                           "administrator, private otherwise"))
+    parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
+                        help="an image property, e.g. hw_vif_model=e1000 or "
+                        "trait:HW_CPU_X86_AVX2=required (repeatable)")
+
+
+class ImageCreate(ShowOne):
+    """Register an image's metadata."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("name", help="the new image's name")
+        parser.add_argument("--id", dest="image_id", metavar="UUID",
+                            help="the image's id (default: the API chooses one)")
+        _add_attribute_arguments(parser, creating=True)
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+        properties = key_values(parsed_args.property)
+        image = api_client(parsed_args).create_image(
+            parsed_args.name, disk_format=parsed_args.disk_format,
+            container_format=parsed_args.container_format, properties=properties,
+            min_disk=parsed_args.min_disk, min_ram=parsed_args.min_ram,
+            visibility=parsed_args.visibility, image_id=parsed_args.image_id)
+        fields = image_fields(image)
+        return tuple(fields), tuple(fields.values())
+
+
+class ImageList(Lister):
+    """List images (with --long, their properties too)."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("--long", action="store_true", help="also show properties")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+        columns = ["id", "name", "disk_format", "container_format"]
+        if parsed_args.long or "properties" in (parsed_args.columns or ()):
+            columns.append("properties")
+        rows = [image_fields(image) for image in api_client(parsed_args).images()]
+        return columns, [[row.get(c) for c in columns] for row in rows]
+
+
+class ImageShow(ShowOne):
+    """Show an image's metadata."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("image", help="image name or id")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+        fields = image_fields(find_image(api_client(parsed_args), parsed_args.image))
+        return tuple(fields), tuple(fields.values())
+
+
+class ImageSet(Command):
+    """Change an image's name, formats or properties."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("image", help="image name or id")
+        parser.add_argument("--name", help="a new name")
+        _add_attribute_arguments(parser, creating=False)
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        changes: dict[str, Any] = {
+            name: value for name, value in (
+                ("name", parsed_args.name), ("disk_format", parsed_args.disk_format),
+                ("container_format", parsed_args.container_format),
+                ("min_disk", parsed_args.min_disk), ("min_ram", parsed_args.min_ram),
+                ("visibility", parsed_args.visibility))
+            if value is not None
+        }
+        properties = key_values(parsed_args.property)
+        if properties:
+            changes["properties"] = properties
+        if not changes:
+            raise ValueError("nothing to set: give --name, --disk-format, "
+                             "--container-format, --min-disk, --min-ram, --visibility or "
+                             "--property")
+        client = api_client(parsed_args)
+        client.update_image(str(find_image(client, parsed_args.image)["id"]), changes)
+        return 0
+
+
+class ImageUnset(Command):
+    """Remove properties from an image."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("image", help="image name or id")
+        parser.add_argument("--property", metavar="KEY", action="append", default=[],
+                            help="a property to remove (repeatable)")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        names = keys(parsed_args.property)
+        if not names:
+            raise ValueError("nothing to unset: give --property KEY")
+        client = api_client(parsed_args)
+        image = find_image(client, parsed_args.image)
+        missing = [name for name in names if name not in (image.get("properties") or {})]
+        if missing:
+            raise ValueError(f"image {image['id']} has no property {', '.join(missing)}")
+        client.update_image(str(image["id"]),
+                            {"properties": dict.fromkeys(names)})
+        return 0
+
+
+class ImageDelete(Command):
+    """Delete images' metadata (servers keep the copy they were built from)."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_api_arguments(parser)
+        parser.add_argument("images", nargs="+", metavar="IMAGE",
+                            help="image name or id (repeatable)")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        client = api_client(parsed_args)
+        for ref in parsed_args.images:
+            client.delete_image(str(find_image(client, ref)["id"]))
+        return 0
+
+
+COMMANDS: dict[str, type[Command]] = {
+    "image create": ImageCreate,
+    "image list": ImageList,
+    "image show": ImageShow,
+    "image set": ImageSet,
+    "image unset": ImageUnset,
+    "image delete": ImageDelete,
+}

@@ -1,0 +1,120 @@
+"""Run a compute agent in this process: its placement sync, HTTP API and heartbeat.
+
+``start_agent`` starts the three and returns a ``RunningAgent`` to stop them;
+``moorage compute run`` uses it, and so do the tests and the embedded mode,
+which start several agents in one process, each with its own configuration
+(host, driver) and its HTTP API on a free port::
+
+    agents = [start_agent(agent_config(f"h{i}", "fake", placement_url=url), port=0)
+              for i in range(3)]
+    ...
+    for running in agents:
+        running.stop()
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from oslo_config import cfg
+
+from moorage.compute.agent import ComputeAgent
+from moorage.compute.registration import Heartbeat
+from moorage.compute.service import AgentHTTPServer
+from moorage.conf import load_config
+from moorage.placement.client import PlacementClient
+from moorage.virt.driver import ComputeDriver
+from moorage.virt.loader import load_driver
+
+LOG = logging.getLogger(__name__)
+
+
+def agent_config(host: str, driver: str = "fake", *, placement_url: str | None = None,
+                 api_url: str | None = None, config_files: Iterable[str] = (),
+                 overrides: Iterable[tuple[str, str, object]] = ()) -> cfg.ConfigOpts:
+    """A configuration of its own for one agent of many in a process."""
+    chosen: list[tuple[str, str, object]] = [("DEFAULT", "host", host),
+                                             ("DEFAULT", "compute_driver", driver)]
+    if placement_url is not None:
+        chosen.append(("placement", "endpoint_override", placement_url))
+    if api_url is not None:
+        chosen.append(("compute_agent", "api_url", api_url))
+    return load_config(list(config_files), [*chosen, *overrides])
+
+
+@dataclass
+class RunningAgent:
+    """One agent running in this process; ``url`` is its HTTP API."""
+
+    agent: ComputeAgent
+    server: AgentHTTPServer
+    heartbeat: Heartbeat | None
+    url: str
+    _stop: threading.Event
+    _sync_thread: threading.Thread
+
+    @property
+    def host(self) -> str:
+        return str(self.agent.conf.host)
+
+    def stop(self) -> None:
+        """Stop the heartbeat, the HTTP API and the placement sync (in that order: the
+        compute API stops hearing from an agent that no longer answers)."""
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+        self.server.stop()
+        self._stop.set()
+        self._sync_thread.join(timeout=30)
+
+
+def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
+                placement: PlacementClient | None = None, *, listen: str | None = None,
+                port: int | None = None, api_url: str | None = None,
+                disabled: bool = False) -> RunningAgent:
+    """Start an agent of ``conf``'s host: one placement sync now (so its providers
+    exist when this returns), then every ``[DEFAULT] update_resources_interval``; its
+    HTTP API on ``listen``:``port`` (default ``[compute_agent]``; port 0 is any free
+    one); and, when the compute API's URL is known, a registration now and a
+    heartbeat every ``[DEFAULT] report_interval``.
+
+    ``driver`` and ``placement`` default to the configured ones.
+    """
+    opts = conf.compute_agent
+    driver = driver if driver is not None else load_driver(conf)
+    placement = placement if placement is not None else PlacementClient(
+        conf.placement.endpoint_override, conf.placement.token)
+    agent = ComputeAgent(conf, driver, placement, disabled=disabled)
+    token: str | None = conf.service_token or None
+    if token is None:
+        LOG.warning("compute agent of %s: [DEFAULT] service_token is not set: its HTTP API "
+                    "is open to anyone who can reach it (DEVELOPMENT MODE)", conf.host)
+    first = agent.sync()
+    if not first.ok:
+        LOG.warning("first sync of %s failed (%s); retrying every %ds", conf.host,
+                    first.problem, conf.update_resources_interval)
+    stop = threading.Event()
+
+    def keep_syncing() -> None:
+        while not stop.wait(conf.update_resources_interval):
+            agent.sync()
+
+    sync_thread = threading.Thread(target=keep_syncing, daemon=True,
+                                   name=f"placement-sync-{conf.host}")
+    sync_thread.start()
+    server = AgentHTTPServer(agent, token, listen or opts.listen,
+                             opts.port if port is None else port).start()
+    url = opts.advertise_url or server.url
+    heartbeat = None
+    api_url = api_url or opts.api_url
+    if api_url:
+        heartbeat = Heartbeat(agent, api_url, url, token=token,
+                              interval=conf.report_interval,
+                              timeout=float(conf.report_interval)).start()
+    else:
+        LOG.warning("compute agent of %s: [compute_agent] api_url is not set: not "
+                    "registering with a compute API", conf.host)
+    LOG.info("compute agent of %s (%s driver) serving %s", conf.host, driver.name, url)
+    return RunningAgent(agent, server, heartbeat, url, stop, sync_thread)

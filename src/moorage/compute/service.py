@@ -1,0 +1,244 @@
+"""The compute agent's HTTP API: what the compute API's conductor asks of a host.
+
+    GET    /               who this agent is: host, driver, nodes, version
+    GET    /guests         the uuids of the guests the driver runs
+    POST   /guests         spawn a guest, synchronously: 201, or 409 spawn_failed
+    DELETE /guests/{uuid}  destroy a guest: 204, also when it is not there
+    PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
+
+Every request carries ``X-Service-Token`` when ``[DEFAULT] service_token`` is set
+(401 otherwise); unset, the API is open: development mode, logged at start.
+Errors are ``{"error": {"message": ...}}``, never a traceback.
+
+``AgentHTTPServer`` serves the app from a thread of this process (a threaded
+wsgiref server): the agent's state (its driver's guests, its disabled flag) lives
+in the process, so the HTTP API runs beside it rather than in worker processes.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import socketserver
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import moorage
+from moorage.compute import wire
+from moorage.compute.agent import ComputeAgent
+from moorage.web import JSON, STATUS_LINES, Response, Router
+
+LOG = logging.getLogger(__name__)
+
+WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+TOKEN_HEADER = "X-Service-Token"
+# A guest's body is a few KiB; anything much larger is a mistake.
+MAX_BODY = 1024 * 1024
+
+
+class HTTPError(Exception):
+    """An answer other than success, with its message."""
+
+    def __init__(self, status: int, message: str, headers: list[tuple[str, str]] | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers or []
+
+
+@dataclass
+class AgentRequest:
+    """One request to the agent: its environ, path parameters and the agent it reaches."""
+
+    environ: dict[str, Any]
+    agent: ComputeAgent
+    params: dict[str, str] = field(default_factory=dict)
+
+    def json(self) -> object:
+        """The parsed body; HTTPError 400 or 413 naming what is wrong with it."""
+        try:
+            length = int(self.environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            raise HTTPError(400, "Content-Length must be an integer") from None
+        if length > MAX_BODY:
+            raise HTTPError(413, f"the body is {length} bytes; the limit is {MAX_BODY}")
+        raw = self.environ["wsgi.input"].read(length) if length > 0 else b""
+        if not raw:
+            raise HTTPError(400, "a JSON body is required")
+        try:
+            return json.loads(raw)
+        except ValueError as exc:
+            raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
+
+
+def json_response(status: int, body: object) -> Response:
+    return Response(status, json.dumps(body).encode(), content_type=JSON)
+
+
+def error_response(status: int, message: str) -> Response:
+    return json_response(status, {"error": {"message": message}})
+
+
+# -- handlers ----------------------------------------------------------------------------
+
+def show_agent(req: AgentRequest) -> Response:
+    agent = req.agent
+    return json_response(200, {"host": agent.conf.host, "driver": agent.driver.name,
+                               "nodes": agent.driver.nodes(), "version": moorage.__version__})
+
+
+def list_guests(req: AgentRequest) -> Response:
+    return json_response(200, {"guests": sorted(req.agent.driver.guests())})
+
+
+def spawn_guest(req: AgentRequest) -> Response:
+    try:
+        guest = wire.guest_from_json(req.json())
+    except wire.InvalidBody as exc:
+        raise HTTPError(400, str(exc)) from None
+    agent = req.agent
+    try:
+        agent.driver.spawn(guest)
+    except Exception as exc:  # every refusal goes back to the conductor, named
+        failure = wire.spawn_failure(agent.conf.host, exc)
+        # A missing feature or a contradiction is the guest's business; anything else
+        # is this host's trouble, worth its traceback.
+        expected = failure.feature is not None or not failure.reschedule
+        (LOG.info if expected else LOG.warning)(
+            "spawn of %s on %s failed: %s: %s (reschedule: %s)", guest.uuid, guest.node,
+            failure.kind, failure.message, failure.reschedule, exc_info=not expected)
+        return json_response(409, wire.spawn_failed_to_json(failure))
+    LOG.info("spawned %s (%s) on %s", guest.uuid, guest.name, guest.node)
+    return json_response(201, {"guest": {"uuid": guest.uuid, "host": agent.conf.host,
+                                         "node": guest.node}})
+
+
+def destroy_guest(req: AgentRequest) -> Response:
+    instance_uuid = req.params["uuid"]
+    req.agent.driver.destroy(instance_uuid)
+    LOG.info("destroyed %s (if it was here)", instance_uuid)
+    return Response(204)
+
+
+def update_service(req: AgentRequest) -> Response:
+    body = req.json()
+    if not (isinstance(body, dict) and set(body) == {"disabled"}
+            and isinstance(body["disabled"], bool)):
+        raise HTTPError(400, 'the body must be {"disabled": true|false}')
+    result = req.agent.set_disabled(body["disabled"])
+    if not result.ok:
+        # The state is kept and the trait follows at the next sync.
+        LOG.warning("service disabled=%s kept, but placement was not updated: %s",
+                    body["disabled"], result.problem)
+    return json_response(200, {"service": {"disabled": req.agent.disabled}})
+
+
+Handler = Callable[[AgentRequest], Response]
+
+ROUTES: dict[str, dict[str, Handler]] = {
+    "/": {"GET": show_agent},
+    "/guests": {"GET": list_guests, "POST": spawn_guest},
+    "/guests/{uuid}": {"DELETE": destroy_guest},
+    "/service": {"PUT": update_service},
+}
+
+
+# -- the application ----------------------------------------------------------------------
+
+def token_matches(expected: str | None, given: str | None) -> bool:
+    """True when no token is expected (development mode) or ``given`` is it."""
+    if expected is None:
+        return True
+    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
+
+
+def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
+    """The WSGI application of ``agent``'s HTTP API, checking ``token`` when set."""
+    router: Router[Handler] = Router(ROUTES)
+
+    def dispatch(environ: dict[str, Any]) -> Response:
+        if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
+            raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
+        path = environ.get("PATH_INFO") or "/"
+        found = router.match(path)
+        if found is None:
+            raise HTTPError(404, f"no such resource: {path}")
+        methods, params = found
+        method = environ.get("REQUEST_METHOD", "GET")
+        handler = methods.get(method)
+        if handler is None:
+            raise HTTPError(405, f"{method} is not allowed on {path}; allowed: "
+                            f"{', '.join(methods)}", [("allow", ", ".join(methods))])
+        return handler(AgentRequest(environ, agent, params))
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]
+                    ) -> list[bytes]:
+        try:
+            response = dispatch(environ)
+        except HTTPError as exc:
+            response = error_response(exc.status, exc.message)
+            response.headers.extend(exc.headers)
+        except Exception:
+            LOG.exception("unexpected error serving %s %s", environ.get("REQUEST_METHOD"),
+                          environ.get("PATH_INFO"))
+            response = error_response(500, "an unexpected error occurred; see the agent's log")
+        headers = list(response.headers)
+        if response.content_type and response.status != 204:
+            headers.append(("content-type", response.content_type))
+        headers.append(("content-length", str(len(response.body))))
+        start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        return [response.body]
+
+    return application
+
+
+# -- serving ---------------------------------------------------------------------------------
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """Access lines go to the debug log, not stderr."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        LOG.debug("%s - %s", self.address_string(), format % args)
+
+
+class AgentHTTPServer:
+    """The HTTP API of one agent, served by a thread of this process."""
+
+    def __init__(self, agent: ComputeAgent, token: str | None, listen: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        try:
+            self._server = make_server(listen, port, make_app(agent, token),
+                                       server_class=_ThreadingWSGIServer,
+                                       handler_class=_QuietHandler)
+        except OSError as exc:
+            raise OSError(exc.errno, f"the agent's HTTP API cannot listen on {listen}:{port}: "
+                          f"{exc.strerror or exc}") from None
+        self.listen = listen
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        name=f"agent-http-{agent.conf.host}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.listen}]" if ":" in self.listen else self.listen
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> AgentHTTPServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+        self._server.server_close()

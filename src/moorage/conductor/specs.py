@@ -1,0 +1,51 @@
+"""The request spec for a server's next scheduling, from what the server is."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from moorage.api.storage.servers import ServerRecord
+from moorage.model.flavor import Flavor
+from moorage.model.image import Image
+from moorage.scheduler.types import FilterRecord, RequestSpec, Selection
+
+
+def request_spec(record: ServerRecord, *, flavor: Flavor | None = None,
+                 image: Image | None = None, ignore_hosts: Iterable[str] = (),
+                 requested_host: str | None = None, rebuild: bool = False) -> RequestSpec:
+    """A fresh spec each time: the request filters run again on every scheduling, as
+    upstream's do (nothing they add is persisted)."""
+    return RequestSpec(
+        instance_uuid=record.uuid,
+        project_id=record.project_id,
+        user_id=record.user_id,
+        flavor=flavor or record.flavor,
+        image=image or record.image,
+        is_bfv=record.is_bfv,
+        availability_zone=record.availability_zone,
+        ignore_hosts=frozenset(ignore_hosts),
+        requested_host=requested_host,
+        rebuild=rebuild,
+    )
+
+
+def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:
+    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
+            for r in records]
+
+
+def scheduling_record(spec: RequestSpec, operation: str,
+                      selection: Selection | None = None,
+                      error: str | None = None) -> dict[str, object]:
+    """What the server's ``moorage:scheduling`` shows about its last scheduling."""
+    record: dict[str, object] = {
+        "operation": operation,
+        "filters": filter_records_json(spec.filter_records),
+    }
+    if selection is not None:
+        record["candidates"] = selection.candidates
+        record["hosts_passing_filters"] = selection.hosts_passing_filters
+        record["alternates"] = [d.host for d in selection.alternates]
+    if error is not None:
+        record["error"] = error
+    return record

@@ -1,0 +1,281 @@
+"""Host filters: checks placement cannot make, run on the hosts it offered.
+
+Each filter is a pure function of (host, spec) that returns None when the host
+passes and, when it does not, the reason in a few words ("disabled", "down",
+"runs x86_64/qemu/hvm, not aarch64"), recorded at the point of rejection so that
+"why did no host fit?" is answered by construction. ``[filter_scheduler]
+enabled_filters`` picks them, by upstream's class names, in order. Only those with
+``run_on_rebuild`` (upstream's RUN_ON_REBUILD) run when a server is rebuilt on its
+own host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from oslo_config import cfg
+
+from moorage.model.image import ARCHITECTURE_ALIASES
+from moorage.scheduler.request_filters import zone_of
+from moorage.scheduler.types import Aggregate, HostInfo, RequestSpec
+
+# The zone of hosts in no availability-zone aggregate (upstream's default_availability_zone).
+DEFAULT_AVAILABILITY_ZONE = "nova"
+
+# Upstream's canonical spellings of hypervisor types and VM modes (nova.objects.fields).
+HV_TYPE_ALIASES = {"xapi": "xen"}
+VM_MODE_ALIASES = {"pv": "xen", "hv": "hvm", "baremetal": "hvm"}
+
+
+@dataclass(frozen=True)
+class HostState:
+    """A host as the filters see it: its service record and the aggregates it is in."""
+
+    info: HostInfo
+    aggregates: Sequence[Aggregate] = ()
+    # The node placement offered and its root provider (a host may have several nodes).
+    node: str = ""
+    provider_uuid: str = ""
+
+    @property
+    def name(self) -> str:
+        """The host, and the node when it is named otherwise (bare-metal nodes)."""
+        if not self.node or self.node == self.info.host:
+            return self.info.host
+        return f"{self.info.host}/{self.node}"
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """The options host filters read."""
+
+    default_architecture: str | None = None
+    default_availability_zone: str = DEFAULT_AVAILABILITY_ZONE
+
+    @classmethod
+    def from_conf(cls, conf: cfg.ConfigOpts) -> FilterOptions:
+        return cls(default_architecture=conf.filter_scheduler.image_properties_default_architecture)
+
+
+Check = Callable[[HostState, RequestSpec, FilterOptions], "str | None"]
+
+
+@dataclass(frozen=True)
+class HostFilter:
+    """A named check; ``run_on_rebuild`` as upstream's RUN_ON_REBUILD."""
+
+    name: str
+    check: Check
+    run_on_rebuild: bool = False
+
+    def reject(self, host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
+        return self.check(host, spec, options)
+
+
+# -- ComputeFilter ----------------------------------------------------------------------
+def compute_service_usable(host: HostState, spec: RequestSpec,
+                           options: FilterOptions) -> str | None:
+    """The host's compute service is enabled and heart-beating."""
+    if not host.info.enabled:
+        return "disabled"
+    if not host.info.up:
+        return "down"
+    return None
+
+
+# -- AvailabilityZoneFilter -------------------------------------------------------------
+def host_zones(host: HostState, options: FilterOptions) -> frozenset[str]:
+    """The zones of a host's aggregates, or the default zone when it is in none."""
+    zones = frozenset(zone for agg in host.aggregates if (zone := zone_of(agg)))
+    return zones or frozenset({options.default_availability_zone})
+
+
+def in_requested_zone(host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
+    if not spec.availability_zone:
+        return None
+    zones = host_zones(host, options)
+    if spec.availability_zone in zones:
+        return None
+    return f"in availability zone {', '.join(sorted(zones))}, not {spec.availability_zone}"
+
+
+# -- ImagePropertiesFilter --------------------------------------------------------------
+def canonical_arch(value: str) -> str:
+    lowered = value.strip().lower()
+    return ARCHITECTURE_ALIASES.get(lowered, lowered)
+
+
+def canonical_hv_type(value: str) -> str:
+    lowered = value.strip().lower()
+    return HV_TYPE_ALIASES.get(lowered, lowered)
+
+
+def canonical_vm_mode(value: str) -> str:
+    lowered = value.strip().lower()
+    return VM_MODE_ALIASES.get(lowered, lowered)
+
+
+def _property(spec: RequestSpec, *names: str) -> str | None:
+    """The first of ``names`` the image sets among its other (non-enum) properties:
+    current name first, then upstream's legacy one."""
+    other = spec.image.properties.other
+    for name in names:
+        if other.get(name):
+            return other[name]
+    return None
+
+
+def version_string(version: int) -> str:
+    """Upstream's integer hypervisor version as dotted: 7002000 -> "7.2.0"."""
+    return f"{version // 1_000_000}.{version // 1_000 % 1_000}.{version % 1_000}"
+
+
+_PREDICATE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9]+(?:\.[0-9]+)*)\s*$")
+
+
+def _as_tuple(version: str) -> tuple[int, ...]:
+    parts = [int(p) for p in version.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def version_satisfies(version: int, requirement: str) -> bool | None:
+    """Whether a host version meets ``>=2.6`` (comma-separated predicates, all must
+    hold); None when the requirement cannot be read."""
+    have = _as_tuple(version_string(version))
+    for clause in requirement.split(","):
+        match = _PREDICATE.match(clause)
+        if not match:
+            return None
+        op, want = match.group(1) or "==", _as_tuple(match.group(2))
+        ok = {">=": have >= want, "<=": have <= want, "==": have == want,
+              "!=": have != want, ">": have > want, "<": have < want}[op]
+        if not ok:
+            return False
+    return True
+
+
+def image_properties_supported(host: HostState, spec: RequestSpec,
+                               options: FilterOptions) -> str | None:
+    """Legacy check: the image's architecture, hypervisor type and VM mode are one of
+    the (arch, hv_type, vm_mode) triples the host runs, at a hypervisor version the
+    image accepts."""
+    props = spec.image.properties
+    raw_arch = props.hw_architecture or options.default_architecture
+    arch = canonical_arch(raw_arch) if raw_arch else None
+    raw_hv = _property(spec, "img_hv_type", "hypervisor_type")
+    hv_type = canonical_hv_type(raw_hv) if raw_hv else None
+    raw_mode = _property(spec, "hw_vm_mode", "vm_mode")
+    vm_mode = canonical_vm_mode(raw_mode) if raw_mode else None
+    requirement = _property(spec, "img_hv_requested_version", "hypervisor_version_requires")
+    if not (arch or hv_type or vm_mode):
+        return None
+    wanted = "/".join(v or "*" for v in (arch, hv_type, vm_mode))
+    offered = host.info.supported_instances
+    if not offered:
+        return f"reports no supported instances, image needs {wanted}"
+    version = host.info.hypervisor_version
+    for triple in offered:
+        host_arch, host_hv, host_mode = (canonical_arch(triple[0]),
+                                         canonical_hv_type(triple[1]),
+                                         canonical_vm_mode(triple[2]))
+        if ((arch and arch != host_arch) or (hv_type and hv_type != host_hv)
+                or (vm_mode and vm_mode != host_mode)):
+            continue
+        if requirement and version is not None and not version_satisfies(version,
+                                                                          requirement):
+            return (f"hypervisor version {version_string(version)} does not satisfy "
+                    f"{requirement}")
+        return None
+    runs = ", ".join("/".join(t) for t in offered)
+    return f"runs {runs}, image needs {wanted}"
+
+
+# -- AggregateInstanceExtraSpecsFilter --------------------------------------------------
+AGGREGATE_SCOPE = "aggregate_instance_extra_specs"
+
+
+def _matches(values: frozenset[str], requirement: str) -> bool:
+    """Upstream's extra-spec operators, the common ones: ``<in> x`` (substring),
+    ``<or> a <or> b`` (any of), ``s== x`` (string equal), otherwise equality."""
+    req = requirement.strip()
+    if req.startswith("<in>"):
+        needle = req[4:].strip()
+        return any(needle in value for value in values)
+    if req.startswith("<or>"):
+        choices = {c.strip() for c in req.split("<or>") if c.strip()}
+        return bool(values & choices)
+    if req.startswith("s=="):
+        return req[3:].strip() in values
+    return req in values
+
+
+def aggregate_extra_specs_match(host: HostState, spec: RequestSpec,
+                                options: FilterOptions) -> str | None:
+    """Flavor extra specs unscoped or scoped ``aggregate_instance_extra_specs:`` must
+    match the metadata of the host's aggregates."""
+    for key, requirement in sorted(spec.flavor.extra_specs.items()):
+        scope, _, name = key.partition(":") if ":" in key else ("", "", key)
+        # group_policy is placement's, whatever its lack of scope suggests.
+        if (scope and scope != AGGREGATE_SCOPE) or key == "group_policy":
+            continue
+        values = frozenset(agg.metadata[name] for agg in host.aggregates
+                           if name in agg.metadata)
+        if not values:
+            return f"no aggregate metadata {name}"
+        if not _matches(values, requirement):
+            return f"aggregate metadata {name}={','.join(sorted(values))}, not {requirement}"
+    return None
+
+
+HOST_FILTERS: Mapping[str, HostFilter] = {
+    f.name: f for f in (
+        HostFilter("ComputeFilter", compute_service_usable),
+        HostFilter("AvailabilityZoneFilter", in_requested_zone),
+        HostFilter("ImagePropertiesFilter", image_properties_supported, run_on_rebuild=True),
+        HostFilter("AggregateInstanceExtraSpecsFilter", aggregate_extra_specs_match),
+    )
+}
+
+
+class UnknownHostFilter(ValueError):
+    """``enabled_filters`` names a filter Moorage does not have."""
+
+
+def enabled_filters(names: Sequence[str]) -> list[HostFilter]:
+    """The filters ``[filter_scheduler] enabled_filters`` names, in its order."""
+    unknown = [n for n in names if n not in HOST_FILTERS]
+    if unknown:
+        raise UnknownHostFilter(
+            f"[filter_scheduler] enabled_filters: unknown {', '.join(unknown)}; "
+            f"available: {', '.join(HOST_FILTERS)}")
+    return [HOST_FILTERS[n] for n in names]
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One host one filter turned away, and why."""
+
+    filter: str
+    host: str
+    reason: str
+
+
+def run_filters(hosts: Sequence[HostState], spec: RequestSpec, filters: Sequence[HostFilter],
+                options: FilterOptions) -> tuple[list[HostState], list[Rejection]]:
+    """The hosts every filter passes, and the rejections (each host rejected once, by
+    the first filter that turns it away)."""
+    passing: list[HostState] = []
+    rejections: list[Rejection] = []
+    for host in hosts:
+        for host_filter in filters:
+            reason = host_filter.reject(host, spec, options)
+            if reason is not None:
+                rejections.append(Rejection(host_filter.name, host.name, reason))
+                break
+        else:
+            passing.append(host)
+    return passing, rejections

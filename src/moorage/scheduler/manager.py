@@ -1,0 +1,365 @@
+"""select_destinations: from a request spec to a claimed host and its alternates.
+
+The pipeline, top to bottom:
+
+1. request filters write what placement must check (root traits, aggregates) and
+   record what they did on the spec;
+2. the spec becomes one GET /allocation_candidates (placement does the heavy
+   filtering: resources, traits, aggregates, over every provider at once);
+3. the candidates are grouped by host (the root provider of each allocation
+   request), and hosts the request excludes are set aside (ignore_hosts,
+   requested_host, providers no compute service owns);
+4. host filters check what placement cannot (service up, legacy image properties);
+5. weighers order the survivors (free resources from the provider summaries);
+6. the best host's first candidate is claimed (PUT /allocations with the consumer
+   generation); if the claim loses a race, the next host is tried;
+7. up to max_attempts - 1 further hosts become the alternates, unclaimed.
+
+Each stage that leaves nothing raises NoValidHost with a reason naming what did it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from oslo_config import cfg
+
+from moorage.compute.provider_tree import provider_uuid
+from moorage.placement.client import (
+    Candidates,
+    PlacementClient,
+    PlacementError,
+    ProviderQuery,
+    ProviderSummary,
+)
+from moorage.scheduler import explain
+from moorage.scheduler.host_filters import (
+    FilterOptions,
+    HostState,
+    Rejection,
+    enabled_filters,
+    run_filters,
+)
+from moorage.scheduler.request_filters import (
+    FilterContext,
+    RequestFilterFailed,
+    image_metadata_traits,
+    image_type_trait,
+    process_request_spec,
+)
+from moorage.scheduler.resource_request import ResourceRequest, resource_request
+from moorage.scheduler.types import (
+    Aggregate,
+    AllocationRequest,
+    Catalog,
+    Destination,
+    HostInfo,
+    NoValidHost,
+    RequestSpec,
+    Selection,
+)
+from moorage.scheduler.weighers import choose_order, free_resources, multipliers_from_conf, weigh
+
+LOG = logging.getLogger(__name__)
+
+# Traits checked one by one when placement offers nothing, to name the one no provider has.
+MAX_TRAITS_DIAGNOSED = 10
+
+# Upstream's reasons for a rebuild whose new image the current host cannot take.
+REBUILD_FORBIDDEN = ("Image traits are part of forbidden traits in flavor associated with the "
+                     "server. Either specify a different image during rebuild or create a new "
+                     "server with the specified image and a compatible flavor.")
+REBUILD_UNSATISFIED = ("Image traits cannot be satisfied by the current resource providers. "
+                       "Either specify a different image during rebuild or create a new server "
+                       "with the specified image.")
+
+
+@dataclass(frozen=True)
+class HostCandidates:
+    """A host placement offered, with its allocation requests (placement's order)."""
+
+    host: str
+    node: str
+    root_uuid: str
+    requests: tuple[AllocationRequest, ...]
+
+    def destination(self) -> Destination:
+        return Destination(self.host, self.node, self.root_uuid, self.requests[0])
+
+
+class Scheduler:
+    """Chooses hosts for servers; a library the conductor calls (contract §3)."""
+
+    def __init__(self, conf: cfg.ConfigOpts, placement: PlacementClient, catalog: Catalog,
+                 rng: random.Random | None = None) -> None:
+        self.conf = conf
+        self.placement = placement
+        self.catalog = catalog
+        self.rng = rng or random.Random()
+
+    # -- the pipeline ----------------------------------------------------------------
+    def select_destinations(self, spec: RequestSpec) -> Selection:
+        """Claim a host for ``spec.instance_uuid`` and name the alternates."""
+        if spec.rebuild and spec.requested_host:
+            return self._same_host_rebuild(spec, spec.requested_host)
+        hosts = self.catalog.hosts()
+        if spec.requested_host and spec.requested_host not in hosts:
+            raise NoValidHost(f"requested host {spec.requested_host} is not a known compute "
+                              "host", {"requested_host": spec.requested_host})
+        # 1. request filters
+        try:
+            process_request_spec(spec, FilterContext(self.conf, self.catalog))
+        except RequestFilterFailed as exc:
+            raise NoValidHost(exc.reason, {"filters": _records(spec)}) from None
+        # 2. placement
+        request = self._placement_request(spec, hosts)
+        details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
+        candidates = self._candidates(spec, request, details)
+        # 3. hosts offered, minus those the request excludes
+        offered = self._by_host(candidates, hosts)
+        details["candidates"] = len(candidates.allocation_requests)
+        details["candidate_hosts"] = sorted(h.host for h in offered)
+        if not offered:
+            raise NoValidHost(
+                f"placement returned {len(candidates.allocation_requests)} allocation "
+                "candidates, none on a node of a known compute service", details)
+        aggregates = self.catalog.aggregates()
+        states = [HostState(hosts[h.host], _aggregates_of(h.host, aggregates), h.node,
+                            h.root_uuid) for h in offered]
+        kept, excluded = _excluded(spec, states)
+        # 4. host filters
+        filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
+        passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
+        rejections = excluded + rejected
+        details["rejections"] = [vars(r) for r in rejections]
+        if not passing:
+            raise NoValidHost(explain.describe_rejections(len(offered), rejections), details)
+        # 5. weighers (by root provider: a host may offer several nodes)
+        by_root = {h.root_uuid: h for h in offered}
+        order = self._order([s.provider_uuid for s in passing], candidates.summaries)
+        names = {s.provider_uuid: s.name for s in passing}
+        details["order"] = [names[root] for root in order]
+        # 6. claim, 7. alternates
+        claims_failed: list[str] = []
+        details["claims_failed"] = claims_failed
+        for index, root in enumerate(order):
+            destination = by_root[root].destination()
+            if self.claim(spec, destination):
+                alternates = [by_root[r].destination()
+                              for r in order[index + 1:][:self.conf.scheduler.max_attempts - 1]]
+                return Selection(destination, alternates,
+                                 candidates=len(candidates.allocation_requests),
+                                 hosts_passing_filters=len(passing))
+            LOG.info("claim on %s for %s lost a race; trying the next host", names[root],
+                     spec.instance_uuid)
+            claims_failed.append(names[root])
+        raise NoValidHost(
+            f"all {len(order)} hosts that passed the filters refused the claim: their "
+            "resources were taken meanwhile", details)
+
+    def claim(self, spec: RequestSpec, destination: Destination) -> bool:
+        """Claim ``destination``'s allocation request for the instance; False when it no
+        longer fits (or the instance's allocations changed meanwhile)."""
+        _, generation = self.placement.allocations(spec.instance_uuid)
+        return self.placement.claim(spec.instance_uuid, destination.allocation_request,
+                                    spec.project_id, spec.user_id, generation)
+
+    def release(self, consumer_uuid: str) -> None:
+        """Give back everything ``consumer_uuid`` holds."""
+        self.placement.delete_allocations(consumer_uuid)
+
+    def verify_rebuild(self, spec: RequestSpec, host: str) -> None:
+        """Can ``host`` (where the server is) take the new image? No candidates query,
+        no claim: the image's required traits must not be forbidden by the flavor and
+        must be on the providers the server holds, and the host filters that run on
+        rebuild must pass. With the prefilters on, the traits they would require
+        (device models, disk format) are checked as well, which upstream skips."""
+        image = spec.image
+        forbidden = sorted(image.properties.traits_required & spec.flavor.traits("forbidden"))
+        if forbidden:
+            raise NoValidHost(f"{REBUILD_FORBIDDEN} (forbidden: {', '.join(forbidden)})",
+                              {"forbidden_image_traits": forbidden, "host": host})
+        needed = {t: f"image property trait:{t}=required"
+                  for t in image.properties.traits_required}
+        sched = self.conf.scheduler
+        if sched.image_metadata_prefilter:
+            needed.update({t: f"image property {origin}" for t, origin in
+                           image_metadata_traits(image.properties).traits.items()})
+        if sched.query_placement_for_image_type_support and not spec.is_bfv:
+            needed[image_type_trait(image.disk_format)] = f"image disk_format={image.disk_format}"
+        held, _ = self.placement.allocations(spec.instance_uuid)
+        on_providers: set[str] = set()
+        for traits in self.placement.concurrently(self.placement.traits, list(held)):
+            on_providers |= set(traits)
+        missing = sorted(set(needed) - on_providers)
+        if missing:
+            named = ", ".join(f"{t} (from {needed[t]})" for t in missing)
+            raise NoValidHost(f"{REBUILD_UNSATISFIED} Missing on host {host}: {named}",
+                              {"missing_traits": missing, "host": host,
+                               "providers": sorted(held)})
+        info = self.catalog.hosts().get(host)
+        if info is None:
+            raise NoValidHost(f"host {host} is not a known compute host", {"host": host})
+        state = HostState(info, _aggregates_of(host, self.catalog.aggregates()))
+        rebuild_filters = [f for f in enabled_filters(self.conf.filter_scheduler.enabled_filters)
+                           if f.run_on_rebuild]
+        _, rejections = run_filters([state], spec, rebuild_filters,
+                                    FilterOptions.from_conf(self.conf))
+        if rejections:
+            raise NoValidHost(explain.describe_rejections(1, rejections),
+                              {"rejections": [vars(r) for r in rejections], "host": host})
+
+    # -- stages -----------------------------------------------------------------------
+    def _same_host_rebuild(self, spec: RequestSpec, host: str) -> Selection:
+        """Upstream's rebuild short-cut: only the checks, and the host it is on."""
+        self.verify_rebuild(spec, host)
+        held, _ = self.placement.allocations(spec.instance_uuid)
+        info = self.catalog.hosts()[host]
+        node = next((n for n in info.nodes if provider_uuid(n) in held),
+                    info.nodes[0] if info.nodes else host)
+        root = provider_uuid(node)
+        return Selection(Destination(host, node, root, held), [], candidates=0,
+                         hosts_passing_filters=1)
+
+    def _placement_request(self, spec: RequestSpec, hosts: Mapping[str, HostInfo]
+                           ) -> ResourceRequest:
+        """The query; a requested host of one node narrows it to that node's tree (and a
+        host of several nodes lifts the limit, so none of its nodes is cut off)."""
+        limit: int | None = self.conf.scheduler.max_placement_results
+        request = resource_request(spec, limit=limit)
+        if spec.requested_host:
+            nodes = list(hosts[spec.requested_host].nodes)
+            if len(nodes) == 1:
+                request.unnumbered.in_tree = provider_uuid(nodes[0])
+                if "" not in request.groups:
+                    LOG.debug("no unnumbered group to narrow to %s", spec.requested_host)
+            else:
+                request = resource_request(spec, limit=None)
+        return request
+
+    def _candidates(self, spec: RequestSpec, request: ResourceRequest,
+                    details: dict[str, object]) -> Candidates:
+        described = explain.describe_request(request, spec, self._aggregate_names())
+        try:
+            candidates = self.placement.allocation_candidates_for(request.query_params())
+        except PlacementError as exc:
+            if exc.status == 400:
+                # A trait or resource class placement does not know, a malformed group.
+                raise NoValidHost(f"placement refused the request for: {described}: {exc}",
+                                  details) from None
+            raise
+        if not candidates.allocation_requests:
+            hints = self._diagnose(request)
+            details["diagnosis"] = hints
+            reason = "placement returned no allocation candidates for: " + described
+            if hints:
+                reason += ". " + "; ".join(hints)
+            raise NoValidHost(reason, details)
+        return candidates
+
+    def _diagnose(self, request: ResourceRequest) -> list[str]:
+        """Name a required trait no provider has, or resources no host has free: the
+        usual reasons for an empty answer, at one cheap query each."""
+        required = sorted(request.all_required_traits())[:MAX_TRAITS_DIAGNOSED]
+        try:
+            holders = self.placement.concurrently(
+                lambda trait: self.placement.providers(ProviderQuery(required=[trait])),
+                required)
+            hints = [f"no resource provider has trait {trait}"
+                     for trait, having in zip(required, holders, strict=True) if not having]
+            resources = request.unnumbered.resources
+            if not hints and resources and len(request.groups) == 1 and not self.placement.\
+                    providers(ProviderQuery(resources=resources)):
+                hints.append("no host has " + ",".join(f"{rc}={n}" for rc, n in
+                                                       resources.items()) + " free")
+        except PlacementError as exc:
+            LOG.warning("could not diagnose an empty candidates answer: %s", exc)
+            return []
+        return hints
+
+    def _by_host(self, candidates: Candidates, hosts: Mapping[str, HostInfo]
+                 ) -> list[HostCandidates]:
+        """Allocation requests grouped by the host owning their root provider, in the
+        order placement gave them. Roots no compute service owns are left out."""
+        roots = self._roots(candidates)
+        node_of = self._nodes_by_root(set(roots.values()), hosts)
+        grouped: dict[str, list[AllocationRequest]] = {}
+        for index, request in enumerate(candidates.allocation_requests):
+            grouped.setdefault(roots[index], []).append(request)
+        found = []
+        for root, requests in grouped.items():
+            if root in node_of:
+                host, node = node_of[root]
+                found.append(HostCandidates(host, node, root, tuple(requests)))
+        return found
+
+    @staticmethod
+    def _roots(candidates: Candidates) -> dict[int, str]:
+        """Allocation request index -> its root provider."""
+        summaries: Mapping[str, ProviderSummary] = candidates.summaries
+        roots: dict[int, str] = {}
+        for index, request in enumerate(candidates.allocation_requests):
+            rp = sorted(request)[0]
+            roots[index] = summaries[rp].root_uuid if rp in summaries else rp
+        return roots
+
+    def _nodes_by_root(self, roots: set[str], hosts: Mapping[str, HostInfo]
+                       ) -> dict[str, tuple[str, str]]:
+        """root provider uuid -> (host, node). Compute agents name a node's provider
+        after the node (uuid derived from the name); a root not found that way is
+        looked up by name."""
+        by_uuid = {provider_uuid(node): (h.host, node) for h in hosts.values() for node in h.nodes}
+        by_name = {node: (h.host, node) for h in hosts.values() for node in h.nodes}
+        found = {root: by_uuid[root] for root in roots if root in by_uuid}
+        unknown = sorted(roots - set(found))
+
+        def name_of(root: str) -> str | None:
+            try:
+                return self.placement.provider(root).name
+            except PlacementError:
+                return None
+
+        for root, name in zip(unknown, self.placement.concurrently(name_of, unknown),
+                              strict=True):
+            if name in by_name:
+                found[root] = by_name[name]
+        return found
+
+    def _aggregate_names(self) -> dict[str, str]:
+        return {agg.uuid: agg.name for agg in self.catalog.aggregates()}
+
+    def _order(self, roots: list[str], summaries: Mapping[str, ProviderSummary]) -> list[str]:
+        """Root providers in the order to try them."""
+        free = {root: free_resources(root, summaries) for root in roots}
+        weighed = weigh(roots, free, multipliers_from_conf(self.conf))
+        fs = self.conf.filter_scheduler
+        return choose_order(weighed, subset_size=fs.host_subset_size,
+                            shuffle_best=fs.shuffle_best_same_weighed_hosts, rng=self.rng)
+
+
+def _excluded(spec: RequestSpec, states: Sequence[HostState]
+              ) -> tuple[list[HostState], list[Rejection]]:
+    """Hosts the request itself rules out, recorded like filter rejections."""
+    kept: list[HostState] = []
+    out: list[Rejection] = []
+    for state in states:
+        if state.info.host in spec.ignore_hosts:
+            out.append(Rejection("ignore_hosts", state.name, "excluded by the request"))
+        elif spec.requested_host and state.info.host != spec.requested_host:
+            out.append(Rejection("requested_host", state.name,
+                                 f"not the requested host {spec.requested_host}"))
+        else:
+            kept.append(state)
+    return kept, out
+
+
+def _aggregates_of(host: str, aggregates: Sequence[Aggregate]) -> list[Aggregate]:
+    return [agg for agg in aggregates if host in agg.hosts]
+
+
+def _records(spec: RequestSpec) -> list[dict[str, object]]:
+    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
+            for r in spec.filter_records]

@@ -1,0 +1,93 @@
+"""A real compute API server for tests: ``compute_api``.
+
+The API runs in this process on a threaded WSGI server on a free port, over HTTP,
+against a fresh SQLite database and the real placement server of the ``placement``
+fixture. ``state`` is the server's ``ApiState`` (tests may attach agents, a scheduler
+and a conductor with ``attach_workers``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from moorage.api.service import ApiServer, attach_workers, make_state, serve
+from moorage.api.state import ApiState
+from moorage.compute.client import AgentClient
+from moorage.conf import load_config
+from moorage.placement.client import PlacementClient
+
+ADMIN = "admin"
+USER = "demo:demo-project"
+
+
+class ComputeApi:
+    """A running compute API and a requests session for it."""
+
+    __test__ = False
+
+    def __init__(self, server: ApiServer, state: ApiState) -> None:
+        self.server = server
+        self.state = state
+        self.url = server.url
+        self.session = requests.Session()
+
+    def request(self, method: str, path: str, *, json: Any = None, token: str | None = ADMIN,
+                headers: dict[str, str] | None = None, expect: int | None = None,
+                **kwargs: Any) -> requests.Response:
+        """``path`` below the server root (``/v2.1/flavors``); ``token`` None sends none."""
+        all_headers = {"x-auth-token": token} if token is not None else {}
+        all_headers.update(headers or {})
+        response = self.session.request(method, self.url + path, json=json,
+                                        headers=all_headers, timeout=60, **kwargs)
+        if expect is not None:
+            assert response.status_code == expect, (
+                f"{method} {path} -> {response.status_code}, expected {expect}: "
+                f"{response.text}")
+        return response
+
+    def admin(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return self.request(method, path, token=ADMIN, **kwargs)
+
+    def user(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return self.request(method, path, token=USER, **kwargs)
+
+    def attach_workers(self, agents: AgentClient | None = None) -> None:
+        """Attach an agent client, the scheduler and a started conductor."""
+        attach_workers(self.state, agents)
+
+
+def start_compute_api(workdir: Path, placement_url: str,
+                      config: dict[str, dict[str, object]] | None = None) -> ComputeApi:
+    """A started compute API (noauth2, SQLite in ``workdir``)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    overrides: list[tuple[str, str, object]] = [
+        ("api", "auth_strategy", "noauth2"),
+        ("database", "connection", f"sqlite:///{workdir / 'api.sqlite'}"),
+        ("placement", "endpoint_override", placement_url),
+    ]
+    for group, options in (config or {}).items():
+        overrides.extend((group, name, value) for name, value in options.items())
+    conf = load_config([], overrides)
+    state = make_state(conf, placement=PlacementClient(placement_url, ADMIN))
+    server = serve(state, "127.0.0.1", 0).start()
+    return ComputeApi(server, state)
+
+
+def stop_compute_api(api: ComputeApi) -> None:
+    if api.state.conductor is not None:
+        api.state.conductor.stop()
+    api.server.stop()
+    api.state.database.dispose()
+
+
+@pytest.fixture
+def compute_api(tmp_path: Path, placement: Any) -> Iterator[ComputeApi]:
+    """A fresh compute API server over HTTP, on SQLite, with a fresh placement."""
+    api = start_compute_api(tmp_path / "api", placement.url)
+    yield api
+    stop_compute_api(api)

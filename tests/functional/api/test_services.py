@@ -1,0 +1,153 @@
+"""Compute services: agents' heartbeats on the internal route, the operator's
+os-services and os-hypervisors, and the evacuated guests a returning host destroys."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moorage.api.storage.servers import EVACUATION, MigrationRecord, insert_migration
+from moorage.compute.client import AgentUnreachable
+from moorage.virt.driver import Guest
+from tests.api_fixtures import ComputeApi, start_compute_api, stop_compute_api
+
+BEAT = {"binary": "moorage-compute", "driver": "fake", "nodes": ["h1"],
+        "agent_url": "http://127.0.0.1:9", "supported_instances": [["x86_64", "qemu", "hvm"]],
+        "hypervisor_version": 7002000, "version": "0.1"}
+
+
+class RecordingAgents:
+    """An AgentClient that records set_disabled calls; ``down`` hosts are unreachable."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bool]] = []
+        self.down: set[str] = set()
+
+    def spawn(self, host: str, guest: Guest) -> None:
+        raise AssertionError("not used")
+
+    def destroy(self, host: str, instance_uuid: str) -> None:
+        raise AssertionError("not used")
+
+    def set_disabled(self, host: str, disabled: bool) -> None:
+        if host in self.down:
+            raise AgentUnreachable(f"{host} is down")
+        self.calls.append((host, disabled))
+
+
+def _beat(api: ComputeApi, host: str = "h1", **headers: str) -> Any:
+    return api.request("PUT", f"/internal/services/{host}", json={**BEAT, "nodes": [host]},
+                       token=None, headers=headers)
+
+
+def test_heartbeat_registers_and_os_services_lists(compute_api: ComputeApi) -> None:
+    response = _beat(compute_api)
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["destroy"] == []
+    assert body["service"]["host"] == "h1"
+    assert body["service"]["disabled"] is False
+    [service] = compute_api.admin("GET", "/v2.1/os-services", expect=200).json()["services"]
+    assert (service["host"], service["state"], service["status"]) == ("h1", "up", "enabled")
+    compute_api.user("GET", "/v2.1/os-services", expect=403)
+
+
+def test_disable_tells_the_agent_and_the_heartbeat(compute_api: ComputeApi) -> None:
+    agents = RecordingAgents()
+    compute_api.state.agents = agents
+    service_id = _beat(compute_api).json()["service"]["id"]
+    updated = compute_api.admin(
+        "PUT", f"/v2.1/os-services/{service_id}",
+        json={"status": "disabled", "disabled_reason": "maintenance"}, expect=200,
+    ).json()["service"]
+    assert (updated["status"], updated["disabled_reason"]) == ("disabled", "maintenance")
+    assert agents.calls == [("h1", True)]
+    beat = _beat(compute_api).json()["service"]
+    assert (beat["disabled"], beat["disabled_reason"]) == (True, "maintenance")
+    # Unreachable agent: stored all the same; the next heartbeat carries it.
+    agents.down.add("h1")
+    updated = compute_api.admin("PUT", "/v2.1/os-services/h1", json={"status": "enabled"},
+                                expect=200).json()["service"]
+    assert updated["agent_notified"] is False
+    assert _beat(compute_api).json()["service"]["disabled"] is False
+
+
+def test_forced_down_and_bad_updates(compute_api: ComputeApi) -> None:
+    service_id = _beat(compute_api).json()["service"]["id"]
+    url = f"/v2.1/os-services/{service_id}"
+    compute_api.admin("PUT", url, json={"forced_down": True}, expect=200)
+    [service] = compute_api.admin("GET", "/v2.1/os-services").json()["services"]
+    assert (service["state"], service["forced_down"]) == ("down", True)
+    for body, words in [({"status": "off"}, "allowed: enabled, disabled"),
+                        ({"forced_down": "maybe"}, "forced_down"),
+                        ({"disabled_reason": "x"}, "only allowed with status 'disabled'"),
+                        ({}, "at least one")]:
+        message = compute_api.admin("PUT", url, json=body, expect=400).json()
+        assert words in message["badRequest"]["message"], body
+    compute_api.admin("PUT", "/v2.1/os-services/999", json={"status": "enabled"}, expect=404)
+    compute_api.user("PUT", url, json={"status": "disabled"}, expect=403)
+
+
+def test_bad_heartbeats_are_400(compute_api: ComputeApi) -> None:
+    for change in ({"nodes": "h1"}, {"supported_instances": [["x86_64"]]},
+                   {"hypervisor_version": "seven"}, {"driver": None}):
+        response = compute_api.request("PUT", "/internal/services/h1",
+                                       json={**BEAT, **change}, token=None)
+        assert response.status_code == 400, (change, response.text)
+    assert compute_api.admin("GET", "/v2.1/os-services").json()["services"] == []
+
+
+def test_hypervisors(compute_api: ComputeApi) -> None:
+    _beat(compute_api, "h1")
+    _beat(compute_api, "h2")
+    listed = compute_api.admin("GET", "/v2.1/os-hypervisors", expect=200).json()
+    assert [h["hypervisor_hostname"] for h in listed["hypervisors"]] == ["h1", "h2"]
+    detail = compute_api.admin("GET", "/v2.1/os-hypervisors/detail", expect=200).json()
+    first = detail["hypervisors"][0]
+    assert (first["state"], first["status"], first["running_vms"]) == ("up", "enabled", 0)
+    assert first["hypervisor_type"] == "fake"
+    shown = compute_api.admin("GET", "/v2.1/os-hypervisors/h2", expect=200).json()
+    assert shown["hypervisor"]["service"]["host"] == "h2"
+    compute_api.admin("GET", "/v2.1/os-hypervisors/nope", expect=404)
+
+
+def test_returning_host_destroys_evacuated_guests(compute_api: ComputeApi,
+                                                  placement: Any) -> None:
+    _beat(compute_api, "h1")
+    provider = placement.create_provider("h1")
+    placement.put(f"/resource_providers/{provider}/inventories", json={
+        "resource_provider_generation": 0,
+        "inventories": {"VCPU": {"total": 8}}}, expect=200)
+    server_uuid, migration_uuid = str(uuid.uuid4()), str(uuid.uuid4())
+    placement.put(f"/allocations/{migration_uuid}", json={
+        "allocations": {provider: {"resources": {"VCPU": 2}}},
+        "project_id": "p", "user_id": "u", "consumer_generation": None,
+        "consumer_type": "MIGRATION"}, expect=204)
+    with compute_api.state.database.writer() as writer:
+        insert_migration(writer.conn, MigrationRecord(
+            uuid=migration_uuid, server_uuid=server_uuid, kind=EVACUATION,
+            source_host="h1", dest_host="h2", status="done"))
+    assert _beat(compute_api, "h1").json()["destroy"] == [server_uuid]
+    allocations = placement.get(f"/allocations/{migration_uuid}", expect=200).json()
+    assert allocations["allocations"] == {}
+    # Done once: the migration is completed and the next heartbeat lists nothing.
+    assert _beat(compute_api, "h1").json()["destroy"] == []
+
+
+@pytest.fixture
+def guarded_api(tmp_path: Path, placement: Any) -> Any:
+    api = start_compute_api(tmp_path / "guarded", placement.url,
+                            config={"DEFAULT": {"service_token": "s3cret"}})
+    yield api
+    stop_compute_api(api)
+
+
+def test_service_token_guards_the_internal_routes(guarded_api: ComputeApi) -> None:
+    missing = _beat(guarded_api)
+    assert missing.status_code == 401
+    assert "X-Service-Token" in missing.json()["unauthorized"]["message"]
+    assert _beat(guarded_api, **{"X-Service-Token": "wrong"}).status_code == 401
+    assert _beat(guarded_api, **{"X-Service-Token": "s3cret"}).status_code == 200

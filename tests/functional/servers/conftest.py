@@ -1,0 +1,182 @@
+"""A small heterogeneous cloud for the server tests, every part a real service.
+
+Placement runs as its own process (``placement_server``); the compute API is a real
+HTTP server in this process with its conductor and scheduler; each host is a real
+compute agent (its HTTP API, its heartbeat to the compute API, its placement sync)
+driving a fake, simulated-VMware or libvirt driver. Servers are created and watched
+through the compute API's HTTP interface, as users do.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from moorage.api.service import attach_workers, make_state, serve
+from moorage.compute.launcher import RunningAgent, agent_config, start_agent
+from moorage.conf import load_config
+from moorage.placement.client import PlacementClient
+
+FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE", "DELETED"})
+
+
+@dataclass
+class HostSpec:
+    """One compute host of the test cloud: its name, driver and driver options."""
+
+    name: str
+    driver: str = "fake"
+    options: Mapping[tuple[str, str], object] = field(default_factory=dict)
+
+
+def fake_host(name: str, *, traits: Sequence[str] = (), unsupported: Sequence[str] = (),
+              image_types: Sequence[str] = ("raw", "qcow2"), vcpus: int = 16,
+              memory_mb: int = 32768) -> HostSpec:
+    """A fake-driver host that reports ``traits`` and refuses ``unsupported`` at spawn."""
+    return HostSpec(name, "fake", {
+        ("fake_driver", "traits"): list(traits),
+        ("fake_driver", "unsupported_traits"): list(unsupported),
+        ("fake_driver", "supported_image_types"): list(image_types),
+        ("fake_driver", "vcpus"): vcpus,
+        ("fake_driver", "memory_mb"): memory_mb,
+    })
+
+
+class Cloud:
+    """The running services, and the calls the tests make on the compute API."""
+
+    def __init__(self, api_url: str, state: Any, agents: dict[str, RunningAgent],
+                 placement: PlacementClient) -> None:
+        self.api_url = api_url
+        self.state = state
+        self.agents = agents
+        self.placement = placement
+        self.http = requests.Session()
+        self.http.headers.update({"X-Auth-Token": "admin", "Accept": "application/json"})
+
+    # -- raw calls -------------------------------------------------------------------
+    def call(self, method: str, path: str, body: Any = None,
+             token: str | None = None) -> requests.Response:
+        headers = {"X-Auth-Token": token} if token else {}
+        return self.http.request(method, self.api_url + "/v2.1" + path, json=body,
+                                 headers=headers, timeout=60)
+
+    def ok(self, method: str, path: str, body: Any = None) -> Any:
+        response = self.call(method, path, body)
+        assert response.status_code < 300, (method, path, response.status_code,
+                                            response.text)
+        return response.json() if response.content else None
+
+    # -- catalogue -------------------------------------------------------------------
+    def flavor(self, name: str, vcpus: int = 1, ram: int = 512, disk: int = 1,
+               extra_specs: Mapping[str, str] | None = None) -> str:
+        flavor = self.ok("POST", "/flavors", {"flavor": {
+            "name": name, "vcpus": vcpus, "ram": ram, "disk": disk}})["flavor"]
+        if extra_specs:
+            self.ok("POST", f"/flavors/{flavor['id']}/os-extra_specs",
+                    {"extra_specs": dict(extra_specs)})
+        return str(flavor["id"])
+
+    def image(self, name: str, disk_format: str = "qcow2",
+              properties: Mapping[str, str] | None = None) -> str:
+        image = self.ok("POST", "/images", {"name": name, "disk_format": disk_format,
+                                           "container_format": "bare",
+                                           "properties": dict(properties or {})})
+        return str(image["id"])
+
+    # -- servers ---------------------------------------------------------------------
+    def boot(self, flavor: str, image: str, name: str = "vm", **extra: Any) -> str:
+        server = self.ok("POST", "/servers", {"server": {
+            "name": name, "flavorRef": flavor, "imageRef": image, **extra}})["server"]
+        return str(server["id"])
+
+    def show(self, uuid: str) -> dict[str, Any]:
+        return dict(self.ok("GET", f"/servers/{uuid}")["server"])
+
+    def wait(self, uuid: str, *, timeout: float = 120.0,
+             until: frozenset[str] = FINAL) -> dict[str, Any]:
+        """The server once it reaches a final status with no task in progress."""
+        deadline = time.monotonic() + timeout
+        while True:
+            response = self.call("GET", f"/servers/{uuid}")
+            if response.status_code == 404:
+                return {"id": uuid, "status": "DELETED"}
+            server = dict(response.json()["server"])
+            if server["status"] in until and server["OS-EXT-STS:task_state"] is None:
+                return server
+            if time.monotonic() > deadline:
+                raise AssertionError(f"server {uuid} still {server['status']}/"
+                                     f"{server['OS-EXT-STS:task_state']} after {timeout}s")
+            time.sleep(0.05)
+
+    def boot_and_wait(self, flavor: str, image: str, **extra: Any) -> dict[str, Any]:
+        return self.wait(self.boot(flavor, image, **extra))
+
+    def action(self, uuid: str, body: Mapping[str, Any]) -> requests.Response:
+        return self.call("POST", f"/servers/{uuid}/action", dict(body))
+
+    def guests(self, host: str) -> list[str]:
+        return self.agents[host].agent.driver.guests()
+
+    def allocations(self, consumer: str) -> dict[str, Any]:
+        found = self.placement.request("GET", f"/allocations/{consumer}")
+        return dict(found.get("allocations", {}))
+
+    def host_of_provider(self, provider_uuid: str) -> str:
+        return str(self.placement.request("GET", f"/resource_providers/{provider_uuid}")
+                   ["name"])
+
+    def spawn_attempts(self, server: Mapping[str, Any]) -> list[str]:
+        """The hosts a build tried, in order (from the server's scheduling record)."""
+        return [a["host"] for a in server["moorage:scheduling"]["attempts"]
+                if a["result"] in ("ok", "failed")]
+
+
+@pytest.fixture
+def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
+    """``make_cloud(hosts, scheduler={option: value}, ...)`` starts a cloud."""
+    started: list[tuple[Any, Any, list[RunningAgent]]] = []
+
+    def make(hosts: Sequence[HostSpec], *, scheduler: Mapping[str, object] | None = None,
+             filter_scheduler: Mapping[str, object] | None = None,
+             default: Mapping[str, object] | None = None) -> Cloud:
+        overrides: list[tuple[str, str, object]] = [
+            ("placement", "endpoint_override", placement_server.url),
+            ("api", "auth_strategy", "noauth2"),
+            ("database", "connection", f"sqlite:///{tmp_path / f'api{len(started)}.db'}"),
+        ]
+        overrides += [("scheduler", k, v) for k, v in (scheduler or {}).items()]
+        overrides += [("filter_scheduler", k, v) for k, v in (filter_scheduler or {}).items()]
+        overrides += [("DEFAULT", k, v) for k, v in (default or {}).items()]
+        conf = load_config([], overrides)
+        state = make_state(conf, migrate=True)
+        attach_workers(state)
+        server = serve(state, "127.0.0.1", 0).start()
+        agents: list[RunningAgent] = []
+        started.append((server, state, agents))
+        placement = PlacementClient(placement_server.url, "admin")
+        for spec in hosts:
+            agent_conf = agent_config(spec.name, spec.driver,
+                                      placement_url=placement_server.url,
+                                      api_url=server.url,
+                                      overrides=[(g, o, v)
+                                                 for (g, o), v in spec.options.items()])
+            agents.append(start_agent(agent_conf, placement=placement, port=0))
+        cloud = Cloud(server.url, state, {a.host: a for a in agents}, placement)
+        registered = {s["host"] for s in cloud.ok("GET", "/os-services")["services"]}
+        assert registered >= {h.name for h in hosts}, registered
+        return cloud
+
+    yield make
+    for server, state, agents in reversed(started):
+        for agent in agents:
+            agent.stop()
+        if state.conductor is not None:
+            state.conductor.stop()
+        server.stop()

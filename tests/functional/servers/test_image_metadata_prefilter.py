@@ -1,0 +1,92 @@
+"""hw_vif_model=e1000 with the image metadata prefilter on and off.
+
+Three fake hosts: two large ones whose NIC models do not include e1000 (they
+report COMPUTE_NET_VIF_MODEL_E1000 unsupported and refuse such a guest at spawn, the
+late check) and a smaller one that has it. The weighers prefer the large hosts, so
+without the prefilter the build tries them first and reschedules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.functional.servers.conftest import fake_host
+
+E1000 = "COMPUTE_NET_VIF_MODEL_E1000"
+VIRTIO = "COMPUTE_NET_VIF_MODEL_VIRTIO"
+
+
+def _hosts() -> list[Any]:
+    return [
+        fake_host("big1", traits=[VIRTIO], unsupported=[E1000], memory_mb=65536),
+        fake_host("big2", traits=[VIRTIO], unsupported=[E1000], memory_mb=65536),
+        fake_host("small", traits=[VIRTIO, E1000], memory_mb=16384),
+    ]
+
+
+def test_prefilter_on_sends_e1000_only_to_capable_host(make_cloud: Any) -> None:
+    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": True})
+    flavor = cloud.flavor("small")
+    image = cloud.image("e1000", "raw", {"hw_vif_model": "e1000"})
+    for _ in range(3):
+        server = cloud.boot_and_wait(flavor, image)
+        assert server["status"] == "ACTIVE", server.get("fault")
+        assert server["OS-EXT-SRV-ATTR:host"] == "small"
+        assert cloud.spawn_attempts(server) == ["small"]
+        record = {f["name"]: f for f in server["moorage:scheduling"]["filters"]}
+        assert record["transform_image_metadata"]["ran"] is True
+        assert f"root_required:{E1000} (hw_vif_model=e1000)" in record[
+            "transform_image_metadata"]["added"]
+    # A virtio image still goes to the big hosts.
+    plain = cloud.boot_and_wait(flavor, cloud.image("plain", "raw"))
+    assert plain["OS-EXT-SRV-ATTR:host"] in ("big1", "big2")
+
+
+def test_prefilter_off_reschedules_until_capable_host(make_cloud: Any) -> None:
+    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": False,
+                                            "max_attempts": 3})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["OS-EXT-SRV-ATTR:host"] == "small"
+    attempts = server["moorage:scheduling"]["attempts"]
+    assert [a["host"] for a in attempts][-1] == "small"
+    assert sorted(a["host"] for a in attempts[:-1]) == ["big1", "big2"]
+    assert all(a["kind"] == "UnsupportedHardware" for a in attempts[:-1])
+    assert all(a["feature"] == "hw_vif_model=e1000" for a in attempts[:-1])
+    # The failed hosts' claims were released: only the final host holds anything.
+    held = cloud.allocations(server["id"])
+    assert [cloud.host_of_provider(rp) for rp in held] == ["small"]
+
+
+def test_prefilter_off_max_attempts_two_is_max_retries_exceeded(make_cloud: Any) -> None:
+    cloud = make_cloud(_hosts(), scheduler={"max_attempts": 2})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ERROR"
+    assert len(cloud.spawn_attempts(server)) == 2
+    assert server["fault"]["message"].startswith("Exceeded maximum number of retries.")
+    assert server["fault"]["details"]["kind"] == "MaxRetriesExceeded"
+    assert cloud.allocations(server["id"]) == {}
+
+
+def test_prefilter_off_max_attempts_one_shows_the_spawn_failure(make_cloud: Any) -> None:
+    cloud = make_cloud(_hosts(), scheduler={"max_attempts": 1})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ERROR"
+    assert len(cloud.spawn_attempts(server)) == 1
+    assert "UnsupportedHardware" in server["fault"]["message"]
+    assert "Exceeded maximum number of retries" not in server["fault"]["message"]
+    assert cloud.allocations(server["id"]) == {}
+
+
+def test_prefilter_on_without_capable_host_is_no_valid_host(make_cloud: Any) -> None:
+    cloud = make_cloud(_hosts()[:2], scheduler={"image_metadata_prefilter": True})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ERROR"
+    assert server["fault"]["message"].startswith("No valid host was found.")
+    assert E1000 in server["fault"]["message"]
+    assert cloud.spawn_attempts(server) == []
+    assert cloud.allocations(server["id"]) == {}

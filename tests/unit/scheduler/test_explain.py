@@ -1,0 +1,59 @@
+"""NoValidHost reasons: each trait with where it came from, rejections by filter."""
+
+from __future__ import annotations
+
+from moorage.scheduler.explain import describe_rejections, describe_request, trait_origins
+from moorage.scheduler.host_filters import Rejection
+from moorage.scheduler.request_filters import FilterContext, process_request_spec
+from moorage.scheduler.resource_request import resource_request
+from tests.unit.scheduler.fakes import FakeCatalog, conf, spec
+
+
+def test_trait_origins() -> None:
+    s = spec(extra_specs={"trait1:CUSTOM_A": "required", "trait:CUSTOM_B": "forbidden"},
+             properties={"trait:CUSTOM_C": "required", "hw_vif_model": "e1000"},
+             disk_format="vmdk")
+    process_request_spec(s, FilterContext(conf(
+        scheduler__image_metadata_prefilter=True,
+        scheduler__query_placement_for_image_type_support=True), FakeCatalog()))
+    origins = trait_origins(s)
+    assert origins["CUSTOM_A"] == ["flavor extra spec trait1:CUSTOM_A=required"]
+    assert origins["CUSTOM_B"] == ["flavor extra spec trait:CUSTOM_B=forbidden"]
+    assert origins["CUSTOM_C"] == ["image property trait:CUSTOM_C=required"]
+    assert origins["COMPUTE_NET_VIF_MODEL_E1000"] == ["image property hw_vif_model=e1000"]
+    assert origins["COMPUTE_IMAGE_TYPE_VMDK"] == ["image disk_format=vmdk"]
+
+
+def test_prefilter_origins_only_when_the_filter_ran() -> None:
+    s = spec(properties={"hw_vif_model": "e1000"})
+    process_request_spec(s, FilterContext(conf(), FakeCatalog()))
+    assert "COMPUTE_NET_VIF_MODEL_E1000" not in trait_origins(s)
+
+
+def test_describe_request() -> None:
+    s = spec(extra_specs={"trait:CUSTOM_SLOW": "forbidden"},
+             properties={"hw_vif_model": "e1000"})
+    process_request_spec(s, FilterContext(conf(scheduler__image_metadata_prefilter=True),
+                                          FakeCatalog()))
+    s.member_of.append(frozenset({"u1"}))
+    text = describe_request(resource_request(s), s, {"u1": "rack1"})
+    assert text == (
+        "resources VCPU=2,MEMORY_MB=512,DISK_GB=1; "
+        "forbidden traits CUSTOM_SLOW (from flavor extra spec trait:CUSTOM_SLOW=forbidden); "
+        "in one of aggregates rack1 (u1); "
+        "required host traits COMPUTE_NET_VIF_MODEL_E1000 (from image property "
+        "hw_vif_model=e1000); "
+        "forbidden host traits COMPUTE_STATUS_DISABLED (from request filter "
+        "compute_status_filter: no disabled host)")
+
+
+def test_describe_rejections() -> None:
+    rejections = [Rejection("ComputeFilter", "h1", "disabled"),
+                  Rejection("ImagePropertiesFilter", "h3", "runs x86_64/qemu/hvm, image "
+                            "needs aarch64/*/*"),
+                  Rejection("ComputeFilter", "h2", "down")]
+    assert describe_rejections(3, rejections) == (
+        "all 3 candidate hosts were rejected: ComputeFilter rejected h1 (disabled), "
+        "h2 (down); ImagePropertiesFilter rejected h3 (runs x86_64/qemu/hvm, image needs "
+        "aarch64/*/*)")
+    assert describe_rejections(1, rejections[:1]).startswith("all 1 candidate host was")
