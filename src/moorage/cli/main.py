@@ -19,6 +19,7 @@ from moorage.cli import (
     host,
     image,
     placement,
+    serve,
     server,
 )
 
@@ -30,7 +31,7 @@ class MoorageApp(App):
                               **compute_agent.COMMANDS, **compute.COMMANDS,
                               **flavor.COMMANDS, **image.COMMANDS, **server.COMMANDS,
                               **host.COMMANDS, **aggregate.COMMANDS,
-                              **api.COMMANDS}.items():
+                              **api.COMMANDS, **serve.COMMANDS}.items():
             manager.add_command(name, command)
         super().__init__(
             description="Moorage: places instances on the hosts that can really run them.",
