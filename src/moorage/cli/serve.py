@@ -109,4 +109,4 @@ def _wait_for_signal() -> None:
     print("stopping", file=sys.stderr)
 
 
-COMMANDS = {"serve": Serve}
+COMMANDS: dict[str, type[Command]] = {"serve": Serve}
