@@ -90,3 +90,51 @@ def test_prefilter_on_without_capable_host_is_no_valid_host(make_cloud: Any) -> 
     assert E1000 in server["fault"]["message"]
     assert cloud.spawn_attempts(server) == []
     assert cloud.allocations(server["id"]) == {}
+
+
+def test_architecture_properties_with_the_prefilter(make_cloud: Any) -> None:
+    """Upstream bug 2062425: hw_architecture and hw_emulation_architecture map to
+    HW_ARCH_* and COMPUTE_ARCH_*, and a host reporting them takes the server."""
+    cloud = make_cloud([
+        fake_host("x86", traits=["HW_ARCH_X86_64", "COMPUTE_ARCH_X86_64"]),
+        fake_host("arm", traits=["HW_ARCH_AARCH64", "COMPUTE_ARCH_AARCH64"],
+                  memory_mb=65536),
+    ], scheduler={"image_metadata_prefilter": True})
+    flavor = cloud.flavor("small")
+    for prop in ("hw_architecture", "hw_emulation_architecture"):
+        server = cloud.boot_and_wait(flavor, cloud.image(prop, "raw", {prop: "x86_64"}))
+        assert server["status"] == "ACTIVE", server.get("fault")
+        assert server["OS-EXT-SRV-ATTR:host"] == "x86"
+
+
+def test_a_value_no_trait_expresses_is_reported_not_dropped(make_cloud: Any) -> None:
+    """Upstream drops the whole filter, with a log line, when one value has no trait.
+    Moorage keeps the other properties and tells the user about the one it could not
+    express."""
+    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": True},
+                       filter_scheduler={"enabled_filters": ["ComputeFilter"]})
+    image = cloud.image("mixed", "raw", {"hw_vif_model": "e1000",
+                                        "hw_architecture": "armv7l"})
+    server = cloud.boot_and_wait(cloud.flavor("small"), image)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["OS-EXT-SRV-ATTR:host"] == "small"  # e1000 still enforced
+    record = {f["name"]: f for f in server["moorage:scheduling"]["filters"]}
+    notes = record["transform_image_metadata"]["notes"]
+    assert any("hw_architecture=armv7l" in note for note in notes), notes
+
+
+def test_legacy_image_properties_filter(make_cloud: Any) -> None:
+    """With the prefilter off, the legacy ImagePropertiesFilter still keeps an aarch64
+    image off hosts that run only x86_64 guests, and says so."""
+    cloud = make_cloud(_hosts()[:2], filter_scheduler={
+        "enabled_filters": ["ComputeFilter", "ImagePropertiesFilter"]})
+    image = cloud.image("arm", "raw", {"hw_architecture": "aarch64"})
+    server = cloud.boot_and_wait(cloud.flavor("small"), image)
+    assert server["status"] == "ERROR"
+    assert "ImagePropertiesFilter" in server["fault"]["message"]
+    assert cloud.spawn_attempts(server) == []
+    # Without it (and without the prefilter), nothing stops the build at scheduling.
+    plain = make_cloud(_hosts()[:2], filter_scheduler={"enabled_filters": ["ComputeFilter"]})
+    server = plain.boot_and_wait(plain.flavor("small"),
+                                 plain.image("arm", "raw", {"hw_architecture": "aarch64"}))
+    assert server["status"] == "ACTIVE"  # the fake driver runs anything it is given

@@ -154,3 +154,20 @@ def test_rebuild_with_the_same_image(cloud: Cloud) -> None:
     rebuilt = cloud.wait(server["id"])
     assert rebuilt["status"] == "ACTIVE"
     assert rebuilt["OS-EXT-SRV-ATTR:host"] == server["OS-EXT-SRV-ATTR:host"]
+
+
+def test_rebuild_on_a_full_host_needs_no_room(make_cloud: Any) -> None:
+    """Rebuild keeps the server's allocation: no placement query, so a full host still
+    takes the rebuild (upstream's scenario)."""
+    cloud: Cloud = make_cloud([fake_host("vmx", traits=[VMX], vcpus=1, memory_mb=1024)])
+    flavor = cloud.flavor("half", vcpus=1, ram=512)
+    server = cloud.boot_and_wait(flavor, cloud.image("raw", "raw"))
+    assert server["status"] == "ACTIVE", server.get("fault")
+    second = cloud.boot_and_wait(flavor, cloud.image("raw2", "raw"))
+    assert second["status"] == "ERROR"  # the host is full
+    assert "no host has" in second["fault"]["message"]
+    new_image = cloud.image("vmx-image", "raw", {f"trait:{VMX}": "required"})
+    assert cloud.action(server["id"], {"rebuild": {"imageRef": new_image}}).status_code == 202
+    rebuilt = cloud.wait(server["id"])
+    assert rebuilt["status"] == "ACTIVE", rebuilt.get("fault")
+    assert rebuilt["image"]["id"] == new_image
