@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid as uuidlib
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -184,14 +185,18 @@ class Conductor:
         if record is None or record.status != BUILD or record.task_state != SCHEDULING:
             return  # deleted (or being deleted) before a worker got to it
         spec = request_spec(record, requested_host=record.requested_host)
+        started = time.perf_counter()
         try:
             selection = self.scheduler.select_destinations(spec)
         except NoValidHost as exc:
             self._update(uuid, expect_status=(BUILD,), expect_task=(SCHEDULING,),
                          status=ERROR, task_state=None, fault=faults.no_valid_host(exc),
-                         scheduling=scheduling_record(spec, "build", error=exc.reason))
+                         scheduling=scheduling_record(
+                             spec, "build", error=exc.reason,
+                             seconds=time.perf_counter() - started))
             return
-        scheduling = scheduling_record(spec, "build", selection)
+        scheduling = scheduling_record(spec, "build", selection,
+                                       seconds=time.perf_counter() - started)
         if not self._update(uuid, expect_status=(BUILD,), expect_task=(SCHEDULING,),
                             scheduling=scheduling):
             self.scheduler.release(uuid)  # deleted while we scheduled
@@ -206,9 +211,11 @@ class Conductor:
                          attempts=outcome.attempts, host=destination.host,
                          node=destination.node)
         elif not outcome.interrupted:
+            # No host holds it (claims released): host and node are cleared, as
+            # upstream does, so nothing counts it on the last host tried.
             self._update(uuid, expect_status=(BUILD,), expect_task=(SPAWNING, SCHEDULING),
                          status=ERROR, task_state=None, attempts=outcome.attempts,
-                         fault=outcome.fault)
+                         fault=outcome.fault, host=None, node=None)
 
     def _spawn_somewhere(self, record: ServerRecord, spec: RequestSpec,
                          destinations: list[Destination], *, expect_status: tuple[str, ...],
@@ -373,6 +380,7 @@ class Conductor:
         destination = outcome.placed
         self._set_migration(migration.uuid, status="finished", dest_host=destination.host)
         scheduling = scheduling_record(spec, operation, selection)
+        scheduling["attempts"] = outcome.attempts
         scheduling["resize"] = {"old_flavor_id": record.flavor_id,
                                 "old_flavor": flavor_to_json(record.flavor),
                                 "old_node": record.node, "migration": migration.uuid}
@@ -486,9 +494,10 @@ class Conductor:
         # "done": the source still holds the guest; its agent destroys it, and the API
         # frees the migration's allocations, when the host registers again.
         self._set_migration(migration.uuid, status="done", dest_host=destination.host)
+        scheduling = scheduling_record(spec, "evacuate", selection)
+        scheduling["attempts"] = outcome.attempts
         self._update(uuid, expect_status=(REBUILD,), status=ACTIVE, task_state=None,
-                     host=destination.host, node=destination.node,
-                     scheduling=scheduling_record(spec, "evacuate", selection))
+                     host=destination.host, node=destination.node, scheduling=scheduling)
 
 
 class _Outcome:

@@ -36,7 +36,8 @@ def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, objec
 
 def scheduling_record(spec: RequestSpec, operation: str,
                       selection: Selection | None = None,
-                      error: str | None = None) -> dict[str, object]:
+                      error: str | None = None,
+                      seconds: float | None = None) -> dict[str, object]:
     """What the server's ``moorage:scheduling`` shows about its last scheduling."""
     record: dict[str, object] = {
         "operation": operation,
@@ -48,4 +49,6 @@ def scheduling_record(spec: RequestSpec, operation: str,
         record["alternates"] = [d.host for d in selection.alternates]
     if error is not None:
         record["error"] = error
+    if seconds is not None:
+        record["seconds"] = round(seconds, 6)
     return record

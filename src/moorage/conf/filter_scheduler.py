@@ -15,7 +15,8 @@ OPTS = (
         help="Host filters run after placement, in order: ComputeFilter (service "
         "enabled and up), ImagePropertiesFilter (the legacy check of hw_architecture, "
         "img_hv_type and hw_vm_mode against what the host runs), "
-        "AvailabilityZoneFilter.",
+        "AvailabilityZoneFilter, AggregateInstanceExtraSpecsFilter (flavor extra specs "
+        "against host aggregate metadata).",
     ),
     cfg.FloatOpt("ram_weight_multiplier", default=1.0,
                  help="Prefer hosts with more free memory (negative: fill hosts first)."),
@@ -23,8 +24,6 @@ OPTS = (
                  help="Prefer hosts with more free VCPU (negative: fill hosts first)."),
     cfg.FloatOpt("disk_weight_multiplier", default=1.0,
                  help="Prefer hosts with more free disk (negative: fill hosts first)."),
-    cfg.FloatOpt("build_failure_weight_multiplier", default=1000000.0,
-                 help="Avoid hosts whose recent builds failed."),
     cfg.IntOpt("host_subset_size", default=1, min=1,
                help="Choose at random among this many of the best-weighed hosts."),
     cfg.BoolOpt("shuffle_best_same_weighed_hosts", default=False,

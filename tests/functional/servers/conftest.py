@@ -145,11 +145,13 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
 
     def make(hosts: Sequence[HostSpec], *, scheduler: Mapping[str, object] | None = None,
              filter_scheduler: Mapping[str, object] | None = None,
-             default: Mapping[str, object] | None = None) -> Cloud:
+             default: Mapping[str, object] | None = None,
+             database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
             ("placement", "endpoint_override", placement_server.url),
             ("api", "auth_strategy", "noauth2"),
-            ("database", "connection", f"sqlite:///{tmp_path / f'api{len(started)}.db'}"),
+            ("database", "connection",
+             database_url or f"sqlite:///{tmp_path / f'api{len(started)}.db'}"),
         ]
         overrides += [("scheduler", k, v) for k, v in (scheduler or {}).items()]
         overrides += [("filter_scheduler", k, v) for k, v in (filter_scheduler or {}).items()]

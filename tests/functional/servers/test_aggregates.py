@@ -150,6 +150,21 @@ def test_every_host_isolated_is_no_valid_host(isolated: Cloud) -> None:
     assert isolated.allocations(server["id"]) == {}
 
 
+@pytest.mark.parametrize("lift", [
+    {"set_metadata": {"metadata": {f"trait:{X}": None}}},  # a null value removes the key
+    {"remove_host": {"host": "iso"}},
+])
+def test_lifting_the_isolation_opens_the_host_again(isolated: Cloud,
+                                                    lift: dict[str, Any]) -> None:
+    flavor, image = isolated.flavor("small"), isolated.image("raw", "raw")
+    assert isolated.boot_and_wait(flavor, image)["OS-EXT-SRV-ATTR:host"] == "plain"
+    found = isolated.ok("GET", "/os-aggregates")["aggregates"]
+    isolated.ok("POST", f"/os-aggregates/{found[0]['id']}/action", lift)
+    server = isolated.boot_and_wait(flavor, image)
+    # (After remove_host the empty aggregate is still forbidden: nothing is in it.)
+    assert server["OS-EXT-SRV-ATTR:host"] == "iso"
+
+
 def _service_id(cloud: Cloud, host: str) -> Any:
     return next(s["id"] for s in cloud.ok("GET", "/os-services")["services"]
                 if s["host"] == host)

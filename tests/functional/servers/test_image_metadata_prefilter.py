@@ -68,6 +68,10 @@ def test_prefilter_off_max_attempts_two_is_max_retries_exceeded(make_cloud: Any)
     assert server["fault"]["message"].startswith("Exceeded maximum number of retries.")
     assert server["fault"]["details"]["kind"] == "MaxRetriesExceeded"
     assert cloud.allocations(server["id"]) == {}
+    # No host holds it, so none is named, and there is nothing to rebuild on.
+    assert server["OS-EXT-SRV-ATTR:host"] is None
+    response = cloud.action(server["id"], {"rebuild": {"imageRef": server["image"]["id"]}})
+    assert response.status_code == 409
 
 
 def test_prefilter_off_max_attempts_one_shows_the_spawn_failure(make_cloud: Any) -> None:

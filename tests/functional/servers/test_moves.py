@@ -32,6 +32,8 @@ def test_cold_migrate_then_confirm(make_cloud: Any) -> None:
     moved = cloud.wait(server["id"])
     assert moved["status"] == "VERIFY_RESIZE", moved.get("fault")
     assert moved["OS-EXT-SRV-ATTR:host"] == "b"
+    assert moved["moorage:scheduling"]["operation"] == "migrate"
+    assert [a["host"] for a in moved["moorage:scheduling"]["attempts"]] == ["b"]
     migration = _migration(cloud, server["id"])
     assert (migration["source_compute"], migration["dest_compute"],
             migration["status"], migration["migration_type"]) == (

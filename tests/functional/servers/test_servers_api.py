@@ -146,3 +146,25 @@ def test_actions_in_the_wrong_state_are_409(cloud: Cloud) -> None:
     response = cloud.action(server["id"], {"reboot": {"type": "HARD"}})
     assert response.status_code == 400
     assert "no such action" in response.json()["badRequest"]["message"]
+
+
+def test_on_postgresql(make_cloud: Any, postgresql_url: str) -> None:
+    """The compute API's own database on PostgreSQL: build, move, list, delete."""
+    cloud: Cloud = make_cloud([fake_host("a", memory_mb=65536), fake_host("b")],
+                              database_url=postgresql_url)
+    flavor, image = cloud.flavor("small"), cloud.image("raw", "raw")
+    uuids = [cloud.boot(flavor, image, name=f"vm{i}") for i in range(3)]
+    for uuid in uuids:
+        assert cloud.wait(uuid)["status"] == "ACTIVE"
+    first = cloud.ok("GET", "/servers?limit=2")["servers"]
+    rest = cloud.ok("GET", f"/servers?marker={first[-1]['id']}")["servers"]
+    assert sorted(s["id"] for s in first + rest) == sorted(uuids)
+    cloud.action(uuids[0], {"migrate": None})
+    assert cloud.wait(uuids[0])["status"] == "VERIFY_RESIZE"
+    assert cloud.action(uuids[0], {"confirmResize": None}).status_code == 204
+    assert cloud.wait(uuids[0])["status"] == "ACTIVE"
+    for uuid in uuids:
+        cloud.call("DELETE", f"/servers/{uuid}")
+    for uuid in uuids:
+        assert cloud.wait(uuid)["status"] == "DELETED"
+    assert cloud.ok("GET", "/servers")["servers"] == []

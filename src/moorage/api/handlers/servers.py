@@ -81,10 +81,9 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
         "addresses": {},
         "metadata": {},
         "links": req.link("servers", record.uuid),
-        "moorage:scheduling": {
-            **record.scheduling,
-            "attempts": record.attempts,
-        },
+        # The last scheduling; a move keeps its own attempts there, a build's are
+        # the server's attempt history.
+        "moorage:scheduling": {"attempts": record.attempts, **record.scheduling},
     }
     view["moorage:scheduling"].pop("requested_host", None)
     if req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
