@@ -1,0 +1,152 @@
+"""What a run measured: one ``ConfigurationResult`` per scheduling configuration.
+
+The player fills these; the reports (terminal table, JSON, HTML) only read them.
+``to_json`` is the ``--json`` format, one entry per configuration.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One way of scheduling: a name, what it means, and the options it sets."""
+
+    name: str          # "prefilters off", "image-type filter", ...
+    description: str
+    # (group, option, value) set on the compute API for this configuration.
+    options: Sequence[tuple[str, str, object]] = ()
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """A constraint that left a boot without hosts, and how many hosts it excluded."""
+
+    constraint: str        # "required trait COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)"
+    hosts_excluded: int
+    hosts_total: int
+
+
+@dataclass(frozen=True)
+class BootResult:
+    """One boot of the workload."""
+
+    index: int
+    image: str
+    flavor: str
+    status: str                    # ACTIVE or ERROR
+    host: str | None
+    spawn_attempts: int            # spawns tried (0 when scheduling found no host)
+    candidates: int | None         # allocation candidates placement returned
+    scheduling_seconds: float | None
+    fault: str | None              # "NoValidHost", "MaxRetriesExceeded", ... or None
+    message: str | None = None     # the fault's message
+    exclusions: Sequence[Exclusion] = ()
+
+
+@dataclass
+class ConfigurationResult:
+    configuration: Configuration
+    boots: list[BootResult] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def active(self) -> int:
+        return sum(1 for b in self.boots if b.status == "ACTIVE")
+
+    @property
+    def no_valid_host(self) -> int:
+        return sum(1 for b in self.boots if b.fault == "NoValidHost")
+
+    @property
+    def other_errors(self) -> int:
+        return sum(1 for b in self.boots
+                   if b.status != "ACTIVE" and b.fault != "NoValidHost")
+
+    @property
+    def reschedules(self) -> int:
+        """Spawns beyond the first, over every boot: what the late checks cost."""
+        return sum(max(0, b.spawn_attempts - 1) for b in self.boots)
+
+    @property
+    def spawn_attempts(self) -> int:
+        return sum(b.spawn_attempts for b in self.boots)
+
+    def candidates_mean(self) -> float | None:
+        found = [b.candidates for b in self.boots if b.candidates is not None]
+        return statistics.fmean(found) if found else None
+
+    def latency(self, quantile: float) -> float | None:
+        """Scheduling latency (seconds) at ``quantile`` (0.5, 0.95), nearest rank."""
+        found = sorted(b.scheduling_seconds for b in self.boots
+                       if b.scheduling_seconds is not None)
+        if not found:
+            return None
+        rank = max(0, min(len(found) - 1, round(quantile * len(found) + 0.5) - 1))
+        return found[rank]
+
+    def failures_by_constraint(self) -> list[tuple[str, int, int]]:
+        """(constraint, boots it failed, most hosts it excluded), most frequent first."""
+        counts: dict[str, list[int]] = {}
+        for boot in self.boots:
+            for exclusion in boot.exclusions:
+                entry = counts.setdefault(exclusion.constraint, [0, 0])
+                entry[0] += 1
+                entry[1] = max(entry[1], exclusion.hosts_excluded)
+        return sorted(((c, n, h) for c, (n, h) in counts.items()),
+                      key=lambda item: (-item[1], item[0]))
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "configuration": self.configuration.name,
+            "description": self.configuration.description,
+            "options": [list(o) for o in self.configuration.options],
+            "boots": len(self.boots),
+            "active": self.active,
+            "no_valid_host": self.no_valid_host,
+            "other_errors": self.other_errors,
+            "spawn_attempts": self.spawn_attempts,
+            "reschedules": self.reschedules,
+            "candidates_mean": self.candidates_mean(),
+            "scheduling_latency_p50_ms": _ms(self.latency(0.5)),
+            "scheduling_latency_p95_ms": _ms(self.latency(0.95)),
+            "failures": [{"constraint": c, "boots": n, "hosts_excluded": h}
+                         for c, n, h in self.failures_by_constraint()],
+            "wall_seconds": round(self.wall_seconds, 3),
+        }
+
+
+@dataclass
+class RunResult:
+    """A whole run: the cloud it played, how, and each configuration's result."""
+
+    cloud_name: str
+    cloud_file: str
+    seed: int
+    hosts: list[dict[str, Any]]        # name, group, driver, real (libvirt on QEMU?) ...
+    workload: list[dict[str, Any]]     # index, image, flavor
+    configurations: list[ConfigurationResult] = field(default_factory=list)
+    machine: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cloud": self.cloud_name,
+            "cloud_file": self.cloud_file,
+            "seed": self.seed,
+            "machine": self.machine,
+            "hosts": self.hosts,
+            "notes": self.notes,
+            "configurations": [
+                {**result.summary(), "servers": [asdict(b) for b in result.boots]}
+                for result in self.configurations
+            ],
+        }
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 2)
