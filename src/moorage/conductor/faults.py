@@ -68,9 +68,10 @@ def build_failed(instance_uuid: str, attempts: Sequence[Mapping[str, Any]], *,
             message += " " + "; ".join(_describe(a) for a in tried)
         kind = "MaxRetriesExceeded"
     else:
-        last = tried[-1] if tried else (failed[-1] if failed else {})
-        kind = str(last.get("kind") or "BuildFailed")
-        message = f"Build of instance {instance_uuid} failed: {_describe(last)}"
+        last = tried[-1] if tried else (failed[-1] if failed else None)
+        kind = str(last.get("kind") or "BuildFailed") if last else "BuildFailed"
+        message = (f"Build of instance {instance_uuid} failed: {_describe(last)}" if last
+                   else f"Build of instance {instance_uuid} failed: no host could be tried")
     return {"code": 500, "message": message, "created": _now(),
             "details": {"kind": kind, "attempts": list(failed)}}
 

@@ -1,0 +1,147 @@
+"""The faults a server shows: the texts users read, MaxRetriesExceeded against a single
+spawn failure, and which attempts count as hosts tried."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from moorage.compute.client import SpawnFailed
+from moorage.conductor import faults
+from moorage.scheduler.types import NoValidHost
+
+UUID = "6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"
+CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+UNSUPPORTED = SpawnFailed("big1", "UnsupportedHardware", "no e1000 here", "hw_vif_model=e1000")
+DEFINE_ERROR = SpawnFailed("kvm1", "SpawnFailed", "libvirt refused the domain")
+
+
+def failed(host: str, exc: SpawnFailed = UNSUPPORTED) -> dict[str, Any]:
+    return faults.attempt_failed(host, host, exc)
+
+
+# -- attempts ---------------------------------------------------------------------------
+@pytest.mark.parametrize(("attempt", "expected"), [
+    (faults.attempt_failed("big1", "n1", UNSUPPORTED),
+     {"host": "big1", "node": "n1", "result": "failed", "kind": "UnsupportedHardware",
+      "message": "no e1000 here", "feature": "hw_vif_model=e1000"}),
+    (faults.attempt_unreachable("h", None, "connection refused"),
+     {"host": "h", "node": None, "result": "failed", "kind": "AgentUnreachable",
+      "message": "connection refused", "feature": None}),
+    (faults.attempt_claim_lost("h", "h"),
+     {"host": "h", "node": "h", "result": "claim-failed", "kind": "ClaimFailed",
+      "message": "the alternate's resources were taken by another consumer",
+      "feature": None}),
+    (faults.attempt_ok("h", "h"),
+     {"host": "h", "node": "h", "result": "ok", "kind": None, "message": None,
+      "feature": None}),
+])
+def test_attempt_records(attempt: dict[str, Any], expected: dict[str, Any]) -> None:
+    assert attempt == expected
+
+
+# -- no valid host ----------------------------------------------------------------------
+@pytest.mark.parametrize(("reason", "message"), [
+    ("", "No valid host was found."),
+    ("no host reports COMPUTE_NET_VIF_MODEL_IGB",
+     "No valid host was found. no host reports COMPUTE_NET_VIF_MODEL_IGB"),
+])
+def test_no_valid_host(reason: str, message: str) -> None:
+    fault = faults.no_valid_host(NoValidHost(reason, {"missing": ["X"]}))
+    assert fault["code"] == 500
+    assert fault["message"] == message
+    assert fault["details"] == {"missing": ["X"]}
+    assert CREATED.match(fault["created"])
+
+
+# -- build failures ---------------------------------------------------------------------
+def test_retries_exhausted_is_max_retries_exceeded_listing_every_host_tried() -> None:
+    attempts = [failed("big1"), failed("big2", DEFINE_ERROR)]
+    fault = faults.build_failed(UUID, attempts, retries=True)
+    assert fault["code"] == 500
+    assert fault["message"] == (
+        "Exceeded maximum number of retries. Exhausted all hosts available for retrying "
+        f"build failures for instance {UUID}. "
+        "big1: UnsupportedHardware: no e1000 here (feature hw_vif_model=e1000); "
+        "big2: SpawnFailed: libvirt refused the domain")
+    assert fault["details"] == {"kind": "MaxRetriesExceeded", "attempts": attempts}
+    assert CREATED.match(fault["created"])
+
+
+def test_claim_lost_alternates_are_not_hosts_tried() -> None:
+    lost = faults.attempt_claim_lost("alt1", "alt1")
+    attempts = [failed("big1"), lost]
+    fault = faults.build_failed(UUID, attempts, retries=True)
+    assert "big1" in fault["message"]
+    assert "alt1" not in fault["message"]
+    # ... but the details still say what happened to the alternate.
+    assert fault["details"]["attempts"] == [attempts[0], lost]
+
+
+def test_only_claim_lost_alternates_is_still_max_retries_exceeded() -> None:
+    fault = faults.build_failed(UUID, [faults.attempt_claim_lost("alt1", "alt1")],
+                                retries=True)
+    assert fault["message"] == (
+        "Exceeded maximum number of retries. Exhausted all hosts available for retrying "
+        f"build failures for instance {UUID}.")
+    assert fault["details"]["kind"] == "MaxRetriesExceeded"
+
+
+def test_without_retries_the_fault_is_the_one_spawn_failure() -> None:
+    fault = faults.build_failed(UUID, [failed("big1")], retries=False)
+    assert fault["message"] == (
+        f"Build of instance {UUID} failed: big1: UnsupportedHardware: no e1000 here "
+        "(feature hw_vif_model=e1000)")
+    assert "Exceeded maximum number of retries" not in fault["message"]
+    assert fault["details"]["kind"] == "UnsupportedHardware"
+
+
+def test_without_retries_the_last_host_tried_names_the_failure() -> None:
+    attempts = [failed("big1"), failed("kvm1", DEFINE_ERROR),
+                faults.attempt_claim_lost("alt1", "alt1")]
+    fault = faults.build_failed(UUID, attempts, retries=False)
+    assert fault["message"] == (
+        f"Build of instance {UUID} failed: kvm1: SpawnFailed: libvirt refused the domain")
+    assert fault["details"] == {"kind": "SpawnFailed", "attempts": attempts}
+
+
+def test_without_retries_and_only_a_lost_claim_the_claim_is_the_failure() -> None:
+    fault = faults.build_failed(UUID, [faults.attempt_claim_lost("alt1", "alt1")],
+                                retries=False)
+    assert fault["details"]["kind"] == "ClaimFailed"
+    assert fault["message"].startswith(f"Build of instance {UUID} failed: alt1: ClaimFailed: ")
+
+
+@pytest.mark.parametrize("retries", [True, False])
+def test_successful_attempts_are_left_out_of_the_details(retries: bool) -> None:
+    # A host that spawned (a rebuild's earlier success, say) is not a failure.
+    attempts = [faults.attempt_ok("ok1", "ok1"), failed("big1")]
+    fault = faults.build_failed(UUID, attempts, retries=retries)
+    assert fault["details"]["attempts"] == [attempts[1]]
+    assert "ok1" not in fault["message"]
+
+
+def test_build_aborted_names_the_one_host_and_why() -> None:
+    attempt = failed("h1", SpawnFailed("h1", "FlavorImageConflict", "the flavor forbids "
+                                       "what the image requires", reschedule=False))
+    fault = faults.build_aborted(UUID, attempt)
+    assert fault["message"] == (f"Build of instance {UUID} aborted: h1: FlavorImageConflict: "
+                                "the flavor forbids what the image requires")
+    assert fault["details"] == {"kind": "FlavorImageConflict", "attempts": [attempt]}
+    assert fault["code"] == 500 and CREATED.match(fault["created"])
+
+
+def test_rebuild_failed() -> None:
+    fault = faults.rebuild_failed(UNSUPPORTED)
+    assert fault["message"] == "Rebuild failed on big1: UnsupportedHardware: no e1000 here"
+    assert fault["details"] == {"kind": "UnsupportedHardware", "feature": "hw_vif_model=e1000"}
+
+
+def test_internal_error_names_the_operation_and_the_exception() -> None:
+    fault = faults.internal_error("Build", KeyError("flavor"))
+    assert fault["message"] == "Build failed: KeyError: 'flavor'"
+    assert fault["details"] == {"kind": "KeyError"}
+    assert fault["code"] == 500
