@@ -11,6 +11,7 @@ Nothing is shared through globals: each service has its own configuration object
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,9 +109,15 @@ class EmbeddedCloud:
         self.api_server: ApiServer | None = None
         self.api_state: ApiState | None = None
         self.agents: list[RunningAgent] = []
+        probe = load_config(self.config_files, self.overrides)
+        self._token: str = probe.service_token or secrets.token_urlsafe(24)
 
     def _conf(self, extra: Iterable[Override]) -> cfg.ConfigOpts:
-        return load_config(self.config_files, [*extra, *self.overrides])
+        # The agents and the API share a token made for this process, unless the
+        # configuration names one: nothing is left open by default.
+        return load_config(self.config_files,
+                           [("DEFAULT", "service_token", self._token), *extra,
+                            *self.overrides])
 
     @property
     def placement_url(self) -> str:
@@ -159,7 +166,8 @@ class EmbeddedCloud:
                                 placement_url=self.placement_server.url,
                                 api_url=self.api_server.url,
                                 config_files=self.config_files,
-                                overrides=[*plan.overrides(), *self.overrides])
+                                overrides=[("DEFAULT", "service_token", self._token),
+                                           *plan.overrides(), *self.overrides])
             running = start_agent(conf, placement=placement, port=0)
             self.agents.append(running)
             by_host[running.host] = running.agent

@@ -99,7 +99,7 @@ class ApiServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> ApiServer:
-        self._thread = threading.Thread(target=self._server.serve_forever,
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         name="compute-api", daemon=True)
         self._thread.start()
         return self

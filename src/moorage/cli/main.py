@@ -19,6 +19,7 @@ from moorage.cli import (
     host,
     image,
     placement,
+    run,
     serve,
     server,
 )
@@ -31,7 +32,8 @@ class MoorageApp(App):
                               **compute_agent.COMMANDS, **compute.COMMANDS,
                               **flavor.COMMANDS, **image.COMMANDS, **server.COMMANDS,
                               **host.COMMANDS, **aggregate.COMMANDS,
-                              **api.COMMANDS, **serve.COMMANDS}.items():
+                              **api.COMMANDS, **serve.COMMANDS,
+                              **run.COMMANDS}.items():
             manager.add_command(name, command)
         super().__init__(
             description="Moorage: places instances on the hosts that can really run them.",

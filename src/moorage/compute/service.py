@@ -225,7 +225,7 @@ class AgentHTTPServer:
                           f"{exc.strerror or exc}") from None
         self.listen = listen
         self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever,
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
                                         name=f"agent-http-{agent.conf.host}", daemon=True)
 
     @property

@@ -40,6 +40,36 @@ OPTS = (
         help="Default machine type per guest architecture, as ARCH=MACHINE pairs "
         "(x86_64=q35). Architectures not listed use libvirt's default.",
     ),
+    # Several simulated hosts on one machine (moorage run): each offers the size its
+    # host group describes, not the machine's.
+    cfg.IntOpt(
+        "inventory_vcpus",
+        default=0,
+        min=0,
+        help="VCPUs offered to placement instead of the host's own (0: the host's). "
+        "For several hosts sharing one machine, as moorage run starts them.",
+    ),
+    cfg.IntOpt(
+        "inventory_memory_mb",
+        default=0,
+        min=0,
+        help="Memory in MiB offered to placement instead of the host's own (0: the "
+        "host's). For several hosts sharing one machine, as moorage run starts them.",
+    ),
+    cfg.IntOpt(
+        "inventory_disk_gb",
+        default=0,
+        min=0,
+        help="Disk in GiB offered to placement instead of the size of instances_path's "
+        "file system (0: that size). For several hosts sharing one machine.",
+    ),
+    cfg.BoolOpt(
+        "stop_after_spawn",
+        default=False,
+        help="Stop each guest (in the background) as soon as QEMU has started it, "
+        "keeping its domain defined until it is destroyed. The start is real, but no "
+        "guest keeps running: for runs that boot many guests on one machine.",
+    ),
 )
 
 

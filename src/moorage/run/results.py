@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+NO_VALID_HOST = frozenset({"NoValidHost", "MaxRetriesExceeded"})
+
 
 @dataclass(frozen=True)
 class Configuration:
@@ -60,12 +62,18 @@ class ConfigurationResult:
 
     @property
     def no_valid_host(self) -> int:
-        return sum(1 for b in self.boots if b.fault == "NoValidHost")
+        """Boots that found no host: at scheduling (NoValidHost) or after running out of
+        alternates (MaxRetriesExceeded, which upstream derives from NoValidHost)."""
+        return sum(1 for b in self.boots if b.fault in NO_VALID_HOST)
+
+    @property
+    def max_retries_exceeded(self) -> int:
+        return sum(1 for b in self.boots if b.fault == "MaxRetriesExceeded")
 
     @property
     def other_errors(self) -> int:
         return sum(1 for b in self.boots
-                   if b.status != "ACTIVE" and b.fault != "NoValidHost")
+                   if b.status != "ACTIVE" and b.fault not in NO_VALID_HOST)
 
     @property
     def reschedules(self) -> int:
@@ -108,6 +116,7 @@ class ConfigurationResult:
             "boots": len(self.boots),
             "active": self.active,
             "no_valid_host": self.no_valid_host,
+            "max_retries_exceeded": self.max_retries_exceeded,
             "other_errors": self.other_errors,
             "spawn_attempts": self.spawn_attempts,
             "reschedules": self.reschedules,

@@ -15,6 +15,8 @@ DRIVERS = {
     "fake": "moorage.virt.fake:FakeDriver",
     "vmware": "moorage.virt.vmware.driver:VMwareDriver",
     "ironic": "moorage.virt.ironic.driver:IronicDriver",
+    # A SIMULATED libvirt host: recorded capabilities, no QEMU (moorage run without libvirt).
+    "libvirt-recorded": "moorage.virt.libvirt.recorded:RecordedLibvirtDriver",
 }
 # Upstream Nova's spellings of the same drivers.
 ALIASES = {

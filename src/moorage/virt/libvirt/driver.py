@@ -8,10 +8,14 @@ comes from the hypervisor's real capabilities, probed once per driver and cached
 
 from __future__ import annotations
 
+import logging
 import math
 import re
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import os_resource_classes as orc
+from lxml import etree
 from oslo_config import cfg
 
 from moorage.model.inventory import Inventory
@@ -19,9 +23,10 @@ from moorage.virt.capabilities import CAPABILITY_TRAITS
 from moorage.virt.driver import ComputeDriver, Guest, HypervisorUnavailable, NodeProvider
 from moorage.virt.libvirt import discovery, spawn
 from moorage.virt.libvirt.discovery import Finding, HostFacts
-from moorage.virt.libvirt.host import Host, default_uri, disk_gb
+from moorage.virt.libvirt.host import Host, NodeInfo, default_uri, disk_gb
 from moorage.virt.report import Source, TraitReport
 
+LOG = logging.getLogger(__name__)
 _CAPABILITY_BY_TRAIT = {trait: key for key, trait in CAPABILITY_TRAITS.items()}
 
 
@@ -54,6 +59,10 @@ class LibvirtDriver(ComputeDriver):
         self._from_files = facts is not None
         if facts is not None:
             self._learn(facts)
+        # [libvirt] stop_after_spawn: the guests being stopped, by instance uuid.
+        self._stopping: dict[str, Future[None]] = {}
+        self._stopper: ThreadPoolExecutor | None = None
+        self._stopping_lock = threading.Lock()
 
     # -- discovery --------------------------------------------------------------
 
@@ -131,28 +140,87 @@ class LibvirtDriver(ComputeDriver):
         """The compute node: its CPUs and memory (libvirt's node info) and the size of
         the file system under ``[DEFAULT] instances_path``."""
         conf = self.conf
-        info = self.host.node_info()
+        sized = conf.libvirt
+        # The [libvirt] inventory_* options stand in for the machine's size (several
+        # hosts on one machine); libvirt is asked only for what they leave out.
+        info = (None if sized.inventory_vcpus and sized.inventory_memory_mb
+                else self.node_info())
+        vcpus = sized.inventory_vcpus or (info.cpus if info else 0)
+        memory_mb = sized.inventory_memory_mb or (info.memory_mb if info else 0)
         inventories = {
-            orc.VCPU: Inventory.of(info.cpus, reserved=conf.reserved_host_cpus,
+            orc.VCPU: Inventory.of(vcpus, reserved=conf.reserved_host_cpus,
                                    allocation_ratio=conf.cpu_allocation_ratio),
-            orc.MEMORY_MB: Inventory.of(info.memory_mb, reserved=conf.reserved_host_memory_mb,
+            orc.MEMORY_MB: Inventory.of(memory_mb, reserved=conf.reserved_host_memory_mb,
                                         allocation_ratio=conf.ram_allocation_ratio),
-            orc.DISK_GB: Inventory.of(disk_gb(conf.instances_path),
+            orc.DISK_GB: Inventory.of(sized.inventory_disk_gb or disk_gb(conf.instances_path),
                                       reserved=math.ceil(conf.reserved_host_disk_mb / 1024),
                                       allocation_ratio=conf.disk_allocation_ratio),
         }
         return [NodeProvider(node, inventories)]
 
+    def node_info(self) -> NodeInfo:
+        """The machine's size, as libvirt's node info gives it."""
+        return self.host.node_info()
+
     # -- guests -----------------------------------------------------------------
 
     def spawn(self, guest: Guest) -> None:
         spawn.spawn(self, guest)
+        if self.conf.libvirt.stop_after_spawn:
+            with self._stopping_lock:
+                if self._stopper is None:
+                    self._stopper = ThreadPoolExecutor(
+                        max_workers=2, thread_name_prefix=f"stop-{self.conf.host}")
+                self._stopping[guest.uuid] = self._stopper.submit(self._stop, guest.uuid)
 
     def destroy(self, instance_uuid: str) -> None:
+        """Stop and undefine this host's guest; nothing for another host's guest on
+        the same libvirt, or for no guest at all."""
+        with self._stopping_lock:
+            stopping = self._stopping.pop(instance_uuid, None)
+        if stopping is not None:
+            stopping.result()  # libvirt refuses a second destroy while the first runs
+        if self._guest_node(instance_uuid) not in (None, self._node):
+            return
         spawn.destroy(self, instance_uuid)
 
     def guests(self) -> list[str]:
-        return spawn.guests(self)
+        """This host's guests. One libvirt may hold the guests of several hosts (the
+        hosts of ``moorage run`` share one embedded QEMU driver): each domain's
+        metadata names the node it was spawned for."""
+        return [uuid for uuid in spawn.guests(self) if self._guest_node(uuid) == self._node]
+
+    @property
+    def _node(self) -> str:
+        return str(self.conf.host)
+
+    def _guest_node(self, instance_uuid: str) -> str | None:
+        """The node in the Moorage metadata of ``instance_uuid``'s domain; None when
+        there is no such domain or it has no Moorage metadata."""
+        import libvirt
+
+        from moorage.virt.libvirt.guest import METADATA_NS
+
+        try:
+            domain = self.host.connection().lookupByUUIDString(instance_uuid)
+            text = domain.metadata(libvirt.VIR_DOMAIN_METADATA_ELEMENT, METADATA_NS, 0)
+        except libvirt.libvirtError:
+            return None
+        # libvirt gives the element back without its namespace
+        document = etree.fromstring(text.encode())
+        node = document.findtext("node") or document.findtext(f"{{{METADATA_NS}}}node")
+        return node.strip() if node else None
+
+    def _stop(self, instance_uuid: str) -> None:
+        """Stop a guest's QEMU, keeping its domain ([libvirt] stop_after_spawn)."""
+        import libvirt
+
+        try:
+            domain = self.host.connection().lookupByUUIDString(instance_uuid)
+            if domain.isActive():
+                domain.destroy()
+        except libvirt.libvirtError as exc:
+            LOG.warning("could not stop %s after its start: %s", instance_uuid, exc)
 
 
 _FILE_VALUE = re.compile(r"from LocationInfo\(.*detail='(?P<file>[^']*)'\) is not valid: "

@@ -98,6 +98,13 @@ def connect(uri: str) -> Any:
         return conn
 
 
+def open_uris() -> list[str]:
+    """The URIs this process holds a connection to (an embedded driver's root can be
+    opened once per process: whoever needs one again asks here)."""
+    with _lock:
+        return list(_connections)
+
+
 @atexit.register
 def _close_all() -> None:
     """Close the connections while libvirt-python is still whole (closing them when the

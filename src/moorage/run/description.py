@@ -1,0 +1,658 @@
+"""A cloud description file: the hosts, images, flavors and workload ``moorage run`` plays.
+
+``load_cloud`` reads the YAML file, checks it against ``schema.CLOUD_SCHEMA`` and then
+with the validators the services themselves use (image properties with
+``parse_properties``, flavor extra specs with the compute API's validation, trait
+names with os-traits), so a bad file is refused before anything starts. Every
+problem is a ``CloudError`` naming the file, the line, what is wrong and what is
+allowed: the YAML is composed into its node tree first, which keeps each value's
+line.
+
+``boots`` turns the workload into the ordered list of boots (deterministic for the
+seed); ``host_plans`` turns the host groups into the ``HostPlan``s the embedded
+cloud starts, one per host, named ``GROUP-1``, ``GROUP-2``...
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import json
+import random
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+from moorage.api.extra_specs import InvalidExtraSpec, is_valid_trait_name, validate_extra_spec
+from moorage.embedded import HostPlan
+from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
+from moorage.run.schema import CLOUD_SCHEMA, NAME_PATTERN, NAME_RULE
+from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
+from moorage.virt.libvirt.discovery import static_capabilities
+
+BUNDLED_EXAMPLE: Path = Path(__file__).parent / "clouds" / "example.yaml"
+
+# Capacity of a host (or of a VMware cluster, or of an Ironic node) that says none.
+DEFAULT_CAPACITY = (32, 131072, 2000)
+# Ironic nodes of a group that names no resource class.
+DEFAULT_RESOURCE_CLASS = "baremetal"
+# Keys only some drivers have: key -> the drivers that take it.
+DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
+    "virt_type": ("libvirt",),
+    "machine_type": ("libvirt",),
+    "image_backend": ("libvirt", "fake"),
+    # libvirt hosts report what they discover; nothing adds traits to them (yet).
+    "traits": ("fake", "ironic"),
+    "unsupported_traits": ("fake",),
+    "image_types": ("fake",),
+    "resource_class": ("ironic",),
+}
+# Stable uuids for the simulated vCenters and Ironic nodes of a cloud.
+_UUID_NAMESPACE = uuid.UUID("5b0e7a52-7d0f-4d7e-9a57-6d6f6f726167")
+
+JsonPath = tuple[str | int, ...]
+
+
+# -- the description ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Capacity:
+    """What one host offers: VCPU, MEMORY_MB, DISK_GB (an Ironic node: its properties)."""
+
+    vcpus: int = DEFAULT_CAPACITY[0]
+    memory_mb: int = DEFAULT_CAPACITY[1]
+    disk_gb: int = DEFAULT_CAPACITY[2]
+
+
+@dataclass(frozen=True)
+class HostGroup:
+    """``count`` alike hosts of one driver."""
+
+    name: str
+    count: int
+    driver: str                               # fake | vmware | ironic | libvirt
+    capacity: Capacity = field(default_factory=Capacity)
+    traits: tuple[str, ...] = ()              # fake, ironic: reported supported
+    unsupported_traits: tuple[str, ...] = ()  # fake: reported unsupported, refused at spawn
+    image_types: tuple[str, ...] | None = None  # fake: the disk formats it takes
+    image_backend: str | None = None          # libvirt images_type; fake: which formats
+    virt_type: str | None = None              # libvirt
+    machine_type: str | None = None           # libvirt: x86_64 guests' machine type
+    resource_class: str | None = None         # ironic
+    description: str = ""
+
+    def host_names(self) -> list[str]:
+        return [f"{self.name}-{i}" for i in range(1, self.count + 1)]
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """An image as the compute API takes it; ``properties`` as written, validated."""
+
+    name: str
+    disk_format: str
+    container_format: str = "bare"
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FlavorSpec:
+    """A flavor as the compute API takes it (ram in MiB, disk in GiB)."""
+
+    name: str
+    vcpus: int
+    ram: int
+    disk: int = 0
+    extra_specs: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WorkloadItem:
+    image: str
+    flavor: str
+    count: int
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What to boot, and in which order: as listed, or shuffled by the cloud's seed."""
+
+    items: tuple[WorkloadItem, ...]
+    order: str = "shuffled"
+
+    @property
+    def total(self) -> int:
+        return sum(item.count for item in self.items)
+
+
+@dataclass(frozen=True)
+class CloudDescription:
+    name: str
+    seed: int
+    source: str
+    host_groups: tuple[HostGroup, ...]
+    images: tuple[ImageSpec, ...]
+    flavors: tuple[FlavorSpec, ...]
+    workload: Workload
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Boot:
+    """One boot of the workload, ``index`` counting from 0 in the order played."""
+
+    index: int
+    image: str
+    flavor: str
+
+
+# -- errors ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Problem:
+    line: int
+    message: str
+
+
+class CloudError(ValueError):
+    """A cloud file that cannot be played: every problem as ``FILE:LINE: message``."""
+
+    def __init__(self, source: str, problems: Sequence[Problem]) -> None:
+        self.source = source
+        self.problems = tuple(sorted(problems, key=lambda p: p.line))
+        super().__init__("\n".join(f"{source}:{p.line}: {p.message}" for p in self.problems))
+
+
+class _Lines:
+    """The line of every value of the document, by its path (mapping keys as str)."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.by_path: dict[JsonPath, int] = {(): 1}
+
+    def record(self, node: yaml.Node, path: JsonPath, ancestors: frozenset[int]) -> None:
+        self.by_path.setdefault(path, node.start_mark.line + 1)
+        if id(node) in ancestors:  # an alias of an enclosing node
+            return
+        inside = ancestors | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                line = key_node.start_mark.line + 1
+                if key in seen:
+                    raise CloudError(self.source, [Problem(line, (
+                        f"{where((*path, key))}: the key {key!r} is given twice (first on "
+                        f"line {seen[key]}); allowed: each key once"))])
+                seen[key] = line
+                self.by_path[(*path, key)] = line
+                self.record(value_node, (*path, key), inside)
+        elif isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.record(item, (*path, index), inside)
+
+    def line(self, path: JsonPath) -> int:
+        """The line of ``path``, or of its nearest enclosing value that has one."""
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.by_path:
+                return self.by_path[path[:end]]
+        return 1
+
+
+def where(path: JsonPath) -> str:
+    """``host_groups[2].driver``, ``images[0].properties["trait:CUSTOM_X"]``."""
+    text = ""
+    for part in path:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif part.isidentifier():
+            text += f".{part}" if text else part
+        else:
+            text += f"[{json.dumps(part)}]"
+    return text or "the file"
+
+
+# -- loading -----------------------------------------------------------------------
+
+def load_cloud(path: Path) -> CloudDescription:
+    """The cloud ``path`` describes; CloudError naming every problem, by line."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CloudError(source, [Problem(1, f"cannot read the cloud file: {exc}; "
+                                             "allowed: a UTF-8 YAML file")]) from None
+    data, lines = _compose(text, source)
+    problems = _schema_problems(data, lines)
+    if not problems:
+        problems = [*_group_problems(data, lines), *_image_problems(data, lines),
+                    *_flavor_problems(data, lines), *_workload_problems(data, lines)]
+    if problems:
+        raise CloudError(source, problems)
+    return _description(data, source)
+
+
+def _compose(text: str, source: str) -> tuple[Any, _Lines]:
+    """The document's values and their lines (PyYAML's safe loader, node tree kept)."""
+    loader = yaml.SafeLoader(text)
+    lines = _Lines(source)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            raise CloudError(source, [Problem(1, "the file is empty; allowed: a mapping "
+                                                 "with name, seed, host_groups, images, "
+                                                 "flavors and workload")])
+        lines.record(node, (), frozenset())
+        data = loader.construct_document(node)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else 1
+        what = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        raise CloudError(source, [Problem(line, f"not valid YAML: {what}")]) from None
+    except yaml.YAMLError as exc:
+        raise CloudError(source, [Problem(1, f"not valid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()
+    return data, lines
+
+
+# -- the schema's problems, in words ----------------------------------------------------
+
+def _schema_problems(data: Any, lines: _Lines) -> list[Problem]:
+    validator = jsonschema.Draft202012Validator(CLOUD_SCHEMA)
+    problems: list[Problem] = []
+    for error in validator.iter_errors(data):
+        problems.extend(_explain(error, _path(data, error.absolute_path), lines))
+    return list(dict.fromkeys(problems))  # one "required" error per key, each naming all
+
+
+def _path(data: Any, raw: Sequence[Any]) -> JsonPath:
+    """jsonschema's path with mapping keys as str and list indices as int."""
+    path: list[str | int] = []
+    value = data
+    for part in raw:
+        if isinstance(value, list) and isinstance(part, int):
+            path.append(part)
+        else:
+            path.append(str(part))
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            value = None
+    return tuple(path)
+
+
+def _explain(error: jsonschema.ValidationError, path: JsonPath,
+             lines: _Lines) -> list[Problem]:
+    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    kind = error.validator
+    here = where(path)
+    instance = error.instance if isinstance(error.instance, Mapping) else {}
+    if kind == "additionalProperties":
+        allowed = ", ".join(schema.get("properties", {}))
+        return [Problem(lines.line((*path, str(key))),
+                        f"{where((*path, str(key)))}: unknown key {str(key)!r}; "
+                        f"allowed: {allowed}")
+                for key in instance if key not in schema.get("properties", {})]
+    if kind == "required":
+        missing = [k for k in schema.get("required", ()) if k not in instance]
+        return [Problem(lines.line(path), f"{here}: the key {key!r} is missing; required: "
+                                          f"{', '.join(schema['required'])}")
+                for key in missing]
+    if kind == "enum" and path and path[-1] == "driver":
+        return [Problem(lines.line(path), f"{here}: unknown driver {error.instance!r}; "
+                                          f"allowed: {_allowed(schema)}")]
+    if kind == "minItems":
+        return [Problem(lines.line(path), f"{here}: the list is empty; allowed: "
+                                          f"{_allowed(schema)}")]
+    return [Problem(lines.line(path), f"{here}: {_shown(error.instance)} is not valid; "
+                                      f"allowed: {_allowed(schema)}")]
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, Mapping):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "an empty value"
+    return repr(value)
+
+
+def _allowed(schema: Mapping[str, Any]) -> str:
+    """What ``schema`` allows, in words."""
+    if "enum" in schema:
+        return ", ".join(str(v) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "integer":
+        low = schema.get("minimum")
+        return "an integer" + (f" of {low} or more" if low is not None else "")
+    if kind == "string":
+        if schema.get("pattern") == NAME_PATTERN:
+            return NAME_RULE
+        if "pattern" in schema:
+            return f"a string matching {schema['pattern']}"
+        return "a non-empty string" if schema.get("minLength") else "a string"
+    if kind == "object":
+        keys = ", ".join(schema.get("properties", {}))
+        return f"a mapping with keys {keys}" if keys else "a mapping of names to values"
+    if kind == "array":
+        items = schema.get("items", {})
+        least = schema.get("minItems")
+        return ("a list" + (f" of at least {least}" if least else "")
+                + (f" of {_allowed(items)}" if items else ""))
+    if isinstance(kind, list):
+        return "a string, number or boolean"
+    return str(kind)
+
+
+# -- the checks beyond the schema ---------------------------------------------------------
+
+def _entries(data: Mapping[str, Any], key: str) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
+    for index, entry in enumerate(data[key]):
+        yield (key, index), entry
+
+
+def _unique_names(data: Mapping[str, Any], key: str, lines: _Lines) -> list[Problem]:
+    first: dict[str, JsonPath] = {}
+    problems = []
+    for path, entry in _entries(data, key):
+        name = entry["name"]
+        if name in first:
+            problems.append(Problem(lines.line((*path, "name")), (
+                f"{where((*path, 'name'))}: {name!r} is already the name of "
+                f"{where(first[name])} (line {lines.line(first[name])}); allowed: a name "
+                "used once")))
+        else:
+            first[name] = path
+    return problems
+
+
+def _trait_problem(path: JsonPath, name: str, lines: _Lines) -> Problem | None:
+    if is_valid_trait_name(name):
+        return None
+    return Problem(lines.line(path), f"{where(path)}: {name!r} is not a trait; allowed: "
+                                     "an os-traits name or CUSTOM_ followed by A-Z, 0-9 "
+                                     "and _")
+
+
+def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+    problems = _unique_names(data, "host_groups", lines)
+    for path, group in _entries(data, "host_groups"):
+        driver = group["driver"]
+        for key, drivers in DRIVER_KEYS.items():
+            if key in group and driver not in drivers:
+                problems.append(Problem(lines.line((*path, key)), (
+                    f"{where((*path, key))}: a {driver} group has no {key}; allowed: "
+                    f"{key} in {' and '.join(drivers)} groups")))
+        for key in ("traits", "unsupported_traits"):
+            for index, name in enumerate(group.get(key, ())):
+                problem = _trait_problem((*path, key, index), name, lines)
+                if problem is not None:
+                    problems.append(problem)
+        both = sorted(set(group.get("traits", ())) & set(group.get("unsupported_traits", ())))
+        if both:
+            problems.append(Problem(lines.line((*path, "unsupported_traits")), (
+                f"{where((*path, 'unsupported_traits'))}: {', '.join(both)} also in traits; "
+                "allowed: a trait either supported or unsupported")))
+        backend, types = group.get("image_backend"), group.get("image_types")
+        if backend is not None and types is not None:
+            takes = backend_image_types(backend)
+            refused = [t for t in types if t not in takes]
+            if refused:
+                problems.append(Problem(lines.line((*path, "image_types")), (
+                    f"{where((*path, 'image_types'))}: image_backend {backend} cannot take "
+                    f"{', '.join(refused)}; allowed: {', '.join(takes)}")))
+    return problems
+
+
+def _image_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+    problems = _unique_names(data, "images", lines)
+    for path, image in _entries(data, "images"):
+        for key, value in image.get("properties", {}).items():
+            here = (*path, "properties", str(key))
+            key = str(key)
+            if key.startswith(TRAIT_PREFIX):
+                trait = key[len(TRAIT_PREFIX):]
+                problem = _trait_problem(here, trait, lines)
+                if problem is not None:
+                    problems.append(problem)
+                elif _text(value) != "required":
+                    problems.append(Problem(lines.line(here), (
+                        f"{where(here)}: {value!r} is not valid; allowed: required")))
+                continue
+            try:
+                parse_properties({key: _text(value)})
+            except InvalidImageProperty as exc:
+                problems.append(Problem(lines.line(here), f"{where(here)}: {exc}"))
+    return problems
+
+
+def _flavor_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+    problems = _unique_names(data, "flavors", lines)
+    for path, flavor in _entries(data, "flavors"):
+        for key, value in flavor.get("extra_specs", {}).items():
+            here = (*path, "extra_specs", str(key))
+            try:
+                validate_extra_spec(str(key), value)
+            except InvalidExtraSpec as exc:
+                problems.append(Problem(lines.line(here), f"{where(here)}: {exc}"))
+    return problems
+
+
+def _workload_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+    workload = data["workload"]
+    given = [key for key in ("boots", "mix") if key in workload]
+    if len(given) != 1:
+        return [Problem(lines.line(("workload",)), (
+            f"workload: {'both boots and mix are' if given else 'neither boots nor mix is'} "
+            "given; allowed: exactly one of boots (a list of image, flavor, count) and mix "
+            "(total and weights)"))]
+    known = {kind: [entry["name"] for entry in data[f"{kind}s"]] for kind in ("image", "flavor")}
+    entries = (workload["boots"] if "boots" in workload else workload["mix"]["weights"])
+    base: JsonPath = ("workload", "boots") if "boots" in workload else ("workload", "mix",
+                                                                         "weights")
+    problems = []
+    for index, entry in enumerate(entries):
+        for kind in ("image", "flavor"):
+            if entry[kind] not in known[kind]:
+                here = (*base, index, kind)
+                problems.append(Problem(lines.line(here), (
+                    f"{where(here)}: unknown {kind} {entry[kind]!r}; allowed: "
+                    f"{', '.join(known[kind])}")))
+    return problems
+
+
+def _text(value: object) -> str:
+    """A property or extra spec value as the services store it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# -- building the description ----------------------------------------------------------------
+
+def backend_image_types(image_backend: str) -> list[str]:
+    """The disk formats a KVM host on ``image_backend`` takes, from the libvirt driver's
+    capability table, with images not converted to raw ([DEFAULT] force_raw_images =
+    False): rbd and lvm then take raw images, not qcow2."""
+    found = static_capabilities("kvm", image_backend, force_raw_images=False)
+    return [f for f in IMAGE_TYPES if image_type_key(f) in found
+            and found[image_type_key(f)].supported]
+
+
+def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
+    groups = tuple(
+        HostGroup(
+            name=g["name"], count=g["count"], driver=g["driver"],
+            capacity=Capacity(**g.get("capacity", {})),
+            traits=tuple(g.get("traits", ())),
+            unsupported_traits=tuple(g.get("unsupported_traits", ())),
+            image_types=tuple(g["image_types"]) if "image_types" in g else None,
+            image_backend=g.get("image_backend"), virt_type=g.get("virt_type"),
+            machine_type=g.get("machine_type"), resource_class=g.get("resource_class"),
+            description=g.get("description", ""),
+        )
+        for g in data["host_groups"])
+    images = tuple(
+        ImageSpec(i["name"], i["disk_format"], i.get("container_format", "bare"),
+                  {str(k): _text(v) for k, v in i.get("properties", {}).items()})
+        for i in data["images"])
+    flavors = tuple(
+        FlavorSpec(f["name"], f["vcpus"], f["ram"], f.get("disk", 0),
+                   {str(k): _text(v) for k, v in f.get("extra_specs", {}).items()})
+        for f in data["flavors"])
+    workload = data["workload"]
+    if "boots" in workload:
+        items = tuple(WorkloadItem(b["image"], b["flavor"], b["count"])
+                      for b in workload["boots"])
+    else:
+        items = _apportion(workload["mix"]["total"], workload["mix"]["weights"])
+    return CloudDescription(
+        name=data["name"], seed=data["seed"], source=source, host_groups=groups,
+        images=images, flavors=flavors,
+        workload=Workload(items, workload.get("order", "shuffled")),
+        description=data.get("description", ""))
+
+
+def _apportion(total: int, weights: Sequence[Mapping[str, Any]]) -> tuple[WorkloadItem, ...]:
+    """``total`` boots shared by weight (largest remainder; ties go to the first listed)."""
+    whole = sum(w["weight"] for w in weights)
+    shares = [total * w["weight"] / whole for w in weights]
+    counts = [int(share) for share in shares]
+    by_remainder = sorted(range(len(weights)), key=lambda i: (-(shares[i] - counts[i]), i))
+    for i in by_remainder[:total - sum(counts)]:
+        counts[i] += 1
+    return tuple(WorkloadItem(w["image"], w["flavor"], n)
+                 for w, n in zip(weights, counts, strict=True) if n > 0)
+
+
+def with_seed(desc: CloudDescription, seed: int) -> CloudDescription:
+    """The same cloud played with another seed (``moorage run --seed``)."""
+    return dataclasses.replace(desc, seed=seed)
+
+
+def flavor_json(flavor: FlavorSpec) -> dict[str, Any]:
+    """The flavor as the compute API's POST /flavors (and os-extra_specs) takes it."""
+    return {"name": flavor.name, "vcpus": flavor.vcpus, "ram": flavor.ram,
+            "disk": flavor.disk, "extra_specs": dict(flavor.extra_specs)}
+
+
+def image_json(image: ImageSpec) -> dict[str, Any]:
+    """The image as the compute API's POST /images takes it."""
+    return {"name": image.name, "disk_format": image.disk_format,
+            "container_format": image.container_format,
+            "properties": dict(image.properties)}
+
+
+# -- what to play ------------------------------------------------------------------------------
+
+def boots(desc: CloudDescription) -> list[Boot]:
+    """The workload's boots in the order they are played: as listed, or shuffled with
+    a generator seeded by the cloud's seed (the same file plays the same order)."""
+    pairs = [(item.image, item.flavor) for item in desc.workload.items
+             for _ in range(item.count)]
+    if desc.workload.order == "shuffled":
+        random.Random(desc.seed).shuffle(pairs)
+    return [Boot(index, image, flavor) for index, (image, flavor) in enumerate(pairs)]
+
+
+def host_plans(desc: CloudDescription, libvirt_real: bool, *,
+               workdir: Path | None = None) -> list[tuple[HostGroup, HostPlan]]:
+    """One ``HostPlan`` per host, in the file's order. VMware and Ironic hosts get a
+    simulation file (their simulated vCenter cluster, their Ironic node) written under
+    ``workdir`` (default: a temporary directory removed when the process exits);
+    libvirt hosts are planned by ``moorage.run.libvirt_hosts`` (on real QEMU when
+    ``libvirt_real``)."""
+    plans: list[tuple[HostGroup, HostPlan]] = []
+    simulations: Path | None = None
+    for group in desc.host_groups:
+        for name in group.host_names():
+            if group.driver == "fake":
+                plan = fake_plan(group, name)
+            elif group.driver == "libvirt":
+                from moorage.run.libvirt_hosts import libvirt_plan
+                plan = libvirt_plan(group, name, libvirt_real, workdir=workdir)
+            else:
+                if simulations is None:
+                    simulations = _simulation_dir(desc, workdir)
+                maker = vmware_plan if group.driver == "vmware" else ironic_plan
+                plan = maker(group, name, desc, simulations)
+            plans.append((group, plan))
+    return plans
+
+
+def _simulation_dir(desc: CloudDescription, workdir: Path | None) -> Path:
+    if workdir is None:
+        scratch = tempfile.mkdtemp(prefix=f"moorage-{desc.name}-")
+        atexit.register(shutil.rmtree, scratch, True)
+        return Path(scratch)
+    path = workdir / "simulations"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _described(group: HostGroup, fallback: str) -> str:
+    return group.description or fallback
+
+
+def fake_plan(group: HostGroup, name: str) -> HostPlan:
+    """A fake host reporting the group's traits and image types, refusing at spawn what
+    it reports unsupported."""
+    options: dict[tuple[str, str], object] = {
+        ("fake_driver", "vcpus"): group.capacity.vcpus,
+        ("fake_driver", "memory_mb"): group.capacity.memory_mb,
+        ("fake_driver", "disk_gb"): group.capacity.disk_gb,
+        ("fake_driver", "traits"): list(group.traits),
+        ("fake_driver", "unsupported_traits"): list(group.unsupported_traits),
+    }
+    types = (list(group.image_types) if group.image_types is not None
+             else backend_image_types(group.image_backend) if group.image_backend
+             else None)
+    if types is not None:
+        options[("fake_driver", "supported_image_types")] = types
+    return HostPlan(name, "fake", options,
+                    _described(group, f"fake host of group {group.name}"))
+
+
+def vmware_plan(group: HostGroup, name: str, desc: CloudDescription,
+                simulations: Path) -> HostPlan:
+    """A VMware compute service managing its own simulated cluster (named after the
+    host): one ESXi host and one datastore of the group's capacity."""
+    simulation = {
+        "vcenter_uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{desc.name}/{name}/vcenter")),
+        "hosts": [{"name": f"{name}-esx-1", "cpu_threads": group.capacity.vcpus,
+                   "memory_mb": group.capacity.memory_mb}],
+        "datastores": [{"name": f"{name}-datastore1", "capacity_gb": group.capacity.disk_gb,
+                        "free_gb": group.capacity.disk_gb}],
+    }
+    path = simulations / f"{name}.vcenter.json"
+    path.write_text(json.dumps(simulation, indent=2))
+    return HostPlan(name, "vmware", {("vmware", "cluster_name"): name,
+                                     ("vmware", "simulation_file"): str(path)},
+                    _described(group, f"simulated VMware cluster of group {group.name}"))
+
+
+def ironic_plan(group: HostGroup, name: str, desc: CloudDescription,
+                simulations: Path) -> HostPlan:
+    """An Ironic compute service managing one simulated node, available, with the
+    group's resource class, traits and capacity as its properties."""
+    node = {
+        "uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{desc.name}/{name}/node")),
+        "name": name,
+        "resource_class": group.resource_class or DEFAULT_RESOURCE_CLASS,
+        "traits": list(group.traits),
+        "properties": {"cpus": group.capacity.vcpus, "memory_mb": group.capacity.memory_mb,
+                       "local_gb": group.capacity.disk_gb, "cpu_arch": "x86_64"},
+    }
+    path = simulations / f"{name}.ironic.json"
+    path.write_text(json.dumps([node], indent=2))
+    return HostPlan(name, "ironic", {("ironic", "simulation_file"): str(path)},
+                    _described(group, f"simulated Ironic node of group {group.name}"))

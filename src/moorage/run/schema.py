@@ -1,0 +1,103 @@
+"""The JSON Schema of a cloud description file (``moorage run CLOUD.yaml``).
+
+The schema checks the shape: which keys exist, their types, ranges and the closed
+vocabularies (drivers, disk formats, image backends). What needs more than a shape
+— image property values, trait names, extra specs, names a workload refers to —
+is checked by ``moorage.run.description`` with the same validators the compute API
+uses. The vocabularies come from the modules that own them, never re-typed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
+from moorage.virt.capabilities import IMAGE_TYPES
+from moorage.virt.loader import DRIVERS
+
+# Names of groups, images and flavors: they become host names and API names.
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$"
+NAME_RULE = "1 to 63 of A-Z, a-z, 0-9, '_', '.', '-', starting with a letter or digit"
+# The drivers a host group may name (libvirt hosts run on real QEMU or from recorded
+# domain capabilities, as the run decides: the file does not choose).
+CLOUD_DRIVERS = ("fake", "vmware", "ironic", "libvirt")
+assert set(CLOUD_DRIVERS) <= set(DRIVERS), "a cloud driver the compute agents do not have"
+# [libvirt] virt_type values a cloud file may use: the hardware-virtualization ones.
+VIRT_TYPES = ("kvm", "qemu")
+# [libvirt] images_type values (without "default" and "ploop").
+IMAGE_BACKENDS = ("qcow2", "raw", "rbd", "lvm", "flat")
+ORDERS = ("sequential", "shuffled")
+
+_NAME: dict[str, Any] = {"type": "string", "pattern": NAME_PATTERN}
+_POSITIVE: dict[str, Any] = {"type": "integer", "minimum": 1}
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+_TRAITS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_SCALAR: dict[str, Any] = {"type": ["string", "integer", "number", "boolean"]}
+_TEXT: dict[str, Any] = {"type": "string"}
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required),
+            "additionalProperties": False}
+
+
+CAPACITY = _object({"vcpus": _POSITIVE, "memory_mb": _POSITIVE, "disk_gb": _POSITIVE})
+
+HOST_GROUP = _object({
+    "name": _NAME,
+    "count": _POSITIVE,
+    "driver": {"enum": list(CLOUD_DRIVERS)},
+    "description": _TEXT,
+    "capacity": CAPACITY,
+    "traits": _TRAITS,
+    "unsupported_traits": _TRAITS,
+    "image_types": {"type": "array", "items": {"enum": list(IMAGE_TYPES)}},
+    "image_backend": {"enum": list(IMAGE_BACKENDS)},
+    "virt_type": {"enum": list(VIRT_TYPES)},
+    "machine_type": {"type": "string", "minLength": 1},
+    "resource_class": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
+}, required=("name", "count", "driver"))
+
+IMAGE = _object({
+    "name": _NAME,
+    "disk_format": {"enum": list(DISK_FORMATS)},
+    "container_format": {"enum": list(CONTAINER_FORMATS)},
+    "properties": {"type": "object", "additionalProperties": _SCALAR},
+    "description": _TEXT,
+}, required=("name", "disk_format"))
+
+FLAVOR = _object({
+    "name": _NAME,
+    "vcpus": _POSITIVE,
+    "ram": _POSITIVE,
+    "disk": _COUNT,
+    "extra_specs": {"type": "object", "additionalProperties": _SCALAR},
+    "description": _TEXT,
+}, required=("name", "vcpus", "ram"))
+
+BOOT = _object({"image": _NAME, "flavor": _NAME, "count": _POSITIVE},
+               required=("image", "flavor", "count"))
+WEIGHT = _object({"image": _NAME, "flavor": _NAME, "weight": _POSITIVE},
+                 required=("image", "flavor", "weight"))
+MIX = _object({"total": _POSITIVE,
+               "weights": {"type": "array", "items": WEIGHT, "minItems": 1}},
+              required=("total", "weights"))
+WORKLOAD = _object({
+    "order": {"enum": list(ORDERS)},
+    "boots": {"type": "array", "items": BOOT, "minItems": 1},
+    "mix": MIX,
+})
+
+CLOUD_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Moorage cloud description",
+    **_object({
+        "name": _NAME,
+        "description": _TEXT,
+        "seed": {"type": "integer"},
+        "host_groups": {"type": "array", "items": HOST_GROUP, "minItems": 1},
+        "images": {"type": "array", "items": IMAGE, "minItems": 1},
+        "flavors": {"type": "array", "items": FLAVOR, "minItems": 1},
+        "workload": WORKLOAD,
+    }, required=("name", "seed", "host_groups", "images", "flavors", "workload")),
+}

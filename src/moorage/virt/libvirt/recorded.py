@@ -1,0 +1,216 @@
+"""A SIMULATED libvirt host: the libvirt driver over recorded capabilities, no QEMU.
+
+Where libvirt or QEMU is not installed, ``moorage run`` still gives its libvirt
+hosts the traits a real QEMU host has: discovery reads capabilities recorded from
+this project's own QEMU 7.2 / libvirt 9.0 (``recordings/``, see its README), with
+the same code a live host goes through. A spawn makes every check a real one
+makes (the driver's reports, the guest's platform against the recorded domain
+capabilities, the late checks) and builds the domain XML, validated against
+libvirt's schema when it is installed; then it records the guest instead of
+starting it. The driver is named ``libvirt-recorded`` so that nobody mistakes it
+for a real host.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from lxml import etree
+from oslo_config import cfg
+
+from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
+from moorage.virt.libvirt import checks, domcaps, hostcaps, spawn, switches, tables, validation
+from moorage.virt.libvirt import guest as guest_config
+from moorage.virt.libvirt.checks import Target
+from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
+from moorage.virt.libvirt.domcaps import DomainCapabilities
+from moorage.virt.libvirt.driver import InvalidConfiguration, LibvirtDriver
+from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
+from moorage.virt.libvirt.host import NodeInfo
+from moorage.virt.libvirt.hostcaps import GuestArch, HostCapabilities
+
+RECORDINGS = Path(__file__).with_name("recordings")
+# What the recording machine said (getLibVersion, getVersion, getInfo).
+LIBVIRT_VERSION = (9, 0, 0)
+QEMU_VERSION = (7, 2, 22)
+NODE_INFO = NodeInfo(arch="x86_64", memory_mb=7768, cpus=2)
+# The recordings are TCG's: a KVM host's capabilities depend on its CPU.
+VIRT_TYPE = "qemu"
+URI = "recorded:///qemu"
+
+
+@functools.cache
+def host_capabilities() -> HostCapabilities:
+    path = RECORDINGS / "host-capabilities.xml"
+    return hostcaps.parse(path.read_bytes(), f"recorded {path.name}")
+
+
+@functools.cache
+def _domain_capabilities() -> dict[tuple[str, str], DomainCapabilities]:
+    """(arch, canonical machine type) -> its recorded domain capabilities."""
+    found = {}
+    for path in sorted(RECORDINGS.glob("qemu-*.xml")):
+        if path.name.endswith("-cpu-expanded.xml"):
+            continue
+        caps = domcaps.parse_file(path)
+        found[(caps.arch, caps.machine or "")] = caps
+    return found
+
+
+def recorded_machine_types(arch: str = "x86_64") -> list[str]:
+    """The machine types recorded for ``arch``, by the names libvirt also gives them
+    (pc, q35) and canonically (pc-i440fx-7.2)."""
+    guest = _guest_arch(arch)
+    canonical = {machine for a, machine in _domain_capabilities() if a == arch}
+    aliases = guest.aliases if guest else {}
+    return sorted(canonical | {alias for alias, name in aliases.items() if name in canonical})
+
+
+def domain_capabilities(arch: str, machine: str | None) -> DomainCapabilities:
+    """The recording of ``arch`` and ``machine`` (None: libvirt's default machine type);
+    LookupError naming the recorded ones when there is none."""
+    guest = _guest_arch(arch)
+    name = machine or (guest.default_machine if guest else None)
+    wanted = guest.canonical(name) if guest and name else None
+    caps = _domain_capabilities().get((arch, wanted or ""))
+    if caps is None:
+        raise LookupError(
+            f"no recorded {arch} domain capabilities for machine type "
+            f"{machine or 'default'} (recorded: {', '.join(recorded_machine_types(arch))})")
+    return caps
+
+
+def _guest_arch(arch: str) -> GuestArch | None:
+    return next((g for g in host_capabilities().guests_for(VIRT_TYPE) if g.arch == arch), None)
+
+
+@functools.cache
+def cpu_features(arch: str) -> frozenset[str]:
+    """The CPU features TCG gives ``arch`` guests: libvirt's expansion of the
+    host-model CPU, as ``spawn.cpu_features`` asks for it on a live host."""
+    path = RECORDINGS / f"qemu-{arch}-cpu-expanded.xml"
+    if not path.exists():
+        return frozenset()
+    document = etree.fromstring(path.read_bytes())
+    return frozenset(f.get("name", "") for f in document.findall("feature")
+                     if f.get("policy") in ("require", None)) - {""}
+
+
+def recorded_facts(virt_type: str, machine_types: Mapping[str, str]) -> HostFacts:
+    """The facts ``Host.probe`` would give on the recording machine: each guest
+    architecture at its configured machine type (or libvirt's default); an
+    architecture with no recording for it is left out, except the host's own."""
+    if virt_type != VIRT_TYPE:
+        raise InvalidConfiguration(
+            f"[libvirt] virt_type = {virt_type}: the recorded capabilities are of "
+            f"{VIRT_TYPE} (TCG) guests")
+    caps = host_capabilities()
+    host_arch = caps.cpu.arch
+    guests: dict[str, GuestMachine] = {}
+    for guest in caps.guests_for(virt_type):
+        configured = machine_types.get(guest.arch)
+        if configured and guest.canonical(configured) is None:
+            raise MachineTypeError(
+                f"[libvirt] hw_machine_type {guest.arch}={configured}: the recorded libvirt "
+                f"has no such machine type (known: {', '.join(sorted(guest.aliases))}, ...)")
+        try:
+            probed = domain_capabilities(guest.arch, configured)
+        except LookupError as exc:
+            if guest.arch == host_arch:
+                raise InvalidConfiguration(str(exc)) from None
+            continue
+        guests[guest.arch] = GuestMachine(
+            arch=guest.arch, name=configured or probed.machine or "?",
+            configured=bool(configured), capabilities=probed)
+    return HostFacts(
+        virt_type=virt_type, host_arch=host_arch, guests=guests,
+        libvirt_version=LIBVIRT_VERSION, qemu_version=QEMU_VERSION,
+        arch_detail="host CPU in the recorded host capabilities")
+
+
+class RecordedLibvirtDriver(LibvirtDriver):
+    """The libvirt driver over recorded capabilities: real discovery and checks, guests
+    recorded in memory instead of started (a SIMULATION)."""
+
+    name = "libvirt-recorded"
+
+    def __init__(self, conf: cfg.ConfigOpts) -> None:
+        super().__init__(conf)
+        try:
+            facts = recorded_facts(self.virt_type, self.machine_types)
+        except MachineTypeError as exc:
+            raise InvalidConfiguration(str(exc)) from None
+        self._learn(facts)
+        self._from_files = True  # no hypervisor: ``host`` says so if anything asks
+        self.uri = URI
+        self._recorded: dict[str, GuestConfig] = {}
+        self._recorded_lock = threading.Lock()
+
+    def node_info(self) -> NodeInfo:
+        return NODE_INFO
+
+    def spawn(self, guest: Guest) -> None:
+        """Every check a real spawn makes, the domain XML built (and validated when
+        libvirt's schema is installed); the guest is recorded, not started."""
+        config, _document = self.prepare(guest)
+        with self._recorded_lock:
+            self._recorded[guest.uuid] = config
+
+    def destroy(self, instance_uuid: str) -> None:
+        with self._recorded_lock:
+            self._recorded.pop(instance_uuid, None)
+
+    def guests(self) -> list[str]:
+        with self._recorded_lock:
+            return sorted(self._recorded)
+
+    def guest_config(self, instance_uuid: str) -> GuestConfig:
+        """The configuration a recorded guest was given (KeyError if there is none)."""
+        with self._recorded_lock:
+            return self._recorded[instance_uuid]
+
+    # -- spawn.prepare, with the recordings where it asks libvirt ------------------------
+
+    def prepare(self, guest: Guest) -> tuple[GuestConfig, etree._Element]:
+        reports = self.trait_reports(guest.node)
+        check_reported_support(guest, [r for r in reports if not checks.per_platform(r.trait)])
+        chosen = spawn.settings(self)
+        where = guest_config.platform(guest.image, chosen, self.facts.host_arch)
+        wants_cpu = bool(switches.cpu_features(guest.requested_traits))
+        target = self._target(where, wants_cpu, self.facts.allows(tables.IGB))
+        if validation.DOMAIN_SCHEMA.exists():
+            return spawn.configure(guest, chosen, where, target)
+        return _configure_unvalidated(guest, chosen, where, target)
+
+    def _target(self, where: Platform, wants_cpu_features: bool,
+                igb: bool | None) -> Target:
+        """What the recording machine offers the guest's platform (``spawn._target``
+        on a live host)."""
+        arch_name = where.arch.value
+        arch = next((g for g in host_capabilities().guests if g.arch == arch_name
+                     and where.domain_type in g.domains), None)
+        target = Target(self.virt_type, arch, None, frozenset(), igb)
+        machine = where.machine.value if where.machine else None
+        if arch is None or (machine is not None and arch.canonical(machine) is None):
+            return target  # the checks refuse the architecture or the machine type
+        try:
+            caps = domain_capabilities(arch_name, machine)
+        except LookupError as exc:
+            raise UnsupportedHardware(
+                f"hw_machine_type={machine}" if machine else f"arch={arch_name}",
+                str(exc)) from None
+        features = cpu_features(arch_name) if wants_cpu_features else frozenset()
+        return Target(self.virt_type, arch, caps, features, igb)
+
+
+def _configure_unvalidated(guest: Guest, chosen: Settings, where: Platform,
+                           target: Target) -> tuple[GuestConfig, etree._Element]:
+    """``spawn.configure`` without libvirt's schema (not installed on this machine)."""
+    emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
+    config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
+                                  str(Path(chosen.instances_path) / guest.uuid))
+    checks.check(config, target)
+    return config, guest_config.domain_xml(config)
