@@ -97,6 +97,10 @@ class Run(Command):
         # Every request of every service would be logged otherwise; the report says it all.
         if not parsed_args.verbose_services:
             logging.getLogger("moorage").setLevel(logging.WARNING)
+            # libvirt's own messages (a root guest is "tainted", dmidecode without
+            # /dev/mem, ...) go to a file instead of over the progress bar.
+            libvirt_log = Path(tempfile.gettempdir()) / f"moorage-run-libvirt-{os.getpid()}.log"
+            os.environ.setdefault("LIBVIRT_LOG_OUTPUTS", f"3:file:{libvirt_log}")
 
         path = parsed_args.cloud or description.BUNDLED_EXAMPLE
         try:
@@ -121,7 +125,8 @@ class Run(Command):
             available, why = libvirt_available()
             real_libvirt = available and not parsed_args.recorded_libvirt
             notes.append(
-                "libvirt hosts ran on real QEMU through libvirt" if real_libvirt else
+                f"libvirt hosts ran on real QEMU through libvirt (libvirt's log: "
+                f"{os.environ.get('LIBVIRT_LOG_OUTPUTS', 'stderr')})" if real_libvirt else
                 "libvirt hosts ran from recorded domain capabilities (a simulation: late "
                 "checks and domain XML are real, no QEMU guest starts): "
                 + ("--recorded-libvirt given" if parsed_args.recorded_libvirt else why))

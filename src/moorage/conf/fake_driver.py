@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from oslo_config import cfg, types
 
+from moorage.model.image import ARCHITECTURES
 from moorage.virt.capabilities import IMAGE_TYPES
 
 GROUP = "fake_driver"
@@ -14,6 +15,14 @@ OPTS = (
         default=[],
         help="Names of the nodes the fake host manages, each its own compute node "
         "provider. Empty: one node named after [DEFAULT] host.",
+    ),
+    cfg.StrOpt(
+        "architecture",
+        default="x86_64",
+        choices=ARCHITECTURES,
+        help="CPU architecture of the fake host: it reports HW_ARCH_<ARCHITECTURE> "
+        "(when os-traits names one) and (architecture, fake, hvm) as its supported "
+        "instances, and refuses at spawn a guest whose image hw_architecture is another.",
     ),
     # Upstream's fake driver pretends to be large, so that tests can boot big flavors.
     cfg.IntOpt("vcpus", default=1000, min=1, help="VCPU total of each node."),

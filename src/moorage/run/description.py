@@ -35,12 +35,15 @@ from moorage.embedded import HostPlan
 from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
 from moorage.run.schema import CLOUD_SCHEMA, NAME_PATTERN, NAME_RULE
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
+from moorage.virt.fake import arch_trait, contrary_arch_traits
 from moorage.virt.libvirt.discovery import static_capabilities
 
 BUNDLED_EXAMPLE: Path = Path(__file__).parent / "clouds" / "example.yaml"
 
 # Capacity of a host (or of a VMware cluster, or of an Ironic node) that says none.
 DEFAULT_CAPACITY = (32, 131072, 2000)
+# The architecture of a fake host that names none (upstream's fake driver's).
+FAKE_ARCHITECTURE = "x86_64"
 # Ironic nodes of a group that names no resource class.
 DEFAULT_RESOURCE_CLASS = "baremetal"
 # Keys only some drivers have: key -> the drivers that take it.
@@ -48,6 +51,7 @@ DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
     "virt_type": ("libvirt",),
     "machine_type": ("libvirt",),
     "image_backend": ("libvirt", "fake"),
+    "architecture": ("fake",),
     # libvirt hosts report what they discover; nothing adds traits to them (yet).
     "traits": ("fake", "ironic"),
     "unsupported_traits": ("fake",),
@@ -79,6 +83,7 @@ class HostGroup:
     count: int
     driver: str                               # fake | vmware | ironic | libvirt
     capacity: Capacity = field(default_factory=Capacity)
+    architecture: str | None = None           # fake: the host's (default x86_64)
     traits: tuple[str, ...] = ()              # fake, ironic: reported supported
     unsupported_traits: tuple[str, ...] = ()  # fake: reported unsupported, refused at spawn
     image_types: tuple[str, ...] | None = None  # fake: the disk formats it takes
@@ -402,6 +407,8 @@ def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
             problems.append(Problem(lines.line((*path, "unsupported_traits")), (
                 f"{where((*path, 'unsupported_traits'))}: {', '.join(both)} also in traits; "
                 "allowed: a trait either supported or unsupported")))
+        if driver == "fake":
+            problems.extend(_arch_trait_problems(path, group, lines))
         backend, types = group.get("image_backend"), group.get("image_types")
         if backend is not None and types is not None:
             takes = backend_image_types(backend)
@@ -410,6 +417,28 @@ def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
                 problems.append(Problem(lines.line((*path, "image_types")), (
                     f"{where((*path, 'image_types'))}: image_backend {backend} cannot take "
                     f"{', '.join(refused)}; allowed: {', '.join(takes)}")))
+    return problems
+
+
+def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
+                         lines: _Lines) -> list[Problem]:
+    """A fake host reports HW_ARCH_<its architecture> itself: its traits may not
+    claim another architecture, nor deny its own."""
+    arch = group.get("architecture", FAKE_ARCHITECTURE)
+    own = arch_trait(arch)
+    if own is not None:
+        allowed = {True: f"{own} or none (the host reports it itself)",
+                   False: f"another HW_ARCH_* trait or none (the host reports {own})"}
+    else:  # armv7l: os-traits has no trait for it
+        allowed = dict.fromkeys((True, False), f"none (os-traits has no trait for {arch})")
+    problems = []
+    for key, supported in (("traits", True), ("unsupported_traits", False)):
+        for index, name in enumerate(group.get(key, ())):
+            if contrary_arch_traits(arch, {name: supported}):
+                here = (*path, key, index)
+                problems.append(Problem(lines.line(here), (
+                    f"{where(here)}: {name} contradicts architecture {arch}; allowed: "
+                    f"{allowed[supported]}")))
     return problems
 
 
@@ -493,6 +522,7 @@ def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
         HostGroup(
             name=g["name"], count=g["count"], driver=g["driver"],
             capacity=Capacity(**g.get("capacity", {})),
+            architecture=g.get("architecture"),
             traits=tuple(g.get("traits", ())),
             unsupported_traits=tuple(g.get("unsupported_traits", ())),
             image_types=tuple(g["image_types"]) if "image_types" in g else None,
@@ -604,9 +634,11 @@ def _described(group: HostGroup, fallback: str) -> str:
 
 
 def fake_plan(group: HostGroup, name: str) -> HostPlan:
-    """A fake host reporting the group's traits and image types, refusing at spawn what
-    it reports unsupported."""
+    """A fake host of the group's architecture reporting the group's traits and image
+    types, refusing at spawn what it reports unsupported and guests of another
+    architecture."""
     options: dict[tuple[str, str], object] = {
+        ("fake_driver", "architecture"): group.architecture or FAKE_ARCHITECTURE,
         ("fake_driver", "vcpus"): group.capacity.vcpus,
         ("fake_driver", "memory_mb"): group.capacity.memory_mb,
         ("fake_driver", "disk_gb"): group.capacity.disk_gb,

@@ -1,17 +1,18 @@
 """The JSON Schema of a cloud description file (``moorage run CLOUD.yaml``).
 
 The schema checks the shape: which keys exist, their types, ranges and the closed
-vocabularies (drivers, disk formats, image backends). What needs more than a shape
-— image property values, trait names, extra specs, names a workload refers to —
-is checked by ``moorage.run.description`` with the same validators the compute API
-uses. The vocabularies come from the modules that own them, never re-typed.
+vocabularies (drivers, architectures, disk formats, image backends). What needs
+more than a shape — image property values, trait names, extra specs, names a
+workload refers to — is checked by ``moorage.run.description`` with the same
+validators the compute API uses. The vocabularies come from the modules that own
+them, never re-typed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
+from moorage.model.image import ARCHITECTURES, CONTAINER_FORMATS, DISK_FORMATS
 from moorage.virt.capabilities import IMAGE_TYPES
 from moorage.virt.loader import DRIVERS
 
@@ -49,6 +50,7 @@ HOST_GROUP = _object({
     "driver": {"enum": list(CLOUD_DRIVERS)},
     "description": _TEXT,
     "capacity": CAPACITY,
+    "architecture": {"enum": list(ARCHITECTURES)},
     "traits": _TRAITS,
     "unsupported_traits": _TRAITS,
     "image_types": {"type": "array", "items": {"enum": list(IMAGE_TYPES)}},

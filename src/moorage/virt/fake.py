@@ -1,15 +1,17 @@
 """The fake driver: a host that exists only in memory, shaped as a test needs it.
 
-A ``FakeHost`` says what the host is: its nodes, VCPU/MEMORY_MB/DISK_GB totals
-and reserved amounts, a capability table (upstream's fake driver's by default),
-traits it reports supported or not, nested providers under every node (NUMA
-cells, SR-IOV PFs...) and "can run" rules. Build one in code, or let
+A ``FakeHost`` says what the host is: its nodes, its architecture (x86_64, as
+upstream's fake driver, by default), VCPU/MEMORY_MB/DISK_GB totals and reserved
+amounts, a capability table (upstream's fake driver's by default), traits it
+reports supported or not, nested providers under every node (NUMA cells, SR-IOV
+PFs...) and "can run" rules. Build one in code, or let
 ``FakeHost.from_config`` read ``[fake_driver]``.
 
 spawn keeps the late checks of a real driver, so that a host a scheduler picked
 without prefiltering can still refuse a guest and have it rescheduled: the
-image's disk_format must be an image type the host supports, no trait the guest
-requires may be one it reports unsupported, and the host's own rules must pass.
+image's hw_architecture (when it names one) must be the host's architecture, its
+disk_format an image type the host supports, no trait the guest requires may be
+one it reports unsupported, and the host's own rules must pass.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from types import MappingProxyType
 import os_resource_classes as orc
 from oslo_config import cfg
 
+from moorage.model.image import ARCHITECTURES
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import IMAGE_TYPES, capability_reports, image_type_key
 from moorage.virt.driver import (
@@ -33,7 +36,7 @@ from moorage.virt.driver import (
     check_reported_support,
 )
 from moorage.virt.report import Source, TraitReport
-from moorage.virt.traits import reportable
+from moorage.virt.traits import HW_ARCH, KNOWN, reportable, trait_name
 
 # Upstream's fake driver (nova/virt/fake.py): raw supported, vhd not, other image
 # types not mentioned (so their traits are left alone).
@@ -59,6 +62,21 @@ UPSTREAM_CAPABILITIES: Mapping[str, bool] = MappingProxyType({
     image_type_key("raw"): True,
     image_type_key("vhd"): False,
 })
+
+
+def arch_trait(architecture: str) -> str | None:
+    """HW_ARCH_<architecture>, or None for an architecture os-traits does not name
+    (armv7l): placement cannot be told, only the late check sees it."""
+    name = trait_name(HW_ARCH, architecture)
+    return name if name in KNOWN else None
+
+
+def contrary_arch_traits(architecture: str, reported: Mapping[str, bool]) -> list[str]:
+    """The HW_ARCH_* traits of ``reported`` (trait -> supported) that contradict a host
+    of ``architecture``: another architecture's said supported, its own unsupported."""
+    own = arch_trait(architecture)
+    return sorted(name for name, supported in reported.items()
+                  if name.startswith(f"{HW_ARCH}_") and supported != (name == own))
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,7 @@ class FakeHost:
     """What the fake host is. ``source`` and ``origin`` say where its traits came from."""
 
     nodes: tuple[str, ...]
+    architecture: str = "x86_64"
     vcpus: int = 1000
     memory_mb: int = 800000
     disk_gb: int = 600000
@@ -110,6 +129,9 @@ class FakeHost:
                                     (self.disk_gb, self.reserved_disk_gb, orc.DISK_GB)):
             if not 0 <= reserved <= total:
                 raise ValueError(f"{rc}: reserved {reserved} is not within 0..{total}")
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"architecture {self.architecture!r} is not one of "
+                             f"{', '.join(ARCHITECTURES)}")
         capability_reports(self.capabilities)  # UnknownCapability for a bad key, now
         declared: set[str] = set()
         for child in self.children:
@@ -123,6 +145,14 @@ class FakeHost:
                 reportable(name)
         for name in self.traits:
             reportable(name)
+        contrary = contrary_arch_traits(self.architecture, self.traits)
+        if contrary:
+            raise ValueError(f"traits {', '.join(contrary)} contradict the host's "
+                             f"architecture {self.architecture}")
+
+    @property
+    def arch_trait(self) -> str | None:
+        return arch_trait(self.architecture)
 
     @classmethod
     def from_config(cls, conf: cfg.ConfigOpts) -> FakeHost:
@@ -136,6 +166,7 @@ class FakeHost:
         reported.update({name: False for name in opts.unsupported_traits})
         return cls(
             nodes=tuple(opts.nodes) or (conf.host,),
+            architecture=opts.architecture,
             vcpus=opts.vcpus,
             memory_mb=opts.memory_mb,
             disk_gb=opts.disk_gb,
@@ -195,12 +226,25 @@ class FakeDriver(ComputeDriver):
         return [root, *children]
 
     def device_reports(self, node: str) -> list[TraitReport]:
+        """The host's traits, and HW_ARCH_<architecture> unless they already say it.
+        Other HW_ARCH_* traits are left alone, as upstream's drivers leave them."""
         self._known(node)
-        return [TraitReport(name, supported, self.host.source, self.host.origin)
-                for name, supported in self.host.traits.items()]
+        host = self.host
+        reports = [TraitReport(name, supported, host.source, host.origin)
+                   for name, supported in host.traits.items()]
+        if host.arch_trait is not None and host.arch_trait not in host.traits:
+            reports.append(TraitReport(host.arch_trait, True, host.source,
+                                       f"{host.origin} architecture {host.architecture}"))
+        return reports
 
     def spawn(self, guest: Guest) -> None:
-        check_reported_support(guest, self.trait_reports(self._known(guest.node)))
+        node = self._known(guest.node)
+        wanted = guest.image.properties.hw_architecture
+        if wanted is not None and wanted != self.host.architecture:
+            raise UnsupportedHardware(
+                f"hw_architecture={wanted}",
+                f"{node} runs {self.host.architecture} guests only ({self.host.origin})")
+        check_reported_support(guest, self.trait_reports(node))
         for rule in self.host.rules:
             reason = rule.refuses(guest)
             if reason is not None:
@@ -219,8 +263,9 @@ class FakeDriver(ComputeDriver):
             return list(self._guests)
 
     def supported_instances(self) -> list[tuple[str, str, str]]:
-        # Upstream's fake driver: x86_64 guests of hypervisor type "fake".
-        return [("x86_64", "fake", "hvm")]
+        # Upstream's fake driver: guests of the host's architecture (x86_64 there),
+        # hypervisor type "fake".
+        return [(self.host.architecture, "fake", "hvm")]
 
     def hypervisor_version(self) -> int | None:
         return 1000  # "1.0", upstream's fake driver's

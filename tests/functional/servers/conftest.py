@@ -37,9 +37,10 @@ class HostSpec:
 
 def fake_host(name: str, *, traits: Sequence[str] = (), unsupported: Sequence[str] = (),
               image_types: Sequence[str] = ("raw", "qcow2"), vcpus: int = 16,
-              memory_mb: int = 32768) -> HostSpec:
+              memory_mb: int = 32768, architecture: str = "x86_64") -> HostSpec:
     """A fake-driver host that reports ``traits`` and refuses ``unsupported`` at spawn."""
     return HostSpec(name, "fake", {
+        ("fake_driver", "architecture"): architecture,
         ("fake_driver", "traits"): list(traits),
         ("fake_driver", "unsupported_traits"): list(unsupported),
         ("fake_driver", "supported_image_types"): list(image_types),

@@ -311,3 +311,57 @@ def test_documentation_names_every_key() -> None:
         for key in schema["properties"]:
             assert f"`{key}`" in doc, key
     assert BUNDLED_EXAMPLE.read_text() in doc, "the doc shows the bundled example as it is"
+
+
+# Architecture of fake groups: each case changes one line of GOOD, as BAD does.
+BAD_ARCHITECTURE = [
+    ("    image_backend: rbd\n", "    image_backend: rbd\n    architecture: arm64\n",
+     "arm64", r"host_groups\[1\]\.architecture: 'arm64' is not valid; allowed: alpha, "
+     r"armv6, .*aarch64"),
+    ("    driver: vmware\n", "    driver: vmware\n    architecture: aarch64\n",
+     "architecture", r"host_groups\[2\]\.architecture: a vmware group has no architecture; "
+     r"allowed: architecture in fake groups"),
+    # a fake host reports HW_ARCH_<its architecture> itself: its traits may not disagree
+    ("traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, CUSTOM_GOLD]",
+     "traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, HW_ARCH_AARCH64]", "HW_ARCH_AARCH64",
+     r"host_groups\[0\]\.traits\[1\]: HW_ARCH_AARCH64 contradicts architecture x86_64; "
+     r"allowed: HW_ARCH_X86_64 or none \(the host reports it itself\)"),
+    ("unsupported_traits: [COMPUTE_STORAGE_BUS_IDE]",
+     "unsupported_traits: [HW_ARCH_X86_64]", "HW_ARCH_X86_64",
+     r"host_groups\[0\]\.unsupported_traits\[0\]: HW_ARCH_X86_64 contradicts architecture "
+     r"x86_64; allowed: another HW_ARCH_\* trait or none"),
+    ("    image_backend: rbd\n", "    image_backend: rbd\n    architecture: armv7l\n"
+     "    traits: [HW_ARCH_ARMV7]\n", "HW_ARCH_ARMV7",
+     r"HW_ARCH_ARMV7 contradicts architecture armv7l; allowed: none \(os-traits has no "
+     r"trait for armv7l\)"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "fragment", "message"), BAD_ARCHITECTURE,
+                         ids=[case[1].strip()[:40] for case in BAD_ARCHITECTURE])
+def test_bad_architecture_names_file_line_and_what_is_allowed(
+        tmp_path: Path, old: str, new: str, fragment: str, message: str) -> None:
+    test_bad_input_names_file_line_and_what_is_allowed(tmp_path, old, new, fragment, message)
+
+
+def test_fake_groups_plan_their_architecture(tmp_path: Path) -> None:
+    text = GOOD.replace("    image_backend: rbd\n",
+                        "    image_backend: rbd\n    architecture: aarch64\n"
+                        "    traits: [HW_ARCH_AARCH64]\n")
+    cloud = load_cloud(write(tmp_path, text))
+    assert [g.architecture for g in cloud.host_groups] == [None, "aarch64", None, None]
+    plans = {plan.name: plan.options
+             for _, plan in host_plans(cloud, libvirt_real=False, workdir=tmp_path / "run")}
+    assert plans["kvm-1"][("fake_driver", "architecture")] == "x86_64"
+    assert plans["ceph-1"][("fake_driver", "architecture")] == "aarch64"
+    assert ("fake_driver", "architecture") not in plans["vc-1"]
+
+
+def test_bundled_example_has_hosts_and_images_of_other_architectures() -> None:
+    """The example shows what the architecture checks do: aarch64 hosts and images,
+    and an s390x image no host runs."""
+    cloud = load_cloud(BUNDLED_EXAMPLE)
+    hosts = {g.architecture or "x86_64" for g in cloud.host_groups if g.driver == "fake"}
+    images = {i.properties.get("hw_architecture") for i in cloud.images}
+    assert {"x86_64", "aarch64"} <= hosts
+    assert {"aarch64", "s390x"} <= images and "s390x" not in hosts

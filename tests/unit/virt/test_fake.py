@@ -113,8 +113,9 @@ def test_default_capabilities_are_upstreams_fake_table() -> None:
     assert not reports[os_traits.COMPUTE_SAME_HOST_COLD_MIGRATE].supported
     assert reports[RAW].source is Source.DRIVER_TABLE
     assert reports[RAW].detail == "supports_image_type_raw"
-    # one report per capability key that stands for a trait, nothing else
-    assert len(reports) == len(UPSTREAM_CAPABILITIES) - 3  # has_imagecache, evacuate, pcpus
+    # one report per capability key that stands for a trait, and the host's architecture
+    assert reports[os_traits.HW_ARCH_X86_64].supported
+    assert len(reports) == len(UPSTREAM_CAPABILITIES) - 3 + 1  # imagecache, evacuate, pcpus
 
 
 @pytest.mark.parametrize(("excluded", "expected"), [
@@ -170,6 +171,11 @@ def test_traits_from_config_are_reported_with_their_source() -> None:
     (lambda: FakeHost(nodes=("h",), vcpus=4, reserved_vcpus=5), ValueError),
     (lambda: FakeHost(nodes=()), ValueError),
     (lambda: FakeHost(nodes=("h", "h")), ValueError),
+    (lambda: FakeHost(nodes=("h",), architecture="arm64"), ValueError),
+    # a host has one architecture: its traits may not say another, nor deny its own
+    (lambda: FakeHost(nodes=("h",), architecture="aarch64",
+                      traits={os_traits.HW_ARCH_X86_64: True}), ValueError),
+    (lambda: FakeHost(nodes=("h",), traits={os_traits.HW_ARCH_X86_64: False}), ValueError),
 ])
 def test_a_bad_spec_is_refused_when_built(spec: object, error: type[Exception]) -> None:
     with pytest.raises(error):
@@ -198,6 +204,10 @@ def test_an_unknown_trait_in_config_is_refused_at_start() -> None:
     # the host's own rule
     (lambda: replace(guest("numa-host"), flavor=Flavor("big", vcpus=12, memory_mb=512)),
      "flavor.vcpus"),
+    # the architecture, checked first: an x86_64 host (amd64 is upstream's alias)
+    (lambda: guest("numa-host", properties={"hw_architecture": "amd64"}), None),
+    (lambda: guest("numa-host", "qcow2", properties={"hw_architecture": "aarch64"}),
+     "hw_architecture=aarch64"),
 ])
 def test_spawn_late_checks(make_guest: object, refused: str | None) -> None:
     driver = FakeDriver(config(), NUMA_HOST)
@@ -242,3 +252,58 @@ def test_unknown_node_is_an_error_naming_the_nodes() -> None:
                  lambda: driver.spawn(guest("elsewhere"))):
         with pytest.raises(LookupError, match="fake-host"):
             call()
+
+
+@pytest.mark.parametrize(("architecture", "trait"), [
+    (None, os_traits.HW_ARCH_X86_64),  # upstream's fake driver's
+    ("aarch64", os_traits.HW_ARCH_AARCH64),
+    ("s390x", os_traits.HW_ARCH_S390X),
+    ("armv7l", None),  # os-traits has HW_ARCH_ARMV7, not ARMV7L: nothing to report
+])
+def test_architecture_from_config(architecture: str | None, trait: str | None) -> None:
+    options = {} if architecture is None else {"fake_driver__architecture": architecture}
+    driver = FakeDriver(config(**options))
+    arch = architecture or "x86_64"
+    assert driver.supported_instances() == [(arch, "fake", "hvm")]
+    reports = by_trait(driver.trait_reports("fake-host"))
+    arch_traits = {t: (r.supported, r.source) for t, r in reports.items()
+                   if t.startswith("HW_ARCH_")}
+    assert arch_traits == ({} if trait is None else {trait: (True, Source.CONFIGURATION)})
+    if trait is not None:
+        assert reports[trait].detail == f"[fake_driver] architecture {arch}"
+
+
+def test_an_unknown_architecture_in_config_is_refused() -> None:
+    with pytest.raises(ValueError, match="arm64"):
+        FakeDriver(config(fake_driver__architecture="arm64"))
+
+
+def test_operator_traits_stay_beside_the_architecture() -> None:
+    # The operator's own HW_ARCH_AARCH64 is reported once; other traits are kept.
+    driver = FakeDriver(config(fake_driver__architecture="aarch64",
+                               fake_driver__traits=[os_traits.HW_ARCH_AARCH64, VIRTIO_NIC]))
+    reports = by_trait(driver.trait_reports("fake-host"))
+    assert {t for t, r in reports.items() if r.source is Source.CONFIGURATION} == {
+        os_traits.HW_ARCH_AARCH64, VIRTIO_NIC}
+    assert os_traits.HW_ARCH_X86_64 not in reports  # left alone, never removed
+
+
+@pytest.mark.parametrize(("properties", "refused"), [
+    ({"hw_architecture": "aarch64"}, None),
+    ({}, None),  # an image that names no architecture runs anywhere, as upstream
+    ({"hw_architecture": "x86_64"}, "hw_architecture=x86_64"),
+    ({"hw_architecture": "s390x", "hw_vif_model": "virtio"}, "hw_architecture=s390x"),
+])
+def test_spawn_refuses_a_guest_of_another_architecture(properties: dict[str, object],
+                                                       refused: str | None) -> None:
+    driver = FakeDriver(config(fake_driver__architecture="aarch64"))
+    server = guest("fake-host", properties=properties)
+    if refused is None:
+        driver.spawn(server)
+        assert driver.guests() == [server.uuid]
+        return
+    with pytest.raises(UnsupportedHardware) as caught:
+        driver.spawn(server)
+    assert caught.value.feature == refused
+    assert "fake-host runs aarch64 guests only ([fake_driver])" in str(caught.value)
+    assert driver.guests() == []

@@ -67,7 +67,7 @@ def html_report(run: RunResult) -> str:
         "<h2>Configurations compared</h2>", _comparison_table(run.configurations),
         _configurations_table(run.configurations),
         "<h2>Charts</h2>", _charts(run.configurations),
-        "<h2>Failures by constraint</h2>", _failures_table(run.configurations),
+        "<h2>Failures by constraint</h2>", _FAILURES_INTRO, _failures_table(run.configurations),
     ]
     if run.notes:
         sections += ["<h2>Notes</h2>", '<ul class="notes">',
@@ -146,6 +146,10 @@ def _charts(results: list[ConfigurationResult]) -> str:
         figures.append(f"<figure><figcaption>{escape(figure.chart_title)}</figcaption>\n"
                        f"{bar_chart(figure.chart, figure.chart_title, bars)}</figure>")
     return '<div class="charts">\n' + "\n".join(figures) + "\n</div>"
+
+
+_FAILURES_INTRO = ("<p>For each failed boot, every constraint of its request that excludes "
+                   "hosts, and how many of the cloud's hosts it excludes on its own.</p>")
 
 
 def _failures_table(results: list[ConfigurationResult]) -> str:

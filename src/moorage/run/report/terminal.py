@@ -38,7 +38,7 @@ def terminal_table(run: RunResult, *, colour: bool | None = None) -> str:
     for result in run.configurations:
         lines += _wrap(f"{result.configuration.name}: {result.configuration.description}",
                        indent="  ", hanging="    ")
-    lines += ["", heading("Failures by constraint")]
+    lines += ["", heading("Failures by constraint (hosts each constraint excludes on its own)")]
     for result in run.configurations:
         found = failures(result)
         if not found:

@@ -1,0 +1,106 @@
+"""``moorage run``, as a user runs it: the bundled example, a cloud file of one's own,
+the reports it writes, and a bad file refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+SMALL_CLOUD = """\
+name: small
+seed: 7
+host_groups:
+  - name: q35
+    count: 2
+    driver: fake
+    capacity: {vcpus: 16, memory_mb: 65536, disk_gb: 500}
+    traits: [COMPUTE_NET_VIF_MODEL_VIRTIO]
+    unsupported_traits: [COMPUTE_NET_VIF_MODEL_E1000]
+    image_types: [raw, qcow2]
+  - name: pc
+    count: 1
+    driver: fake
+    capacity: {vcpus: 8, memory_mb: 16384, disk_gb: 500}
+    traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, COMPUTE_NET_VIF_MODEL_E1000]
+    image_types: [raw, qcow2]
+images:
+  - {name: legacy, disk_format: qcow2, properties: {hw_vif_model: e1000}}
+  - {name: cirros, disk_format: qcow2}
+flavors:
+  - {name: small, vcpus: 1, ram: 512, disk: 1}
+workload:
+  order: shuffled
+  boots:
+    - {image: legacy, flavor: small, count: 4}
+    - {image: cirros, flavor: small, count: 4}
+"""
+
+
+def _run(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "moorage", "run", *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _by_name(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["configuration"]: c for c in results["configurations"]}
+
+
+def test_the_bundled_example_shows_what_the_prefilters_remove(tmp_path: Path) -> None:
+    """The README's first command: its report shows the reschedules and NoValidHost
+    errors that the prefilters remove, with numbers from this run."""
+    result = _run("--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"))
+    assert result.returncode == 0, result.stderr
+    assert "prefilters" in result.stdout and "reschedules" in result.stdout
+    configurations = _by_name(json.loads((tmp_path / "r.json").read_text()))
+    assert list(configurations) == ["prefilters off", "image type", "image metadata",
+                                    "both", "legacy ImagePropertiesFilter"]
+    off, both = configurations["prefilters off"], configurations["both"]
+    assert off["reschedules"] > 0 and both["reschedules"] < off["reschedules"]
+    assert off["no_valid_host"] > both["no_valid_host"]
+    assert both["active"] > off["active"]
+    assert both["candidates_mean"] < off["candidates_mean"]
+    assert off["failures"], "a failure says which constraint excluded hosts"
+    assert (tmp_path / "r.html").read_text().count("data-chart=") >= 6
+
+
+def test_a_cloud_file_of_ones_own_is_deterministic(tmp_path: Path) -> None:
+    cloud = tmp_path / "small.yaml"
+    cloud.write_text(SMALL_CLOUD)
+    outputs = []
+    for attempt in range(2):
+        path = tmp_path / f"run{attempt}.json"
+        result = _run(str(cloud), "--only", "prefilters off", "--only", "both",
+                      "--json", str(path))
+        assert result.returncode == 0, result.stderr
+        outputs.append(_by_name(json.loads(path.read_text())))
+    for name in ("prefilters off", "both"):
+        placed = [[(s["image"], s["host"], s["spawn_attempts"]) for s in run[name]["servers"]]
+                  for run in outputs]
+        assert placed[0] == placed[1], f"{name}: the same seed played differently"
+    both = outputs[0]["both"]
+    assert {s["host"] for s in both["servers"] if s["image"] == "legacy"} == {"pc-1"}
+    assert both["reschedules"] == 0
+    assert outputs[0]["prefilters off"]["reschedules"] > 0
+
+
+def test_a_bad_cloud_file_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    cloud = tmp_path / "bad.yaml"
+    cloud.write_text(SMALL_CLOUD.replace("driver: fake\n    capacity: {vcpus: 8",
+                                         "driver: xen\n    capacity: {vcpus: 8"))
+    result = _run(str(cloud), timeout=60)
+    assert result.returncode == 1
+    line = next(n for n, text in enumerate(SMALL_CLOUD.splitlines(), 1)
+                if "vcpus: 8" in text) - 1
+    assert f"{cloud}:{line}:" in result.stderr
+    assert "unknown driver 'xen'" in result.stderr and "allowed:" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_an_unknown_configuration_is_refused(tmp_path: Path) -> None:
+    result = _run("--only", "everything", timeout=60)
+    assert result.returncode == 1
+    assert "unknown configuration 'everything'" in result.stderr
