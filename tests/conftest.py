@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import requests
 import sqlalchemy as sa
+from urllib3.util.retry import Retry
 
 from moorage.placement.launcher import PlacementProcess
 from moorage.placement.storage.database import normalize_url
@@ -39,6 +40,12 @@ class PlacementClient:
         self.token = token
         self.version = version
         self.session = requests.Session()
+        # A kept-alive connection the server closed as a request was sent on it fails
+        # with "Remote end closed connection without response" (seen under heavy
+        # load); the request never reached the server, so it is sent once more.
+        self.session.mount("http://", requests.adapters.HTTPAdapter(max_retries=Retry(
+            total=1, connect=1, read=1, status=0, other=0, allowed_methods=None,
+            raise_on_status=False)))
 
     def request(
         self,

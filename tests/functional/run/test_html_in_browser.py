@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 import lxml.html
@@ -46,7 +47,7 @@ def chromium() -> str:
                 f"{CHROMIUM_ENV} at a Chromium or Chrome binary.", pytrace=False)
 
 
-def boots(failed: dict[int, tuple[str, str | None]], rescheduled: set[int],
+def boots(failed: Mapping[int, tuple[str, str | None]], rescheduled: set[int],
           spread: int) -> list[BootResult]:
     """Twenty boots; ``failed`` maps a boot to its fault and the constraint behind it."""
     result = []

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Create the throwaway venv of the compatibility tests (tests/compat/): upstream's gabbi
+# runner, and the real clients (the openstack CLI with osc-placement, openstacksdk).
+# openstack-placement is installed without its dependencies, only so that its gabbi YAML
+# files (site-packages/placement/tests/functional/gabbits) can be read at test time: they
+# are never copied into this repository, and upstream's service is never run from here.
+# Idempotent (a stamp file names what is installed); prints the venv's path.
+# Exits non-zero, saying why, when it cannot (then the compat tests fail, saying how to fix).
+set -euo pipefail
+
+venv=${MOORAGE_COMPAT_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/moorage/compat-venv}
+python=${PYTHON:-python3}
+
+# What the tests were measured with; change together with docs/compatibility.md.
+placement=openstack-placement==16.0.0
+tools=(gabbi==4.2.3 python-openstackclient==10.5.0 osc-placement==4.9.1 openstacksdk==4.22.0)
+
+stamp="$venv/.installed-$(echo "$placement ${tools[*]}" | tr ' =' '_-')"
+if [ ! -f "$stamp" ]; then
+  echo "compat.sh: installing $placement (its gabbi files only) and ${tools[*]} into $venv" >&2
+  mkdir -p "$(dirname "$venv")"
+  "$python" -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet "${tools[@]}" >&2
+  # --no-deps: only its test data is read; its service dependencies are not needed.
+  "$venv/bin/python" -m pip install --quiet --no-deps "$placement" >&2
+  touch "$stamp"
+fi
+
+gabbits=$("$venv/bin/python" -c \
+  'import pathlib, placement; print(pathlib.Path(placement.__file__).parent / "tests/functional/gabbits")')
+count=$(find "$gabbits" -maxdepth 1 -name '*.yaml' | wc -l)
+[ "$count" -gt 0 ] || { echo "compat.sh: no gabbi files in $gabbits" >&2; exit 1; }
+for tool in gabbi-run openstack; do
+  [ -x "$venv/bin/$tool" ] || { echo "compat.sh: $venv/bin/$tool missing" >&2; exit 1; }
+done
+echo "$venv"
