@@ -153,6 +153,9 @@ def inventory_from_json(data: Mapping[str, Any]) -> Inventory:
     )
 
 
+_IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
+
+
 class PlacementClient:
     """Talks to one placement service as one token, at the latest microversion."""
 
@@ -200,7 +203,15 @@ class PlacementClient:
         if microversion is not None:
             headers = {**headers, "openstack-api-version": f"placement {microversion}"}
         try:
-            response = self._pool.request(method, url, body=body, headers=headers)
+            try:
+                response = self._pool.request(method, url, body=body, headers=headers)
+            except urllib3.exceptions.ProtocolError:
+                # A kept-alive connection the server closed just as this request
+                # went out on it ("Remote end closed connection without response"):
+                # an idempotent request is sent once more, on a fresh connection.
+                if method not in _IDEMPOTENT:
+                    raise
+                response = self._pool.request(method, url, body=body, headers=headers)
         except urllib3.exceptions.NewConnectionError as exc:
             raise PlacementError(
                 f"placement at {self.url} is not reachable: {_connection_problem(exc)}"
