@@ -1,16 +1,22 @@
 """The small WSGI toolkit Moorage's HTTP services share: route matching, responses,
-status lines, dates and Accept negotiation. Each service keeps its own request
-type and error format (placement's, the compute API's)."""
+status lines, dates, Accept negotiation, and a threaded server for the services that
+run inside another process (the compute API, the agents' HTTP APIs, the embedded
+cloud). Each service keeps its own request type and error format (placement's, the
+compute API's)."""
 
 from __future__ import annotations
 
 import datetime
 import email.utils
 import http
+import logging
 import re
+import socketserver
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 JSON = "application/json"
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
@@ -91,3 +97,57 @@ class Router(Generic[H]):
             if found:
                 return methods, found.groupdict()
         return None
+
+
+# -- a threaded server -------------------------------------------------------------
+
+LOG = logging.getLogger(__name__)
+
+WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Any]
+
+
+class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """Request lines go to the log at DEBUG, not to stderr."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        LOG.debug("%s " + format, self.address_string(), *args)
+
+
+class ThreadedServer:
+    """A threaded WSGI server of one application, served from a background thread
+    (``start``) or the calling one (``serve_forever``). Idle, it checks for a stop
+    every 50 ms, so stopping is quick."""
+
+    def __init__(self, app: WSGIApplication, host: str = "127.0.0.1", port: int = 0,
+                 name: str = "http") -> None:
+        self._server = make_server(host, port, app, server_class=_ThreadingWSGIServer,
+                                   handler_class=_QuietHandler)
+        self.host = host
+        self.port = int(self._server.server_address[1])
+        self.name = name
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
+
+    def start(self) -> Self:
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
+                                        name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever(0.05)
+
+    def stop(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            self._server.shutdown()
+            self._thread.join(timeout=10)
+        self._server.server_close()

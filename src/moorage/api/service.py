@@ -9,11 +9,7 @@ provides it); the API answers 503 for server operations while it is missing.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
-from socketserver import ThreadingMixIn
-from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from oslo_config import cfg
 
@@ -30,6 +26,7 @@ from moorage.conductor import Conductor
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
+from moorage.web import ThreadedServer
 
 LOG = logging.getLogger(__name__)
 
@@ -75,43 +72,11 @@ def attach_workers(state: ApiState, agents: AgentClient | None = None,
     return conductor
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """Request lines go to the log at DEBUG, not to stderr."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        LOG.debug("%s " + format, self.address_string(), *args)
-
-
-class ApiServer:
-    """A threaded WSGI server of one compute API application, in a background thread."""
+class ApiServer(ThreadedServer):
+    """A threaded WSGI server of one compute API application."""
 
     def __init__(self, app: WSGIApp, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._server = make_server(host, port, app, server_class=_ThreadingWSGIServer,
-                                   handler_class=_QuietHandler)
-        self.host = host
-        self.port = int(self._server.server_address[1])
-        self.url = f"http://{host}:{self.port}"
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> ApiServer:
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name="compute-api", daemon=True)
-        self._thread.start()
-        return self
-
-    def serve_forever(self) -> None:
-        self._server.serve_forever()
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        super().__init__(app, host, port, name="compute-api")
 
 
 def serve(state: ApiState, host: str, port: int) -> ApiServer:

@@ -20,17 +20,14 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import socketserver
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import moorage
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
-from moorage.web import JSON, STATUS_LINES, Response, Router
+from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
 
@@ -199,46 +196,15 @@ def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
 
 # -- serving ---------------------------------------------------------------------------------
 
-class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    """Access lines go to the debug log, not stderr."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        LOG.debug("%s - %s", self.address_string(), format % args)
-
-
-class AgentHTTPServer:
+class AgentHTTPServer(ThreadedServer):
     """The HTTP API of one agent, served by a thread of this process."""
 
     def __init__(self, agent: ComputeAgent, token: str | None, listen: str = "127.0.0.1",
                  port: int = 0) -> None:
         try:
-            self._server = make_server(listen, port, make_app(agent, token),
-                                       server_class=_ThreadingWSGIServer,
-                                       handler_class=_QuietHandler)
+            super().__init__(make_app(agent, token), listen, port,
+                             name=f"agent-http-{agent.conf.host}")
         except OSError as exc:
             raise OSError(exc.errno, f"the agent's HTTP API cannot listen on {listen}:{port}: "
                           f"{exc.strerror or exc}") from None
         self.listen = listen
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,),
-                                        name=f"agent-http-{agent.conf.host}", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host = f"[{self.listen}]" if ":" in self.listen else self.listen
-        return f"http://{host}:{self.port}"
-
-    def start(self) -> AgentHTTPServer:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._thread.is_alive():
-            self._server.shutdown()
-            self._thread.join(timeout=10)
-        self._server.server_close()

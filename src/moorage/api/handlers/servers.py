@@ -16,6 +16,7 @@ from typing import Any
 
 from moorage.api import lookups
 from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
+from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import servers as store
 from moorage.api.storage.servers import (
@@ -176,20 +177,6 @@ _CREATE_KEYS = frozenset({
 })
 
 
-def _string(body: Mapping[str, Any], key: str, *, required: bool = False,
-            max_length: int = 255) -> str | None:
-    value = body.get(key)
-    if value is None:
-        if required:
-            raise BadRequest(f"'{key}' is a required property")
-        return None
-    if not isinstance(value, str) or not value.strip() or len(value) > max_length:
-        raise BadRequest(
-            f"Invalid input for field/attribute {key}. Value: {value!r}. It must be a "
-            f"non-empty string of at most {max_length} characters.")
-    return value
-
-
 def _boot_volume(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
     """(image id, volume size) of a boot-from-volume request, or (None, None).
 
@@ -229,9 +216,9 @@ def create_server(req: ApiRequest) -> Response:
     if unknown:
         raise BadRequest(f"Additional properties are not allowed ({', '.join(unknown)} "
                          "unexpected).")
-    name = _string(body, "name", required=True)
+    name = string(body, "name", required=True)
     assert name is not None
-    flavor_ref = _string(body, "flavorRef", required=True)
+    flavor_ref = string(body, "flavorRef", required=True)
     assert flavor_ref is not None
     volume_image, volume_size = _boot_volume(body)
     image_ref = body.get("imageRef") or None
@@ -310,8 +297,8 @@ def _availability_zone(req: ApiRequest, zone: object) -> str | None:
 
 
 def _forced_host(req: ApiRequest, body: Mapping[str, Any]) -> str | None:
-    host = _string(body, "host")
-    node = _string(body, "hypervisor_hostname")
+    host = string(body, "host", allow_none=True)
+    node = string(body, "hypervisor_hostname", allow_none=True)
     if host is None and node is None:
         return None
     req.authorize("os_compute_api:servers:create:forced_host")
@@ -436,7 +423,7 @@ def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response
 def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:os-migrate-server:migrate", _target(record))
     args = _argument(argument, "migrate")
-    host = _string(args, "host")
+    host = string(args, "host", allow_none=True)
     if host is not None and host not in lookups.hosts(req.state):
         raise BadRequest(f"Compute host {host} could not be found.")
     if host is not None and host == record.host:
@@ -470,7 +457,7 @@ def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> R
 def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:os-evacuate", _target(record))
     args = _argument(argument, "evacuate")
-    host = _string(args, "host")
+    host = string(args, "host", allow_none=True)
     hosts = lookups.hosts(req.state)
     if host is not None and host not in hosts:
         raise BadRequest(f"Compute host {host} could not be found.")
