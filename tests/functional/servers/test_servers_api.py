@@ -168,3 +168,25 @@ def test_on_postgresql(make_cloud: Any, postgresql_url: str) -> None:
     for uuid in uuids:
         assert cloud.wait(uuid)["status"] == "DELETED"
     assert cloud.ok("GET", "/servers")["servers"] == []
+
+
+def test_bad_actions_are_400_and_change_nothing(cloud: Cloud) -> None:
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    before = cloud.allocations(server["id"])
+    for body, message in (
+            ({"rebuild": {"imageRef": "nope"}}, "Image nope could not be found."),
+            ({"rebuild": {}}, "imageRef"),
+            ({"resize": {"flavorRef": "nope"}}, "Flavor nope could not be found."),
+            ({"migrate": {"host": "nowhere"}}, "Compute host nowhere could not be found."),
+            ({"evacuate": {"host": "nowhere"}}, "Compute host nowhere could not be found."),
+            ({"rebuild": {"imageRef": "x"}, "resize": {"flavorRef": "y"}}, "exactly one"),
+    ):
+        response = cloud.action(server["id"], body)
+        assert response.status_code == 400, (body, response.text)
+        assert message in response.json()["badRequest"]["message"]
+    after = cloud.show(server["id"])
+    assert (after["status"], after["OS-EXT-STS:task_state"], after["image"]["id"],
+            after["flavor"]["original_name"], after["OS-EXT-SRV-ATTR:host"]) == (
+        "ACTIVE", None, server["image"]["id"], "small", server["OS-EXT-SRV-ATTR:host"])
+    assert cloud.allocations(server["id"]) == before
+    assert cloud.ok("GET", f"/os-migrations?instance_uuid={server['id']}")["migrations"] == []
