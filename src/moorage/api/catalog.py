@@ -10,8 +10,8 @@ from sqlalchemy.engine import Connection
 
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage import services as service_store
-from moorage.api.storage.schema import servers
-from moorage.api.storage.servers import DELETED
+from moorage.lifecycle.schema import servers
+from moorage.lifecycle.states import ServerStatus
 from moorage.placement.storage.database import Database, utcnow
 from moorage.scheduler.types import Aggregate, HostInfo
 
@@ -22,7 +22,7 @@ def instances_by_host(conn: Connection) -> dict[str, int]:
     # GROUP BY host
     rows = conn.execute(
         sa.select(servers.c.host, sa.func.count())
-        .where(servers.c.status != DELETED, servers.c.host.is_not(None))
+        .where(servers.c.status != ServerStatus.DELETED, servers.c.host.is_not(None))
         .group_by(servers.c.host))
     return {str(host): int(count) for host, count in rows}
 

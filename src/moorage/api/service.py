@@ -57,18 +57,29 @@ def agent_resolver(database: Database) -> Callable[[str], str]:
     return resolve
 
 
+def make_conductor(conf: cfg.ConfigOpts, database: Database, placement: PlacementClient,
+                   agents: AgentClient) -> Conductor:
+    """A conductor (not started) with its scheduler, reading hosts and aggregates from
+    ``database``."""
+    catalog = ApiCatalog(database, float(conf.service_down_time))
+    scheduler = Scheduler(conf, placement, catalog)
+    return Conductor(conf, database, scheduler, placement, agents, catalog)
+
+
 def attach_workers(state: ApiState, agents: AgentClient | None = None,
-                   agent_timeout: float = 300.0) -> Conductor:
-    """Give ``state`` its agent client (HTTP to the registered agents unless given), its
-    scheduler and its conductor (started). Stop the conductor with ``state.conductor.stop()``."""
-    catalog = ApiCatalog(state.database, float(state.conf.service_down_time))
+                   agent_timeout: float = 300.0) -> Conductor | None:
+    """Give ``state`` its agent client (HTTP to the registered agents unless given) and,
+    unless ``[conductor] run_in_api`` is off, its conductor (started) and scheduler.
+    Stop the conductor with ``state.conductor.stop()``."""
     state.agents = agents if agents is not None else HTTPAgentClient(
         agent_resolver(state.database), state.service_token, agent_timeout)
-    state.scheduler = Scheduler(state.conf, state.placement, catalog)
-    conductor = Conductor(state.conf, state.database, state.scheduler, state.placement,
-                          state.agents, catalog)
-    conductor.start()
-    state.conductor = conductor
+    if not state.conf.conductor.run_in_api:
+        LOG.info("[conductor] run_in_api = false: this API process records work for the "
+                 "`moorage conductor serve` processes")
+        return None
+    conductor = make_conductor(state.conf, state.database, state.placement, state.agents)
+    state.scheduler = conductor.scheduler
+    state.conductor = conductor.start()
     return conductor
 
 

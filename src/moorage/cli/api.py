@@ -96,7 +96,8 @@ class Serve(Command):
         except KeyboardInterrupt:
             pass
         finally:
-            conductor.stop()
+            if conductor is not None:
+                conductor.stop()
         return 0
 
 

@@ -36,5 +36,8 @@ class AgentClient(Protocol):
     def destroy(self, host: str, instance_uuid: str) -> None:
         """Remove a guest; nothing if it is not there."""
 
+    def has_guest(self, host: str, instance_uuid: str) -> bool:
+        """Does the host run this guest? (AgentUnreachable if it cannot say.)"""
+
     def set_disabled(self, host: str, disabled: bool) -> None:
         """Tell the agent its service is (no longer) disabled."""

@@ -72,6 +72,12 @@ class HTTPAgentClient:
         if response.status_code != 204:
             raise _unexpected(host, response)
 
+    def has_guest(self, host: str, instance_uuid: str) -> bool:
+        response = self._call(host, "GET", f"/guests/{instance_uuid}")
+        if response.status_code in (200, 404):
+            return response.status_code == 200
+        raise _unexpected(host, response)
+
     def set_disabled(self, host: str, disabled: bool) -> None:
         response = self._call(host, "PUT", "/service", {"disabled": disabled})
         if response.status_code != 200:
@@ -143,6 +149,9 @@ class LocalAgentClient:
 
     def destroy(self, host: str, instance_uuid: str) -> None:
         self._agent(host).driver.destroy(instance_uuid)
+
+    def has_guest(self, host: str, instance_uuid: str) -> bool:
+        return instance_uuid in self._agent(host).driver.guests()
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         self._agent(host).set_disabled(disabled)

@@ -3,6 +3,7 @@
     GET    /               who this agent is: host, driver, nodes, version
     GET    /guests         the uuids of the guests the driver runs
     POST   /guests         spawn a guest, synchronously: 201, or 409 spawn_failed
+    GET    /guests/{uuid}  200 if the driver runs this guest, 404 if not
     DELETE /guests/{uuid}  destroy a guest: 204, also when it is not there
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
@@ -115,6 +116,14 @@ def spawn_guest(req: AgentRequest) -> Response:
                                          "node": guest.node}})
 
 
+def show_guest(req: AgentRequest) -> Response:
+    instance_uuid = req.params["uuid"]
+    if instance_uuid not in req.agent.driver.guests():
+        raise HTTPError(404, f"no guest {instance_uuid} on {req.agent.conf.host}")
+    return json_response(200, {"guest": {"uuid": instance_uuid,
+                                         "host": req.agent.conf.host}})
+
+
 def destroy_guest(req: AgentRequest) -> Response:
     instance_uuid = req.params["uuid"]
     req.agent.driver.destroy(instance_uuid)
@@ -140,7 +149,7 @@ Handler = Callable[[AgentRequest], Response]
 ROUTES: dict[str, dict[str, Handler]] = {
     "/": {"GET": show_agent},
     "/guests": {"GET": list_guests, "POST": spawn_guest},
-    "/guests/{uuid}": {"DELETE": destroy_guest},
+    "/guests/{uuid}": {"GET": show_guest, "DELETE": destroy_guest},
     "/service": {"PUT": update_service},
 }
 

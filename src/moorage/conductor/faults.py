@@ -43,6 +43,15 @@ def attempt_claim_lost(host: str, node: str | None) -> dict[str, Any]:
             "feature": None}
 
 
+def attempt_interrupted(host: str, node: str | None, previous_owner: str | None
+                        ) -> dict[str, Any]:
+    """A spawn whose conductor stopped before it could tell how it ended; the guest, if
+    any, was destroyed and the build went on elsewhere."""
+    return {"host": host, "node": node, "result": "interrupted", "kind": "Interrupted",
+            "message": f"the conductor building it ({previous_owner}) stopped during the "
+                       "spawn; the build was taken over", "feature": None}
+
+
 def attempt_ok(host: str, node: str | None) -> dict[str, Any]:
     return {"host": host, "node": node, "result": "ok", "kind": None, "message": None,
             "feature": None}

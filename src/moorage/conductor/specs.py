@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from moorage.api.storage.servers import ServerRecord
+from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.types import FilterRecord, RequestSpec, Selection

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from moorage.api.storage.servers import EVACUATION, MigrationRecord, insert_migration
 from moorage.compute.client import AgentUnreachable
+from moorage.lifecycle.records import MigrationRecord
+from moorage.lifecycle.states import MigrationKind, MigrationStatus
+from moorage.lifecycle.store import insert_migration
 from moorage.virt.driver import Guest
 from tests.api_fixtures import ComputeApi, start_compute_api, stop_compute_api
 
@@ -128,8 +130,8 @@ def test_returning_host_destroys_evacuated_guests(compute_api: ComputeApi,
         "consumer_type": "MIGRATION"}, expect=204)
     with compute_api.state.database.writer() as writer:
         insert_migration(writer.conn, MigrationRecord(
-            uuid=migration_uuid, server_uuid=server_uuid, kind=EVACUATION,
-            source_host="h1", dest_host="h2", status="done"))
+            uuid=migration_uuid, server_uuid=server_uuid, kind=MigrationKind.EVACUATION,
+            source_host="h1", dest_host="h2", status=MigrationStatus.DONE))
     assert _beat(compute_api, "h1").json()["destroy"] == [server_uuid]
     allocations = placement.get(f"/allocations/{migration_uuid}", expect=200).json()
     assert allocations["allocations"] == {}

@@ -147,6 +147,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
     def make(hosts: Sequence[HostSpec], *, scheduler: Mapping[str, object] | None = None,
              filter_scheduler: Mapping[str, object] | None = None,
              default: Mapping[str, object] | None = None,
+             conductor: Mapping[str, object] | None = None,
              database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
             ("placement", "endpoint_override", placement_server.url),
@@ -157,6 +158,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
         overrides += [("scheduler", k, v) for k, v in (scheduler or {}).items()]
         overrides += [("filter_scheduler", k, v) for k, v in (filter_scheduler or {}).items()]
         overrides += [("DEFAULT", k, v) for k, v in (default or {}).items()]
+        overrides += [("conductor", k, v) for k, v in (conductor or {}).items()]
         conf = load_config([], overrides)
         state = make_state(conf, migrate=True)
         attach_workers(state)

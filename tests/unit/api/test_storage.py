@@ -15,7 +15,8 @@ from moorage.api.errors import NotFound
 from moorage.api.storage import aggregates, flavors, migration, services
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
-from moorage.api.storage.servers import ServerRecord, insert_server
+from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.store import insert_server
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.storage.database import Database
@@ -40,7 +41,7 @@ def test_migrations_match_the_schema(db: Database) -> None:
 
 def test_upgrade_twice_is_harmless(db: Database) -> None:
     migration.upgrade(db)
-    assert migration.current_revision(db) == "0001"
+    assert migration.current_revision(db) == migration.head_revision() == "0002"
 
 
 def test_flavor_round_trip_and_not_found(db: Database) -> None:

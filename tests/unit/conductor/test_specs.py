@@ -3,8 +3,8 @@ server shows."""
 
 from __future__ import annotations
 
-from moorage.api.storage.servers import ServerRecord
 from moorage.conductor.specs import filter_records_json, request_spec, scheduling_record
+from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.types import Destination, FilterRecord, Selection

@@ -14,39 +14,25 @@ import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from moorage.api import lookups
 from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
-from moorage.api.storage import servers as store
-from moorage.api.storage.servers import (
-    ACTIVE,
-    BUILD,
-    DELETED,
-    ERROR,
-    REBUILD,
-    RESIZE,
-    REVERT_RESIZE,
-    VERIFY_RESIZE,
-    MigrationRecord,
-    ServerQuery,
-    ServerRecord,
-)
-from moorage.conductor.manager import (
-    DELETING,
-    REBUILDING,
-    RESIZE_CONFIRMING,
-    RESIZE_PREP,
-    RESIZE_REVERTING,
-    SCHEDULING,
-)
+from moorage.lifecycle import operations, store
+from moorage.lifecycle.operations import Operation, OperationKind
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
+from moorage.lifecycle.states import VM_STATES, ServerStatus, TaskState
+from moorage.lifecycle.store import ServerQuery
+from moorage.model.codec import flavor_to_json, image_to_json
 from moorage.model.flavor import Flavor
 from moorage.web import Response
 
-# Nova's vm_state for each status, for OS-EXT-STS:vm_state.
-_VM_STATES = {BUILD: "building", ACTIVE: "active", ERROR: "error", REBUILD: "active",
-              RESIZE: "active", VERIFY_RESIZE: "resized", REVERT_RESIZE: "resized",
-              DELETED: "deleted"}
+ACTIVE, BUILD, DELETED, ERROR = (ServerStatus.ACTIVE, ServerStatus.BUILD,
+                                 ServerStatus.DELETED, ServerStatus.ERROR)
+REBUILD, RESIZE = ServerStatus.REBUILD, ServerStatus.RESIZE
+VERIFY_RESIZE, REVERT_RESIZE = ServerStatus.VERIFY_RESIZE, ServerStatus.REVERT_RESIZE
 
 
 # -- views -------------------------------------------------------------------------
@@ -75,7 +61,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
         "image": ("" if record.is_bfv else
                   {"id": record.image_id, "links": req.link("images", record.image_id)[1:]}),
         "OS-EXT-AZ:availability_zone": record.availability_zone or "",
-        "OS-EXT-STS:vm_state": _VM_STATES.get(record.status, "error"),
+        "OS-EXT-STS:vm_state": VM_STATES.get(record.status, "error"),
         "OS-EXT-STS:task_state": record.task_state,
         "OS-SRV-USG:launched_at": _time(record.launched_at),
         "os-extended-volumes:volumes_attached": [],
@@ -143,8 +129,8 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
     status = req.query.get("status")
     if status is not None:
         status = status.upper()
-        if status not in _VM_STATES or status == DELETED:
-            allowed = ", ".join(s for s in _VM_STATES if s != DELETED)
+        if status not in VM_STATES or status == DELETED:
+            allowed = ", ".join(s for s in VM_STATES if s != DELETED)
             raise BadRequest(f"Invalid status value {status!r}; allowed: {allowed}.")
     host = req.query.get("host")
     if host is not None and not req.context.is_admin:
@@ -250,17 +236,18 @@ def create_server(req: ApiRequest) -> Response:
         if key in body and body[key] not in (1, "1"):
             raise BadRequest(f"{key} other than 1 is not supported; create servers one "
                              "at a time.")
-    conductor = _conductor(req)
+    _require_conductor(req)
     record = ServerRecord(
         uuid=str(uuidlib.uuid4()), name=name,
         project_id=req.context.project_id or "", user_id=req.context.user_id or "",
         flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
         is_bfv=volume_image is not None, availability_zone=zone,
-        status=BUILD, task_state=SCHEDULING, requested_host=host,
+        status=BUILD, task_state=TaskState.SCHEDULING, requested_host=host,
     )
     with req.state.database.writer() as writer:
         store.insert_server(writer.conn, record)
-    conductor.build(record.uuid)
+        operation = _accept(req, writer.conn, record.uuid, OperationKind.BUILD)
+    _dispatch(req, operation)
     return json_response({"server": {"id": record.uuid,
                                      "links": req.link("servers", record.uuid),
                                      "OS-DCF:diskConfig": "MANUAL",
@@ -313,12 +300,28 @@ def _forced_host(req: ApiRequest, body: Mapping[str, Any]) -> str | None:
     return host
 
 
-def _conductor(req: ApiRequest) -> Any:
-    conductor = req.state.conductor
-    if conductor is None:
+def _require_conductor(req: ApiRequest) -> None:
+    """Refuse work nobody would carry out: no conductor in this process, and the
+    configuration does not say separate conductor processes run."""
+    if req.state.conductor is None and req.state.conf.conductor.run_in_api:
         raise ServiceUnavailable("The conductor is not running; servers cannot be built "
                                  "or changed by this API process.")
-    return conductor
+
+
+def _accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
+            arguments: Mapping[str, Any] | None = None) -> Operation:
+    """Record the work in the transaction that records the server's new state: claimed
+    at once by this process's conductor, if it has one."""
+    conductor = req.state.conductor
+    return operations.add(conn, uuid, kind, arguments,
+                          owner=conductor.identity if conductor is not None else None,
+                          lease_seconds=float(req.state.conf.conductor.lease_seconds))
+
+
+def _dispatch(req: ApiRequest, operation: Operation) -> None:
+    """After the commit: hand the work to this process's conductor."""
+    if req.state.conductor is not None:
+        req.state.conductor.dispatch(operation)
 
 
 # -- delete ------------------------------------------------------------------------
@@ -326,15 +329,17 @@ def delete_server(req: ApiRequest) -> Response:
     uuid = req.params["server_id"]
     record = _server_or_404(req, uuid)
     req.authorize("os_compute_api:servers:delete", _target(record))
-    conductor = _conductor(req)
-    if record.task_state != DELETING:
-        with req.state.database.writer() as writer:
-            changed = store.transition(writer.conn, uuid,
-                                       expect_status=[s for s in _VM_STATES if s != DELETED],
-                                       task_state=DELETING)
+    _require_conductor(req)
+    if record.task_state == TaskState.DELETING:
+        return no_content()  # already on its way
+    with req.state.database.writer() as writer:
+        changed = store.transition(writer.conn, uuid,
+                                   expect_status=[s for s in ServerStatus if s != DELETED],
+                                   task_state=TaskState.DELETING)
         if not changed:
             raise NotFound(f"Instance {uuid} could not be found.")
-    conductor.delete(uuid)
+        operation = _accept(req, writer.conn, uuid, OperationKind.DELETE)
+    _dispatch(req, operation)
     return no_content()
 
 
@@ -359,7 +364,7 @@ def server_action(req: ApiRequest) -> Response:
 def _require_status(record: ServerRecord, action: str, *allowed: str) -> None:
     if record.status not in allowed:
         raise Conflict(f"Cannot '{action}' instance {record.uuid} while it is in vm_state "
-                       f"{_VM_STATES.get(record.status, record.status.lower())}; it must "
+                       f"{VM_STATES.get(record.status, record.status.lower())}; it must "
                        f"be {' or '.join(allowed)}.")
 
 
@@ -371,15 +376,20 @@ def _argument(argument: object, action: str) -> dict[str, Any]:
     return argument
 
 
-def _start(req: ApiRequest, record: ServerRecord, action: str,
-           expect: tuple[str, ...], **changes: Any) -> None:
-    """Record the new state if nothing else changed the server meanwhile."""
+def _start(req: ApiRequest, record: ServerRecord, kind: OperationKind,
+           expect: tuple[ServerStatus, ...], arguments: Mapping[str, Any] | None = None,
+           **changes: Any) -> None:
+    """Record the new state and the work, if nothing else changed the server meanwhile,
+    and hand the work to the conductor."""
+    _require_conductor(req)
     with req.state.database.writer() as writer:
         changed = store.transition(writer.conn, record.uuid, expect_status=expect,
                                    expect_task=(None,), **changes)
-    if not changed:
-        raise Conflict(f"Cannot '{action}' instance {record.uuid}: another operation "
-                       "changed it meanwhile; try again.")
+        if not changed:
+            raise Conflict(f"Cannot '{kind}' instance {record.uuid}: another operation "
+                           "changed it meanwhile; try again.")
+        operation = _accept(req, writer.conn, record.uuid, kind, arguments)
+    _dispatch(req, operation)
 
 
 def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
@@ -396,11 +406,10 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     if record.is_bfv and image.id != record.image_id:
         raise BadRequest("Rebuilding a volume-backed server with a different image is "
                          "not supported.")
-    conductor = _conductor(req)
-    _start(req, record, "rebuild", (ACTIVE, ERROR), status=REBUILD, task_state=REBUILDING,
-           fault=None)
-    conductor.rebuild(record.uuid, image.id, image)
-    record.status, record.task_state = REBUILD, REBUILDING
+    _start(req, record, OperationKind.REBUILD, (ACTIVE, ERROR),
+           {"image_id": image.id, "image": image_to_json(image)},
+           status=REBUILD, task_state=TaskState.REBUILDING, fault=None)
+    record.status, record.task_state = REBUILD, TaskState.REBUILDING
     return json_response({"server": server_view(req, record)}, status=202)
 
 
@@ -414,9 +423,9 @@ def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response
     if flavor_id == record.flavor_id:
         raise BadRequest("When resizing, instances must change flavor!")
     _require_status(record, "resize", ACTIVE)
-    conductor = _conductor(req)
-    _start(req, record, "resize", (ACTIVE,), status=RESIZE, task_state=RESIZE_PREP)
-    conductor.migrate(record.uuid, flavor_id, flavor, None)
+    _start(req, record, OperationKind.RESIZE, (ACTIVE,),
+           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
+           status=RESIZE, task_state=TaskState.RESIZE_PREP)
     return Response(status=202)
 
 
@@ -429,28 +438,24 @@ def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     if host is not None and host == record.host:
         raise BadRequest(f"The target host {host} is the server's current host.")
     _require_status(record, "migrate", ACTIVE)
-    conductor = _conductor(req)
-    _start(req, record, "migrate", (ACTIVE,), status=RESIZE, task_state=RESIZE_PREP)
-    conductor.migrate(record.uuid, None, None, host)
+    _start(req, record, OperationKind.MIGRATE, (ACTIVE,), {"host": host},
+           status=RESIZE, task_state=TaskState.RESIZE_PREP)
     return Response(status=202)
 
 
 def _confirm_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:confirm_resize", _target(record))
     _require_status(record, "confirmResize", VERIFY_RESIZE)
-    conductor = _conductor(req)
-    _start(req, record, "confirmResize", (VERIFY_RESIZE,), task_state=RESIZE_CONFIRMING)
-    conductor.confirm_resize(record.uuid)
+    _start(req, record, OperationKind.CONFIRM_RESIZE, (VERIFY_RESIZE,),
+           task_state=TaskState.RESIZE_CONFIRMING)
     return no_content()
 
 
 def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:revert_resize", _target(record))
     _require_status(record, "revertResize", VERIFY_RESIZE)
-    conductor = _conductor(req)
-    _start(req, record, "revertResize", (VERIFY_RESIZE,), status=REVERT_RESIZE,
-           task_state=RESIZE_REVERTING)
-    conductor.revert_resize(record.uuid)
+    _start(req, record, OperationKind.REVERT_RESIZE, (VERIFY_RESIZE,),
+           status=REVERT_RESIZE, task_state=TaskState.RESIZE_REVERTING)
     return Response(status=202)
 
 
@@ -471,10 +476,8 @@ def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Respon
                        "from a host that is down.")
     if host is not None and host == source:
         raise BadRequest(f"The target host {host} is the server's current host.")
-    conductor = _conductor(req)
-    _start(req, record, "evacuate", (ACTIVE, ERROR), status=REBUILD,
-           task_state=REBUILDING, fault=None)
-    conductor.evacuate(record.uuid, host)
+    _start(req, record, OperationKind.EVACUATE, (ACTIVE, ERROR), {"host": host},
+           status=REBUILD, task_state=TaskState.REBUILDING, fault=None)
     return json_response({})
 
 

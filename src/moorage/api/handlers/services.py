@@ -10,18 +10,13 @@ from moorage.api.errors import BadRequest
 from moorage.api.handlers.common import boolean, only_keys, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import services as store
-from moorage.api.storage.schema import migrations
-from moorage.api.storage.servers import EVACUATION, update_migration
 from moorage.api.storage.services import Heartbeat, ServiceRecord
 from moorage.compute.client import AgentUnreachable
+from moorage.lifecycle import store as lifecycle
+from moorage.lifecycle.states import MigrationKind, MigrationStatus
 from moorage.web import Response
 
 LOG = logging.getLogger(__name__)
-
-# An evacuation the conductor finished while the source host was down; once the
-# source's agent is back and told to destroy the guest, the migration is "completed".
-EVACUATION_DONE = "done"
-EVACUATION_COMPLETED = "completed"
 
 
 def _iso(moment: Any) -> str | None:
@@ -145,23 +140,25 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
 
 def heartbeat(req: ApiRequest) -> Response:
     """An agent's heartbeat: create or refresh its service; answer with the operator's
-    state and the guests evacuated away from it while it was down (to destroy)."""
+    state and the guests to destroy: evacuated away from it while it was down, or
+    left there by a build or delete that could not reach it."""
     beat = _heartbeat(req.params["host"], req.json_object())
     with req.state.database.writer() as writer:
         service = store.record_heartbeat(writer.conn, beat)
-        evacuated = list(writer.conn.execute(
-            migrations.select().where(migrations.c.kind == EVACUATION,
-                                      migrations.c.source_host == beat.host,
-                                      migrations.c.status == EVACUATION_DONE)
-            .order_by(migrations.c.id)).mappings())
+        evacuated = lifecycle.list_migrations(
+            writer.conn, kinds=[MigrationKind.EVACUATION], source_host=beat.host,
+            statuses=[MigrationStatus.DONE])
+        left = lifecycle.take_cleanups(writer.conn, [beat.host]).get(beat.host, [])
     destroy: list[str] = []
-    for migration in evacuated:
+    for migration in reversed(evacuated):
         # The migration uuid holds the source host's allocations while the server was
         # away; release them before saying the guest may go.
-        req.state.placement.delete_allocations(migration["uuid"])
+        req.state.placement.delete_allocations(migration.uuid)
         with req.state.database.writer() as writer:
-            update_migration(writer.conn, migration["uuid"], status=EVACUATION_COMPLETED)
-        destroy.append(migration["server_uuid"])
+            lifecycle.update_migration(writer.conn, migration.uuid,
+                                       status=MigrationStatus.COMPLETED)
+        destroy.append(migration.server_uuid)
+    destroy.extend(u for u in left if u not in destroy)
     return json_response({
         "service": {"id": service.id, "host": service.host, "disabled": service.disabled,
                     "disabled_reason": service.disabled_reason,

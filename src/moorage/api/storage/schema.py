@@ -3,22 +3,19 @@
 Names follow nova's where nova has the table (flavors, flavor_extra_specs, services,
 aggregates, aggregate_hosts, aggregate_metadata, instances as ``servers``, migrations);
 images are kept here too, as metadata, since Moorage has no image service.
-JSON values are stored as Text.
+The servers, migrations, operations and cleanups tables belong to the server
+lifecycle (``moorage.lifecycle.schema``), on the same metadata. JSON values are
+stored as Text.
 """
 
 from __future__ import annotations
 
 import sqlalchemy as sa
 
-metadata = sa.MetaData(
-    naming_convention={
-        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-        "pk": "pk_%(table_name)s",
-    }
-)
+from moorage.lifecycle.schema import cleanups, metadata, migrations, operations, servers
 
+__all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "cleanups", "flavor_extra_specs",
+           "flavors", "images", "metadata", "migrations", "operations", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -113,46 +110,4 @@ aggregate_metadata = sa.Table(
               sa.ForeignKey("aggregates.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("key", sa.String(255), primary_key=True),
     sa.Column("value", sa.String(255), nullable=False),
-)
-
-servers = sa.Table(
-    "servers",
-    metadata,
-    sa.Column("uuid", sa.String(36), primary_key=True),
-    sa.Column("name", sa.String(255), nullable=False),
-    sa.Column("project_id", sa.String(255), nullable=False),
-    sa.Column("user_id", sa.String(255), nullable=False),
-    sa.Column("flavor_id", sa.String(255), nullable=False),
-    sa.Column("flavor", sa.Text, nullable=False),  # JSON snapshot
-    sa.Column("image_id", sa.String(36), nullable=False),
-    sa.Column("image", sa.Text, nullable=False),  # JSON snapshot
-    sa.Column("is_bfv", sa.Boolean, nullable=False),
-    sa.Column("availability_zone", sa.String(255), nullable=True),
-    sa.Column("status", sa.String(16), nullable=False, index=True),
-    sa.Column("task_state", sa.String(64), nullable=True),
-    sa.Column("host", sa.String(255), nullable=True, index=True),
-    sa.Column("node", sa.String(255), nullable=True),
-    sa.Column("attempts", sa.Text, nullable=False),  # JSON list
-    sa.Column("scheduling", sa.Text, nullable=False),  # JSON object
-    sa.Column("fault", sa.Text, nullable=True),  # JSON object
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("updated_at", sa.DateTime, nullable=False),
-    sa.Column("launched_at", sa.DateTime, nullable=True),
-    sa.Column("deleted_at", sa.DateTime, nullable=True),
-    sa.Index("ix_servers_project_id", "project_id"),
-)
-
-migrations = sa.Table(
-    "migrations",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
-    sa.Column("server_uuid", sa.String(36), nullable=False, index=True),
-    sa.Column("kind", sa.String(16), nullable=False),
-    sa.Column("source_host", sa.String(255), nullable=False),
-    sa.Column("dest_host", sa.String(255), nullable=True),
-    sa.Column("status", sa.String(16), nullable=False),
-    sa.Column("created_at", sa.DateTime, nullable=False),
-    sa.Column("updated_at", sa.DateTime, nullable=False),
-    sqlite_autoincrement=True,
 )

@@ -1,82 +1,31 @@
-"""Servers and migrations as the compute API stores them.
+"""Reading and changing servers and migrations.
 
-A server row holds snapshots of its flavor and image (as nova's instance does), so a
-flavor deleted or an image changed later never changes what a server was built from.
-Every state change goes through :func:`transition`, a compare-and-set on the status
-and task state, so the conductor's workers and the API never overwrite each other:
-a delete that arrives during a build wins, and the build notices.
+Every state change of a server goes through :func:`transition`, a compare-and-set on
+its status and task state (and, for the conductor, on still owning the operation it
+works for), so the conductors and the API never overwrite each other: a delete that
+arrives during a build wins, and the build notices at its next step.
 """
 
 from __future__ import annotations
 
-import datetime
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
-from moorage.api.storage.schema import migrations, servers
+from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
+from moorage.lifecycle.schema import cleanups, migrations, operations, servers
+from moorage.lifecycle.states import (
+    IN_FLIGHT,
+    MigrationKind,
+    MigrationStatus,
+    ServerStatus,
+    TaskState,
+)
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
-from moorage.model.flavor import Flavor
-from moorage.model.image import Image
-
-# Server statuses, nova's names.
-BUILD = "BUILD"
-ACTIVE = "ACTIVE"
-ERROR = "ERROR"
-REBUILD = "REBUILD"
-RESIZE = "RESIZE"
-VERIFY_RESIZE = "VERIFY_RESIZE"
-REVERT_RESIZE = "REVERT_RESIZE"
-DELETED = "DELETED"
-
-# Migration kinds and statuses, nova's names.
-MIGRATION = "migration"
-RESIZE_KIND = "resize"
-EVACUATION = "evacuation"
-
-
-def utcnow() -> datetime.datetime:
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
-
-
-@dataclass
-class ServerRecord:
-    """One server, with what it was built from and what happened to it."""
-
-    uuid: str
-    name: str
-    project_id: str
-    user_id: str
-    flavor_id: str
-    flavor: Flavor
-    image_id: str
-    image: Image
-    is_bfv: bool = False
-    availability_zone: str | None = None
-    status: str = BUILD
-    task_state: str | None = "scheduling"
-    host: str | None = None
-    node: str | None = None
-    # One entry per host tried: {"host", "node", "result", "kind", "message", "feature"}.
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    # What the scheduler did: request filter records, candidate counts, the request.
-    scheduling: dict[str, Any] = field(default_factory=dict)
-    # Why the server is in ERROR: {"code", "message", "details", "created"}.
-    fault: dict[str, Any] | None = None
-    created_at: datetime.datetime = field(default_factory=utcnow)
-    updated_at: datetime.datetime = field(default_factory=utcnow)
-    launched_at: datetime.datetime | None = None
-    deleted_at: datetime.datetime | None = None
-    # A requested target host (admin), kept for the first schedule only.
-    requested_host: str | None = None
-
-    @property
-    def deleted(self) -> bool:
-        return self.status == DELETED
 
 
 def _to_row(record: ServerRecord) -> dict[str, Any]:
@@ -94,8 +43,8 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
         "image": json.dumps(image_to_json(record.image)),
         "is_bfv": record.is_bfv,
         "availability_zone": record.availability_zone,
-        "status": record.status,
-        "task_state": record.task_state,
+        "status": str(record.status),
+        "task_state": str(record.task_state) if record.task_state is not None else None,
         "host": record.host,
         "node": record.node,
         "attempts": json.dumps(record.attempts),
@@ -110,6 +59,7 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
 
 def _from_row(row: RowMapping) -> ServerRecord:
     scheduling = json.loads(row["scheduling"] or "{}")
+    task = row["task_state"]
     return ServerRecord(
         uuid=row["uuid"],
         name=row["name"],
@@ -121,8 +71,8 @@ def _from_row(row: RowMapping) -> ServerRecord:
         image=image_from_json(json.loads(row["image"])),
         is_bfv=bool(row["is_bfv"]),
         availability_zone=row["availability_zone"],
-        status=row["status"],
-        task_state=row["task_state"],
+        status=ServerStatus(row["status"]),
+        task_state=TaskState(task) if task is not None else None,
         host=row["host"],
         node=row["node"],
         attempts=json.loads(row["attempts"] or "[]"),
@@ -165,7 +115,7 @@ class ServerQuery:
 
 def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
     """Servers newest first, as nova lists them; ``marker`` pages after that server."""
-    statement = servers.select().where(servers.c.status != DELETED)
+    statement = servers.select().where(servers.c.status != ServerStatus.DELETED)
     if query.project_id is not None:
         statement = statement.where(servers.c.project_id == query.project_id)
     if query.status is not None:
@@ -196,73 +146,86 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
 def count_servers_on_host(conn: Connection, host: str) -> int:
     return int(conn.execute(
         sa.select(sa.func.count()).select_from(servers)
-        .where(servers.c.host == host, servers.c.status != DELETED)
+        .where(servers.c.host == host, servers.c.status != ServerStatus.DELETED)
     ).scalar_one())
 
 
-def transition(conn: Connection, uuid: str, *, expect_status: Iterable[str] | None = None,
-               expect_task: Iterable[str | None] | None = None,
+def instances_by_host(conn: Connection) -> dict[str, int]:
+    """Servers not deleted, counted per host."""
+    # SELECT host, count(*) FROM servers WHERE status != 'DELETED' AND host IS NOT NULL
+    # GROUP BY host
+    rows = conn.execute(
+        sa.select(servers.c.host, sa.func.count())
+        .where(servers.c.status != ServerStatus.DELETED, servers.c.host.is_not(None))
+        .group_by(servers.c.host))
+    return {str(host): int(count) for host, count in rows}
+
+
+@dataclass(frozen=True)
+class Fence:
+    """A conductor's claim on an operation: a transition made for it applies only while
+    the operation is still that conductor's (a successor that took it over wins)."""
+
+    operation_id: int
+    owner: str
+
+
+def transition(conn: Connection, uuid: str, *,
+               expect_status: Iterable[ServerStatus] | None = None,
+               expect_task: Iterable[TaskState | None] | None = None,
+               fence: Fence | None = None,
                **changes: Any) -> bool:
     """Change a server if it is still in one of the expected states; False if it is not
-    (deleted meanwhile, or another operation got there first). JSON fields are given as
-    Python values."""
+    (deleted meanwhile, or another operation got there first, or ``fence`` no longer
+    holds). JSON fields are given as Python values."""
     values = dict(changes)
     for name in ("attempts", "scheduling", "fault"):
         if name in values and values[name] is not None:
             values[name] = json.dumps(values[name])
-    for name in ("flavor",):
-        if name in values:
-            values[name] = json.dumps(flavor_to_json(values[name]))
-    for name in ("image",):
-        if name in values:
-            values[name] = json.dumps(image_to_json(values[name]))
+    if "flavor" in values:
+        values["flavor"] = json.dumps(flavor_to_json(values["flavor"]))
+    if "image" in values:
+        values["image"] = json.dumps(image_to_json(values["image"]))
+    for name in ("status", "task_state"):
+        if values.get(name) is not None:
+            values[name] = str(values[name])
     values["updated_at"] = utcnow()
+    # UPDATE servers SET ... WHERE uuid = :uuid [AND status IN (...)]
+    #   [AND (task_state IN (...) OR task_state IS NULL)]
+    #   [AND EXISTS (SELECT 1 FROM operations WHERE id = :op AND owner = :owner)]
     statement = servers.update().where(servers.c.uuid == uuid).values(**values)
     if expect_status is not None:
-        statement = statement.where(servers.c.status.in_(list(expect_status)))
+        statement = statement.where(servers.c.status.in_([str(s) for s in expect_status]))
     if expect_task is not None:
         expected = list(expect_task)
-        conditions = [servers.c.task_state.in_([t for t in expected if t is not None])]
+        conditions = [servers.c.task_state.in_([str(t) for t in expected if t is not None])]
         if None in expected:
             conditions.append(servers.c.task_state.is_(None))
         statement = statement.where(sa.or_(*conditions))
+    if fence is not None:
+        statement = statement.where(sa.exists().where(
+            operations.c.id == fence.operation_id, operations.c.owner == fence.owner))
     return bool(conn.execute(statement).rowcount)
 
 
 # --- migrations ------------------------------------------------------------------
 
 
-@dataclass
-class MigrationRecord:
-    """A move of a server: cold migration, resize or evacuation.
-
-    Its uuid is also the placement consumer that holds the source host's allocations
-    while the move is in flight, as nova does."""
-
-    uuid: str
-    server_uuid: str
-    kind: str
-    source_host: str
-    dest_host: str | None = None
-    status: str = "pre-migrating"
-    id: int | None = None
-    created_at: datetime.datetime = field(default_factory=utcnow)
-    updated_at: datetime.datetime = field(default_factory=utcnow)
-
-
 def _migration_from_row(row: RowMapping) -> MigrationRecord:
     return MigrationRecord(
-        id=row["id"], uuid=row["uuid"], server_uuid=row["server_uuid"], kind=row["kind"],
-        source_host=row["source_host"], dest_host=row["dest_host"], status=row["status"],
+        id=row["id"], uuid=row["uuid"], server_uuid=row["server_uuid"],
+        kind=MigrationKind(row["kind"]), source_host=row["source_host"],
+        dest_host=row["dest_host"], status=MigrationStatus(row["status"]),
         created_at=row["created_at"], updated_at=row["updated_at"],
     )
 
 
 def insert_migration(conn: Connection, record: MigrationRecord) -> MigrationRecord:
     result = conn.execute(migrations.insert().values(
-        uuid=record.uuid, server_uuid=record.server_uuid, kind=record.kind,
-        source_host=record.source_host, dest_host=record.dest_host, status=record.status,
-        created_at=record.created_at, updated_at=record.updated_at,
+        uuid=record.uuid, server_uuid=record.server_uuid, kind=str(record.kind),
+        source_host=record.source_host, dest_host=record.dest_host,
+        status=str(record.status), created_at=record.created_at,
+        updated_at=record.updated_at,
     ))
     key = result.inserted_primary_key
     assert key is not None
@@ -270,9 +233,12 @@ def insert_migration(conn: Connection, record: MigrationRecord) -> MigrationReco
     return record
 
 
-def update_migration(conn: Connection, uuid: str, **changes: Any) -> None:
-    conn.execute(migrations.update().where(migrations.c.uuid == uuid)
-                 .values(updated_at=utcnow(), **changes))
+def update_migration(conn: Connection, uuid: str, *, status: MigrationStatus,
+                     dest_host: str | None = None) -> None:
+    values: dict[str, Any] = {"status": str(status), "updated_at": utcnow()}
+    if dest_host is not None:
+        values["dest_host"] = dest_host
+    conn.execute(migrations.update().where(migrations.c.uuid == uuid).values(**values))
 
 
 def load_migration(conn: Connection, uuid: str) -> MigrationRecord | None:
@@ -282,14 +248,17 @@ def load_migration(conn: Connection, uuid: str) -> MigrationRecord | None:
 
 def list_migrations(conn: Connection, *, server_uuid: str | None = None,
                     statuses: Sequence[str] | None = None,
-                    kinds: Sequence[str] | None = None) -> list[MigrationRecord]:
+                    kinds: Sequence[str] | None = None,
+                    source_host: str | None = None) -> list[MigrationRecord]:
     statement = migrations.select()
     if server_uuid is not None:
         statement = statement.where(migrations.c.server_uuid == server_uuid)
     if statuses is not None:
-        statement = statement.where(migrations.c.status.in_(list(statuses)))
+        statement = statement.where(migrations.c.status.in_([str(s) for s in statuses]))
     if kinds is not None:
-        statement = statement.where(migrations.c.kind.in_(list(kinds)))
+        statement = statement.where(migrations.c.kind.in_([str(k) for k in kinds]))
+    if source_host is not None:
+        statement = statement.where(migrations.c.source_host == source_host)
     statement = statement.order_by(migrations.c.id.desc())
     return [_migration_from_row(row) for row in conn.execute(statement).mappings()]
 
@@ -300,13 +269,64 @@ def in_flight_migration(conn: Connection, server_uuid: str) -> MigrationRecord |
     return found[0] if found else None
 
 
-# A move holds resources on both hosts in these statuses.
-IN_FLIGHT = ("pre-migrating", "migrating", "finished")
-
-
 def attempts_summary(attempts: Sequence[Mapping[str, Any]]) -> str:
     """One line per failed host, for a fault message."""
     return "; ".join(
         f"{a.get('host')}: {a.get('kind')}: {a.get('message')}"
         for a in attempts if a.get("result") != "ok"
     )
+
+
+# --- cleanups --------------------------------------------------------------------
+
+
+def add_cleanup(conn: Connection, host: str, server_uuid: str, reason: str) -> None:
+    """Ask ``host``'s agent to destroy ``server_uuid`` at its next heartbeat."""
+    exists = conn.execute(sa.select(cleanups.c.host).where(
+        cleanups.c.host == host, cleanups.c.server_uuid == server_uuid)).first()
+    if exists is None:
+        conn.execute(cleanups.insert().values(host=host, server_uuid=server_uuid,
+                                              reason=reason[:255], created_at=utcnow()))
+
+
+def cleanups_of(conn: Connection, hosts: Sequence[str]) -> dict[str, list[str]]:
+    """host -> server uuids its agent should destroy, for the hosts given."""
+    found: dict[str, list[str]] = {}
+    for start in range(0, len(hosts), 500):
+        chunk = list(hosts[start:start + 500])
+        rows = conn.execute(sa.select(cleanups.c.host, cleanups.c.server_uuid)
+                            .where(cleanups.c.host.in_(chunk))
+                            .order_by(cleanups.c.created_at))
+        for host, uuid in rows:
+            found.setdefault(str(host), []).append(str(uuid))
+    return found
+
+
+def take_cleanups(conn: Connection, hosts: Sequence[str]) -> dict[str, list[str]]:
+    """host -> the guests its agent should destroy now, and forget them.
+
+    A cleanup is due only while its server is at rest (no operation pending) and not
+    placed on that host: a server rescheduled to the same host, or moving there,
+    keeps its guest. A cleanup that no longer applies is forgotten."""
+    due: dict[str, list[str]] = {}
+    for host, uuids in cleanups_of(conn, hosts).items():
+        busy = set(conn.execute(sa.select(operations.c.server_uuid)
+                                .where(operations.c.server_uuid.in_(uuids))).scalars())
+        answered = []
+        for uuid in uuids:
+            if uuid in busy:
+                continue
+            answered.append(uuid)
+            record = load_server(conn, uuid)
+            if record is None or record.host != host:
+                due.setdefault(host, []).append(uuid)
+        drop_cleanups(conn, host, answered)
+    return due
+
+
+def drop_cleanups(conn: Connection, host: str, server_uuids: Iterable[str]) -> None:
+    """The agent of ``host`` has been told; forget these."""
+    uuids = list(server_uuids)
+    if uuids:
+        conn.execute(cleanups.delete().where(cleanups.c.host == host,
+                                             cleanups.c.server_uuid.in_(uuids)))

@@ -1,0 +1,528 @@
+"""What the conductor does for each kind of operation: build, delete, rebuild, the moves
+(cold migrate, resize, evacuate) and their confirm and revert.
+
+Each task reads the server as it is now and carries the operation from there, so the
+same code serves a fresh operation and one taken over from a conductor that died
+(``job.operation.taken_from``). A takeover first reconciles what the dead owner may
+have left half done with what placement and the hosts really hold, as nova's
+``_init_instance`` does at a compute service's start:
+
+- a build that was scheduling may hold a claim: it is released and scheduling starts
+  again;
+- a build that was spawning on a host: if the guest runs there and the claim is held,
+  the server is ACTIVE; otherwise the guest is destroyed (or, host unreachable, a
+  cleanup is left for its next heartbeat), the claim released, and the build goes on
+  with the next scheduling, the interrupted attempt in its history;
+- a move in flight is rolled back: any guest on the destination destroyed, the
+  source's allocations handed back to the server from the migration, the migration in
+  error, the server ACTIVE where it was, its scheduling record saying why;
+- delete, rebuild, confirm and revert are carried out again: each step is idempotent.
+
+Every change to the server is fenced on still owning the operation, and the last one
+finishes the operation in the same transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid as uuidlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from oslo_config import cfg
+
+from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
+from moorage.conductor import faults
+from moorage.conductor.specs import request_spec, scheduling_record
+from moorage.lifecycle import operations, store
+from moorage.lifecycle.operations import Operation, OperationKind
+from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
+from moorage.lifecycle.store import Fence
+from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json
+from moorage.model.flavor import Flavor
+from moorage.placement.client import PlacementClient, PlacementError
+from moorage.placement.storage.database import Database
+from moorage.scheduler.manager import Scheduler
+from moorage.scheduler.types import Catalog, Destination, NoValidHost, RequestSpec
+from moorage.virt.driver import Guest
+
+LOG = logging.getLogger(__name__)
+
+BUILD, ACTIVE, ERROR = ServerStatus.BUILD, ServerStatus.ACTIVE, ServerStatus.ERROR
+REBUILD, RESIZE = ServerStatus.REBUILD, ServerStatus.RESIZE
+T = TaskState
+
+
+@dataclass
+class Job:
+    """One operation being carried out by this conductor."""
+
+    operation: Operation
+    owner: str
+    finished: bool = False
+
+    @property
+    def uuid(self) -> str:
+        return self.operation.server_uuid
+
+    @property
+    def fence(self) -> Fence:
+        return Fence(self.operation.id, self.owner)
+
+
+@dataclass
+class Outcome:
+    """How a series of spawn attempts ended."""
+
+    attempts: list[dict[str, Any]]
+    placed: Destination | None = None
+    fault: dict[str, Any] | None = None
+    interrupted: bool = False
+
+
+@dataclass
+class ServerTasks:
+    """The operations, carried out with the conductor's clients."""
+
+    conf: cfg.ConfigOpts
+    database: Database
+    scheduler: Scheduler
+    placement: PlacementClient
+    agents: AgentClient
+    catalog: Catalog
+    _handlers: dict[OperationKind, Any] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self._handlers = {
+            OperationKind.BUILD: self.build,
+            OperationKind.DELETE: self.delete,
+            OperationKind.REBUILD: self.rebuild,
+            OperationKind.MIGRATE: self.move,
+            OperationKind.RESIZE: self.move,
+            OperationKind.EVACUATE: self.move,
+            OperationKind.CONFIRM_RESIZE: self.confirm_resize,
+            OperationKind.REVERT_RESIZE: self.revert_resize,
+        }
+
+    def run(self, job: Job) -> None:
+        self._handlers[job.operation.kind](job)
+
+    # -- helpers ---------------------------------------------------------------------
+    def _load(self, uuid: str) -> ServerRecord | None:
+        with self.database.reader() as conn:
+            return store.load_server(conn, uuid)
+
+    def update(self, job: Job, *, expect_status: tuple[ServerStatus, ...] | None,
+               expect_task: tuple[TaskState | None, ...] | None = None,
+               finish: bool = False, progress: Mapping[str, Any] | None = None,
+               **changes: Any) -> bool:
+        """A fenced transition of the job's server; ``finish`` ends the operation in the
+        same transaction (whether or not the server was still as expected)."""
+        with self.database.writer() as writer:
+            changed = store.transition(writer.conn, job.uuid, expect_status=expect_status,
+                                       expect_task=expect_task, fence=job.fence, **changes)
+            if changed and progress is not None:
+                operations.set_progress(writer.conn, job.operation.id, job.owner, progress)
+            if finish:
+                operations.finish(writer.conn, job.operation.id, job.owner)
+                job.finished = True
+        return changed
+
+    def fail(self, job: Job, exc: BaseException) -> None:
+        """Something unexpected: the server must not stay mid-task."""
+        self.update(job, expect_status=None, finish=True, status=ERROR, task_state=None,
+                    fault=faults.internal_error(job.operation.kind, exc))
+
+    def _retries(self, spec: RequestSpec) -> bool:
+        """Upstream's populate_retry: no alternates with max_attempts 1 or a forced host."""
+        return self.conf.scheduler.max_attempts > 1 and spec.requested_host is None
+
+    def _host_up(self, host: str) -> bool:
+        info = self.catalog.hosts().get(host)
+        return info is not None and info.up
+
+    def _cleanup(self, host: str, uuid: str, reason: str) -> None:
+        with self.database.writer() as writer:
+            store.add_cleanup(writer.conn, host, uuid, reason)
+
+    def _destroy(self, host: str, uuid: str, why: str) -> None:
+        """Destroy a guest now, or, the host down or unreachable, at its next heartbeat."""
+        if not self._host_up(host):
+            LOG.info("server %s: host %s is down; its agent destroys the guest when it "
+                     "is back", uuid, host)
+            self._cleanup(host, uuid, why)
+            return
+        try:
+            self.agents.destroy(host, uuid)
+        except AgentUnreachable as exc:
+            LOG.warning("server %s: could not destroy on %s (%s); its agent is told at "
+                        "its next heartbeat", uuid, host, exc)
+            self._cleanup(host, uuid, why)
+
+    def _guest_on(self, host: str, uuid: str) -> bool | None:
+        """Does ``host`` run the guest? None when its agent cannot say."""
+        if not self._host_up(host):
+            return None
+        try:
+            return self.agents.has_guest(host, uuid)
+        except AgentUnreachable as exc:
+            LOG.warning("server %s: cannot ask %s about its guest: %s", uuid, host, exc)
+            return None
+
+    def _allocations(self, consumer: str) -> dict[str, dict[str, int]]:
+        try:
+            found, _generation = self.placement.allocations(consumer)
+        except PlacementError as exc:
+            LOG.warning("could not read the allocations of %s: %s", consumer, exc)
+            return {}
+        return found
+
+    # -- build -----------------------------------------------------------------------
+    def build(self, job: Job) -> None:
+        record = self._load(job.uuid)
+        if record is None or record.status != BUILD or record.task_state not in (
+                T.SCHEDULING, T.SPAWNING):
+            return  # deleted (or being deleted) before a worker got to it
+        if job.operation.taken_from is not None:
+            recovered = self._recover_build(job, record)
+            if recovered is None:
+                return
+            record = recovered
+        spec = request_spec(record, requested_host=record.requested_host)
+        started = time.perf_counter()
+        try:
+            selection = self.scheduler.select_destinations(spec)
+        except NoValidHost as exc:
+            self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING,), finish=True,
+                        status=ERROR, task_state=None, fault=faults.no_valid_host(exc),
+                        scheduling=scheduling_record(spec, "build", error=exc.reason,
+                                                     seconds=time.perf_counter() - started))
+            return
+        scheduling = scheduling_record(spec, "build", selection,
+                                       seconds=time.perf_counter() - started)
+        outcome = self._spawn_somewhere(job, record, spec,
+                                        [selection.destination, *selection.alternates],
+                                        expect_status=(BUILD,), scheduling=scheduling)
+        if outcome.placed is not None:
+            destination = outcome.placed
+            self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,), finish=True,
+                        status=ACTIVE, task_state=None, launched_at=utcnow(),
+                        attempts=outcome.attempts, host=destination.host,
+                        node=destination.node)
+        elif not outcome.interrupted:
+            # No host holds it (claims released): host and node are cleared, as
+            # upstream does, so nothing counts it on the last host tried.
+            self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING, T.SCHEDULING),
+                        finish=True, status=ERROR, task_state=None,
+                        attempts=outcome.attempts, fault=outcome.fault, host=None, node=None)
+
+    def _recover_build(self, job: Job, record: ServerRecord) -> ServerRecord | None:
+        """A build taken over: finish it if its guest runs, else undo the half-done
+        attempt so that scheduling can start again. None when the build is over."""
+        previous = job.operation.taken_from
+        host = record.host if record.task_state == T.SPAWNING else None
+        attempts = list(record.attempts)
+        if host is not None:
+            present = self._guest_on(host, job.uuid)
+            if present and self._allocations(job.uuid):
+                LOG.info("server %s: build taken over from %s; its guest runs on %s",
+                         job.uuid, previous, host)
+                attempts.append(faults.attempt_ok(host, record.node))
+                self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
+                            finish=True, status=ACTIVE, task_state=None,
+                            launched_at=utcnow(), attempts=attempts)
+                return None
+            why = f"build of {job.uuid} interrupted: conductor {previous} stopped"
+            if present:
+                self._destroy(host, job.uuid, why)
+            elif present is None:
+                self._cleanup(host, job.uuid, why)
+            attempts.append(faults.attempt_interrupted(host, record.node, previous))
+        LOG.info("server %s: build taken over from %s; scheduling again", job.uuid, previous)
+        self.scheduler.release(job.uuid)
+        if not self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING, T.SPAWNING),
+                           task_state=T.SCHEDULING, host=None, node=None, attempts=attempts):
+            return None
+        return self._load(job.uuid)
+
+    def _spawn_somewhere(self, job: Job, record: ServerRecord, spec: RequestSpec,
+                         destinations: list[Destination], *,
+                         expect_status: tuple[ServerStatus, ...],
+                         flavor: Flavor | None = None,
+                         scheduling: Mapping[str, Any] | None = None) -> Outcome:
+        """Spawn on the first destination (already claimed), then on each alternate
+        whose claim still fits, until one succeeds or a failure says another host
+        would fail the same way. Claims of failed hosts are released."""
+        building = expect_status == (BUILD,)
+        attempts = list(record.attempts) if building else []
+        retries = self._retries(spec)
+        task = (T.SPAWNING if building else T.RESIZE_MIGRATING
+                if expect_status == (RESIZE,) else T.REBUILD_SPAWNING)
+        for index, destination in enumerate(destinations):
+            if index > 0:
+                if not retries:
+                    break
+                if not self.scheduler.claim(spec, destination):
+                    attempts.append(faults.attempt_claim_lost(destination.host,
+                                                              destination.node))
+                    continue
+            changes: dict[str, Any] = {"task_state": task}
+            if building:
+                changes.update(host=destination.host, node=destination.node)
+            if index == 0 and scheduling is not None:
+                changes["scheduling"] = scheduling
+            # A move records its destination on the operation, for a successor.
+            progress = None if building else {"dest_host": destination.host,
+                                              "dest_node": destination.node}
+            if not self.update(job, expect_status=expect_status,
+                               expect_task=(T.SCHEDULING, T.SPAWNING, T.RESIZE_PREP,
+                                            T.RESIZE_MIGRATING, T.REBUILDING,
+                                            T.REBUILD_SPAWNING),
+                               progress=progress, **changes):
+                return Outcome(attempts=attempts, interrupted=True)
+            guest = Guest(uuid=record.uuid, name=record.name, node=destination.node,
+                          flavor=flavor or record.flavor, image=spec.image,
+                          allocations=destination.allocation_request,
+                          volume_backed=record.is_bfv)
+            try:
+                self.agents.spawn(destination.host, guest)
+            except SpawnFailed as exc:
+                self.scheduler.release(record.uuid)
+                attempt = faults.attempt_failed(destination.host, destination.node, exc)
+                attempts.append(attempt)
+                LOG.info("server %s: spawn on %s failed (%s: %s)%s", record.uuid,
+                         destination.host, exc.kind, exc.message,
+                         "" if exc.reschedule else "; not rescheduling")
+                if not exc.reschedule:
+                    return Outcome(attempts=attempts,
+                                   fault=faults.build_aborted(record.uuid, attempt))
+                continue
+            except AgentUnreachable as exc:
+                self.scheduler.release(record.uuid)
+                # The spawn may have happened before the answer was lost.
+                self._cleanup(destination.host, record.uuid, f"spawn answer lost: {exc}")
+                attempts.append(faults.attempt_unreachable(destination.host,
+                                                           destination.node, str(exc)))
+                continue
+            attempts.append(faults.attempt_ok(destination.host, destination.node))
+            if building:
+                current = self._load(record.uuid)
+                if current is None or current.task_state != T.SPAWNING:
+                    # Deleted while spawning: the delete destroys and releases.
+                    return Outcome(attempts=attempts, interrupted=True)
+            return Outcome(attempts=attempts, placed=destination)
+        return Outcome(attempts=attempts,
+                       fault=faults.build_failed(record.uuid, attempts, retries=retries))
+
+    # -- delete ----------------------------------------------------------------------
+    def delete(self, job: Job) -> None:
+        uuid = job.uuid
+        record = self._load(uuid)
+        if record is None:
+            return
+        hosts = {record.host} if record.host else set()
+        with self.database.reader() as conn:
+            moving = store.in_flight_migration(conn, uuid)
+        if moving is not None:
+            hosts.add(moving.source_host)
+            if moving.dest_host:
+                hosts.add(moving.dest_host)
+        for host in sorted(hosts):
+            self._destroy(host, uuid, f"server {uuid} deleted")
+        self.scheduler.release(uuid)
+        if moving is not None:
+            self.scheduler.release(moving.uuid)
+            self._set_migration(moving.uuid, MigrationStatus.DELETED)
+        self.update(job, expect_status=None, finish=True, status=ServerStatus.DELETED,
+                    task_state=None, deleted_at=utcnow())
+
+    # -- rebuild ---------------------------------------------------------------------
+    def rebuild(self, job: Job) -> None:
+        record = self._load(job.uuid)
+        if record is None or record.status != REBUILD or record.host is None:
+            return
+        image_id = str(job.operation.arguments["image_id"])
+        image = image_from_json(job.operation.arguments["image"])
+        host, node = record.host, record.node
+        spec = request_spec(record, image=image, requested_host=host, rebuild=True)
+        if image_id != record.image_id:
+            try:
+                self.scheduler.verify_rebuild(spec, host)
+            except NoValidHost as exc:
+                # The image stays what it was (upstream rolls image_ref back).
+                self.update(job, expect_status=(REBUILD,), finish=True, status=ERROR,
+                            task_state=None, fault=faults.no_valid_host(exc),
+                            scheduling=scheduling_record(spec, "rebuild", error=exc.reason))
+                return
+        allocations = self._allocations(job.uuid)
+        guest = Guest(uuid=job.uuid, name=record.name, node=node or host, flavor=record.flavor,
+                      image=image, allocations=allocations, volume_backed=record.is_bfv)
+        try:
+            self.agents.destroy(host, job.uuid)
+            self.agents.spawn(host, guest)
+        except SpawnFailed as exc:
+            self.update(job, expect_status=(REBUILD,), finish=True, status=ERROR,
+                        task_state=None, fault=faults.rebuild_failed(exc))
+            return
+        except AgentUnreachable as exc:
+            self.update(job, expect_status=(REBUILD,), finish=True, status=ERROR,
+                        task_state=None, fault=faults.internal_error("rebuild", exc))
+            return
+        self.update(job, expect_status=(REBUILD,), finish=True, status=ACTIVE,
+                    task_state=None, image_id=image_id, image=image, fault=None,
+                    scheduling=scheduling_record(spec, "rebuild"))
+
+    # -- cold migrate, resize, evacuate ----------------------------------------------
+    def move(self, job: Job) -> None:
+        kind = job.operation.kind
+        evacuate = kind == OperationKind.EVACUATE
+        status = REBUILD if evacuate else RESIZE
+        record = self._load(job.uuid)
+        if record is None or record.status != status or record.host is None:
+            return
+        with self.database.reader() as conn:
+            in_flight = store.in_flight_migration(conn, job.uuid)
+        if job.operation.taken_from is not None or in_flight is not None:
+            self._undo_move(job, record, in_flight, status, {
+                "operation": str(kind),
+                "error": f"interrupted: the conductor carrying out this {kind} "
+                         f"({job.operation.taken_from}) stopped; the move was rolled "
+                         "back and the server left where it was"})
+            return
+        arguments = job.operation.arguments
+        flavor = (flavor_from_json(arguments["flavor"]) if arguments.get("flavor")
+                  else None)
+        target = arguments.get("host")
+        migration = self._new_migration(record, MigrationKind.EVACUATION if evacuate
+                                        else MigrationKind.RESIZE if flavor
+                                        else MigrationKind.MIGRATION)
+        # The source host's resources move to the migration as consumer, so the
+        # instance consumer is free to claim the destination (upstream's swap).
+        self.placement.move_allocations(job.uuid, migration.uuid, record.project_id,
+                                        record.user_id)
+        new_flavor = flavor or record.flavor
+        spec = request_spec(record, flavor=new_flavor, ignore_hosts=(record.host,),
+                            requested_host=target)
+        operation = str(kind)
+        try:
+            selection = self.scheduler.select_destinations(spec)
+        except NoValidHost as exc:
+            self._undo_move(job, record, migration, status,
+                            scheduling_record(spec, operation, error=exc.reason))
+            return
+        outcome = self._spawn_somewhere(job, record, spec,
+                                        [selection.destination, *selection.alternates],
+                                        expect_status=(status,), flavor=new_flavor)
+        if outcome.placed is None:
+            self._undo_move(job, record, migration, status, {
+                **scheduling_record(spec, operation, selection),
+                "error": outcome.fault["message"] if outcome.fault else "interrupted",
+                "attempts": outcome.attempts})
+            return
+        destination = outcome.placed
+        scheduling = scheduling_record(spec, operation, selection)
+        scheduling["attempts"] = outcome.attempts
+        if evacuate:
+            # DONE: the source still holds the guest; its agent destroys it, and the API
+            # frees the migration's allocations, when the host registers again.
+            self._set_migration(migration.uuid, MigrationStatus.DONE, destination.host)
+            self.update(job, expect_status=(REBUILD,), finish=True, status=ACTIVE,
+                        task_state=None, host=destination.host, node=destination.node,
+                        scheduling=scheduling)
+            return
+        self._set_migration(migration.uuid, MigrationStatus.FINISHED, destination.host)
+        scheduling["resize"] = {"old_flavor_id": record.flavor_id,
+                                "old_flavor": flavor_to_json(record.flavor),
+                                "old_node": record.node, "migration": migration.uuid}
+        changes: dict[str, Any] = {}
+        if flavor is not None:
+            changes = {"flavor_id": str(arguments["flavor_id"]), "flavor": flavor}
+        self.update(job, expect_status=(RESIZE,), finish=True,
+                    status=ServerStatus.VERIFY_RESIZE, task_state=None,
+                    host=destination.host, node=destination.node, scheduling=scheduling,
+                    **changes)
+
+    def _new_migration(self, record: ServerRecord, kind: MigrationKind) -> MigrationRecord:
+        assert record.host is not None
+        migration = MigrationRecord(uuid=str(uuidlib.uuid4()), server_uuid=record.uuid,
+                                    kind=kind, source_host=record.host,
+                                    status=MigrationStatus.MIGRATING)
+        with self.database.writer() as writer:
+            return store.insert_migration(writer.conn, migration)
+
+    def _set_migration(self, uuid: str, status: MigrationStatus,
+                       dest_host: str | None = None) -> None:
+        with self.database.writer() as writer:
+            store.update_migration(writer.conn, uuid, status=status, dest_host=dest_host)
+
+    def _give_back(self, record: ServerRecord, migration: MigrationRecord) -> None:
+        """The source host's allocations go back from the migration to the server, and
+        whatever the server claimed elsewhere meanwhile is released. Placement is
+        asked, not assumed: a successor may find the swap done or not yet done."""
+        if not self._allocations(migration.uuid):
+            return  # the swap never happened, or was undone: the server holds its own
+        self.scheduler.release(record.uuid)
+        self.placement.move_allocations(migration.uuid, record.uuid, record.project_id,
+                                        record.user_id)
+
+    def _undo_move(self, job: Job, record: ServerRecord,
+                   migration: MigrationRecord | None, status: ServerStatus,
+                   scheduling: Mapping[str, Any]) -> None:
+        """No destination worked (or the move was interrupted): the server stays where
+        it was, ACTIVE, with what happened in its scheduling record."""
+        destination = job.operation.progress.get("dest_host")
+        if destination and destination != record.host:
+            self._destroy(str(destination), job.uuid,
+                          f"{job.operation.kind} of {job.uuid} rolled back")
+        if migration is not None:
+            self._give_back(record, migration)
+            self._set_migration(migration.uuid, MigrationStatus.ERROR)
+        self.update(job, expect_status=(status,), finish=True, status=ACTIVE,
+                    task_state=None, host=record.host, node=record.node,
+                    scheduling=dict(scheduling))
+
+    def confirm_resize(self, job: Job) -> None:
+        record = self._load(job.uuid)
+        if record is None or record.status != ServerStatus.VERIFY_RESIZE:
+            return
+        migration = self._resize_migration(record)
+        if migration is not None:
+            self._destroy(migration.source_host, job.uuid,
+                          f"resize of {job.uuid} confirmed")
+            self.scheduler.release(migration.uuid)
+            self._set_migration(migration.uuid, MigrationStatus.CONFIRMED)
+        scheduling = dict(record.scheduling)
+        scheduling.pop("resize", None)
+        self.update(job, expect_status=(ServerStatus.VERIFY_RESIZE,), finish=True,
+                    status=ACTIVE, task_state=None, scheduling=scheduling)
+
+    def revert_resize(self, job: Job) -> None:
+        record = self._load(job.uuid)
+        if record is None or record.status != ServerStatus.REVERT_RESIZE:
+            return
+        migration = self._resize_migration(record)
+        resize = record.scheduling.get("resize") or {}
+        if migration is None or record.host is None:
+            self.update(job, expect_status=(ServerStatus.REVERT_RESIZE,), finish=True,
+                        status=ACTIVE, task_state=None)
+            return
+        if record.host != migration.source_host:
+            self._destroy(record.host, job.uuid, f"resize of {job.uuid} reverted")
+        self._give_back(record, migration)
+        self._set_migration(migration.uuid, MigrationStatus.REVERTED)
+        old_flavor = (flavor_from_json(resize["old_flavor"]) if resize.get("old_flavor")
+                      else record.flavor)
+        scheduling = dict(record.scheduling)
+        scheduling.pop("resize", None)
+        self.update(job, expect_status=(ServerStatus.REVERT_RESIZE,), finish=True,
+                    status=ACTIVE, task_state=None, host=migration.source_host,
+                    node=resize.get("old_node"),
+                    flavor_id=resize.get("old_flavor_id", record.flavor_id),
+                    flavor=old_flavor, scheduling=scheduling)
+
+    def _resize_migration(self, record: ServerRecord) -> MigrationRecord | None:
+        with self.database.reader() as conn:
+            return store.in_flight_migration(conn, record.uuid)

@@ -1,0 +1,73 @@
+"""ServerRecord and MigrationRecord: a server and a move, as the lifecycle store keeps them."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+from typing import Any
+
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
+from moorage.model.flavor import Flavor
+from moorage.model.image import Image
+
+
+def utcnow() -> datetime.datetime:
+    """Naive UTC, to the second, as the timestamp columns store."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+
+
+@dataclass
+class ServerRecord:
+    """One server, with what it was built from and what happened to it.
+
+    It holds snapshots of its flavor and image (as nova's instance does), so a flavor
+    deleted or an image changed later never changes what a server was built from."""
+
+    uuid: str
+    name: str
+    project_id: str
+    user_id: str
+    flavor_id: str
+    flavor: Flavor
+    image_id: str
+    image: Image
+    is_bfv: bool = False
+    availability_zone: str | None = None
+    status: ServerStatus = ServerStatus.BUILD
+    task_state: TaskState | None = TaskState.SCHEDULING
+    host: str | None = None
+    node: str | None = None
+    # One entry per host tried: {"host", "node", "result", "kind", "message", "feature"}.
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    # What the scheduler did: request filter records, candidate counts, the request.
+    scheduling: dict[str, Any] = field(default_factory=dict)
+    # Why the server is in ERROR: {"code", "message", "details", "created"}.
+    fault: dict[str, Any] | None = None
+    created_at: datetime.datetime = field(default_factory=utcnow)
+    updated_at: datetime.datetime = field(default_factory=utcnow)
+    launched_at: datetime.datetime | None = None
+    deleted_at: datetime.datetime | None = None
+    # A requested target host (admin), kept for the first schedule only.
+    requested_host: str | None = None
+
+    @property
+    def deleted(self) -> bool:
+        return self.status == ServerStatus.DELETED
+
+
+@dataclass
+class MigrationRecord:
+    """A move of a server: cold migration, resize or evacuation.
+
+    Its uuid is also the placement consumer that holds the source host's allocations
+    while the move is in flight, as nova does."""
+
+    uuid: str
+    server_uuid: str
+    kind: MigrationKind
+    source_host: str
+    dest_host: str | None = None
+    status: MigrationStatus = MigrationStatus.PRE_MIGRATING
+    id: int | None = None
+    created_at: datetime.datetime = field(default_factory=utcnow)
+    updated_at: datetime.datetime = field(default_factory=utcnow)

@@ -1,0 +1,95 @@
+"""The lifecycle's SQL tables (SQLAlchemy Core), on the compute API database's metadata.
+
+``metadata`` is defined here, below the compute API, and the API's own tables
+(flavors, images, services, aggregates) are added to it by
+``moorage.api.storage.schema``; one Alembic history covers them all.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+servers = sa.Table(
+    "servers",
+    metadata,
+    sa.Column("uuid", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("project_id", sa.String(255), nullable=False),
+    sa.Column("user_id", sa.String(255), nullable=False),
+    sa.Column("flavor_id", sa.String(255), nullable=False),
+    sa.Column("flavor", sa.Text, nullable=False),  # JSON snapshot
+    sa.Column("image_id", sa.String(36), nullable=False),
+    sa.Column("image", sa.Text, nullable=False),  # JSON snapshot
+    sa.Column("is_bfv", sa.Boolean, nullable=False),
+    sa.Column("availability_zone", sa.String(255), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False, index=True),
+    sa.Column("task_state", sa.String(64), nullable=True),
+    sa.Column("host", sa.String(255), nullable=True, index=True),
+    sa.Column("node", sa.String(255), nullable=True),
+    sa.Column("attempts", sa.Text, nullable=False),  # JSON list
+    sa.Column("scheduling", sa.Text, nullable=False),  # JSON object
+    sa.Column("fault", sa.Text, nullable=True),  # JSON object
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sa.Column("launched_at", sa.DateTime, nullable=True),
+    sa.Column("deleted_at", sa.DateTime, nullable=True),
+    sa.Index("ix_servers_project_id", "project_id"),
+)
+
+migrations = sa.Table(
+    "migrations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
+    sa.Column("server_uuid", sa.String(36), nullable=False, index=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("source_host", sa.String(255), nullable=False),
+    sa.Column("dest_host", sa.String(255), nullable=True),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+# Durable work: one row per accepted request until the conductor finishes it. The
+# row is written in the transaction that records the server's new state, so an
+# accepted request is never lost with the process that accepted it.
+operations = sa.Table(
+    "operations",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("server_uuid", sa.String(36), nullable=False, index=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("arguments", sa.Text, nullable=False),  # JSON object
+    # The conductor working on it and until when its claim holds; NULL: nobody yet.
+    sa.Column("owner", sa.String(255), nullable=True),
+    sa.Column("lease_until", sa.DateTime, nullable=True),
+    # How many times another conductor took it over from one that stopped renewing.
+    sa.Column("takeovers", sa.Integer, nullable=False),
+    # What the owner is doing that a successor must know (the host being tried).
+    sa.Column("progress", sa.Text, nullable=False),  # JSON object
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    sqlite_autoincrement=True,
+)
+
+# Guests a host may run that no server record places there (a spawn whose answer
+# was lost with its conductor): the host's agent is told to destroy them at its
+# next heartbeat.
+cleanups = sa.Table(
+    "cleanups",
+    metadata,
+    sa.Column("host", sa.String(255), primary_key=True),
+    sa.Column("server_uuid", sa.String(36), primary_key=True),
+    sa.Column("reason", sa.String(255), nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+)

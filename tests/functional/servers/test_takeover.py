@@ -1,0 +1,188 @@
+"""Work a dead conductor left half done is taken over once its lease runs out, and
+reconciled with what placement and the hosts really hold.
+
+A conductor that died is played here by an owner name that renews nothing: the
+test writes the state it would have left (a claim in placement, a guest on a fake
+host, a server mid-task, its operation) and the cloud's live conductor must finish
+from there. The same cases with real processes killed by SIGKILL are in
+test_processes_crash.py.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from moorage.conductor.specs import request_spec
+from moorage.lifecycle import operations, schema, store
+from moorage.lifecycle.operations import OperationKind
+from moorage.lifecycle.records import MigrationRecord
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
+from moorage.virt.driver import Guest
+from tests.functional.servers.conftest import Cloud, fake_host
+
+DEAD = "dead-conductor:1:000000"
+FAST = {"lease_seconds": 1.0, "poll_interval": 0.1}
+
+
+def _cloud(make_cloud: Any, *hosts: str) -> Cloud:
+    cloud: Cloud = make_cloud([fake_host(h) for h in hosts], conductor=FAST)
+    return cloud
+
+
+def _abandoned(cloud: Cloud, uuid: str, kind: OperationKind,
+               arguments: dict[str, Any] | None = None,
+               progress: dict[str, Any] | None = None, **changes: Any) -> None:
+    """Leave server ``uuid`` as a conductor that died would: ``changes`` applied, an
+    operation of ``kind`` held by it under a lease that has run out."""
+    database = cloud.state.database
+    with database.writer() as writer:
+        if changes:
+            assert store.transition(writer.conn, uuid, **changes)
+        held = operations.pending(writer.conn, [uuid])
+        if held:  # the dead conductor's own, claimed in _new_server
+            [op] = held
+            assert op.kind == kind and op.owner == DEAD
+        else:
+            op = operations.add(writer.conn, uuid, kind, arguments, owner=DEAD,
+                                lease_seconds=600)
+        if progress:
+            operations.set_progress(writer.conn, op.id, DEAD, progress)
+        # Its lease ran out a moment ago.
+        writer.conn.execute(schema.operations.update()
+                            .where(schema.operations.c.id == op.id)
+                            .values(lease_until=operations.now()))
+
+
+def _record(cloud: Cloud, uuid: str) -> Any:
+    with cloud.state.database.reader() as conn:
+        return store.load_server(conn, uuid, with_deleted=True)
+
+
+def _pending(cloud: Cloud) -> list[operations.Operation]:
+    with cloud.state.database.reader() as conn:
+        return operations.pending(conn)
+
+
+def _hosts_of(cloud: Cloud, consumer: str) -> list[str]:
+    return sorted(cloud.host_of_provider(rp) for rp in cloud.allocations(consumer))
+
+
+def _new_server(cloud: Cloud, flavor: str, image: str) -> str:
+    """A server in BUILD/scheduling with no operation: the dead conductor's."""
+    conductor = cloud.state.conductor
+    cloud.state.conductor = None  # accept without running: as if nobody took it yet
+    try:
+        cloud.state.conf.set_override("run_in_api", False, group="conductor")
+        uuid = cloud.boot(flavor, image)
+    finally:
+        cloud.state.conf.clear_override("run_in_api", group="conductor")
+        cloud.state.conductor = conductor
+    with cloud.state.database.writer() as writer:
+        [op] = operations.pending(writer.conn, [uuid])
+        assert operations.claim(writer.conn, op, DEAD, 600)  # the dead one got it first
+    return uuid
+
+
+def test_a_build_whose_guest_runs_becomes_active_where_it_is(make_cloud: Any) -> None:
+    cloud = _cloud(make_cloud, "h1", "h2")
+    uuid = _new_server(cloud, cloud.flavor("small"), cloud.image("raw", "raw"))
+    record = _record(cloud, uuid)
+    # What the dead conductor did: scheduled (claimed h1), recorded SPAWNING, spawned.
+    selection = cloud.state.scheduler.select_destinations(request_spec(record))
+    host = selection.destination.host
+    cloud.agents[host].agent.driver.spawn(Guest(
+        uuid=uuid, name="vm", node=selection.destination.node, flavor=record.flavor,
+        image=record.image, allocations=selection.destination.allocation_request))
+    _abandoned(cloud, uuid, OperationKind.BUILD, task_state=TaskState.SPAWNING, host=host,
+               node=selection.destination.node)
+    server = cloud.wait(uuid, timeout=30)
+    assert server["status"] == "ACTIVE"
+    assert server["OS-EXT-SRV-ATTR:host"] == host
+    assert _hosts_of(cloud, uuid) == [host]
+    assert cloud.guests(host) == [uuid]
+    assert _pending(cloud) == []
+
+
+def test_a_build_interrupted_before_its_guest_started_is_scheduled_again(
+        make_cloud: Any) -> None:
+    cloud = _cloud(make_cloud, "h1", "h2")
+    uuid = _new_server(cloud, cloud.flavor("small"), cloud.image("raw", "raw"))
+    record = _record(cloud, uuid)
+    selection = cloud.state.scheduler.select_destinations(request_spec(record))
+    first = selection.destination.host
+    _abandoned(cloud, uuid, OperationKind.BUILD, task_state=TaskState.SPAWNING, host=first,
+               node=selection.destination.node)
+    server = cloud.wait(uuid, timeout=30)
+    assert server["status"] == "ACTIVE"
+    attempts = server["moorage:scheduling"]["attempts"]
+    assert attempts[0]["host"] == first and attempts[0]["result"] == "interrupted"
+    assert DEAD in attempts[0]["message"]
+    assert attempts[-1]["result"] == "ok"
+    # Exactly one claim, on the host that runs it, and one guest in the cloud.
+    where = server["OS-EXT-SRV-ATTR:host"]
+    assert _hosts_of(cloud, uuid) == [where]
+    assert sorted(cloud.guests("h1") + cloud.guests("h2")) == [uuid]
+
+
+def test_a_build_that_held_a_claim_while_scheduling_releases_it(make_cloud: Any) -> None:
+    cloud = _cloud(make_cloud, "h1")
+    # The only host fits one such server: a leaked claim would make the build fail.
+    flavor = cloud.flavor("most", vcpus=12, ram=24576)
+    uuid = _new_server(cloud, flavor, cloud.image("raw", "raw"))
+    record = _record(cloud, uuid)
+    cloud.state.scheduler.select_destinations(request_spec(record))
+    assert _hosts_of(cloud, uuid) == ["h1"]
+    _abandoned(cloud, uuid, OperationKind.BUILD)
+    server = cloud.wait(uuid, timeout=30)
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert _hosts_of(cloud, uuid) == ["h1"]
+
+
+def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
+    cloud = _cloud(make_cloud, "h1", "h2")
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    uuid, source = server["id"], server["OS-EXT-SRV-ATTR:host"]
+    dest = "h2" if source == "h1" else "h1"
+    record = _record(cloud, uuid)
+    # The dead conductor: migration recorded, allocations swapped to it, the
+    # destination claimed and its guest started; then it died.
+    migration = MigrationRecord(uuid="0b5a1e52-0000-4000-8000-000000000001",
+                                server_uuid=uuid, kind=MigrationKind.MIGRATION,
+                                source_host=source, status=MigrationStatus.MIGRATING)
+    with cloud.state.database.writer() as writer:
+        store.insert_migration(writer.conn, migration)
+    cloud.state.placement.move_allocations(uuid, migration.uuid, record.project_id,
+                                           record.user_id)
+    spec = request_spec(record, ignore_hosts=(source,))
+    selection = cloud.state.scheduler.select_destinations(spec)
+    assert selection.destination.host == dest
+    cloud.agents[dest].agent.driver.spawn(Guest(
+        uuid=uuid, name="vm", node=selection.destination.node, flavor=record.flavor,
+        image=record.image, allocations=selection.destination.allocation_request))
+    _abandoned(cloud, uuid, OperationKind.MIGRATE, {"host": None},
+               progress={"dest_host": dest}, status=ServerStatus.RESIZE,
+               task_state=TaskState.RESIZE_MIGRATING)
+    moved = cloud.wait(uuid, timeout=30)
+    assert moved["status"] == "ACTIVE"
+    assert moved["OS-EXT-SRV-ATTR:host"] == source
+    assert "rolled back" in moved["moorage:scheduling"]["error"]
+    assert _hosts_of(cloud, uuid) == [source]
+    assert cloud.allocations(migration.uuid) == {}
+    assert uuid not in cloud.guests(dest) and uuid in cloud.guests(source)
+    found = cloud.ok("GET", f"/os-migrations?instance_uuid={uuid}")["migrations"]
+    assert found[0]["status"] == "error"
+
+
+def test_an_abandoned_delete_is_carried_out(make_cloud: Any) -> None:
+    cloud = _cloud(make_cloud, "h1")
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    uuid = server["id"]
+    _abandoned(cloud, uuid, OperationKind.DELETE, task_state=TaskState.DELETING)
+    deadline = time.monotonic() + 30
+    while _record(cloud, uuid).status != ServerStatus.DELETED:
+        assert time.monotonic() < deadline, "the delete was not taken over"
+        time.sleep(0.05)
+    assert cloud.allocations(uuid) == {}
+    assert cloud.guests("h1") == []
+    assert _pending(cloud) == []

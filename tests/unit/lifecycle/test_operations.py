@@ -1,0 +1,151 @@
+"""Durable work: who may claim an operation and when, in which order a server's
+operations run, and what fencing keeps a slow former owner from doing."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from moorage.api.storage import migration
+from moorage.lifecycle import operations, store
+from moorage.lifecycle.operations import OperationKind
+from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.states import ServerStatus, TaskState
+from moorage.lifecycle.store import Fence
+from moorage.model.flavor import Flavor
+from moorage.model.image import Image
+from moorage.placement.storage.database import Database
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Database:
+    database = Database(f"sqlite:///{tmp_path / 'api.sqlite'}")
+    migration.upgrade(database)
+    return database
+
+
+def _server(db: Database, uuid: str) -> None:
+    record = ServerRecord(uuid=uuid, name=uuid, project_id="p", user_id="u", flavor_id="f",
+                          flavor=Flavor("f", 1, 512, 1), image_id="i",
+                          image=Image(id="i", name="i", disk_format="raw"))
+    with db.writer() as writer:
+        store.insert_server(writer.conn, record)
+
+
+def test_an_operation_accepted_with_an_owner_is_not_claimable_until_its_lease_runs_out(
+        db: Database) -> None:
+    with db.writer() as writer:
+        held = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                              lease_seconds=0.3)
+    assert held.owner == "c1"
+    with db.reader() as conn:
+        assert operations.claimable(conn, 10) == []
+    time.sleep(0.4)
+    with db.reader() as conn:
+        [expired] = operations.claimable(conn, 10)
+    with db.writer() as writer:
+        taken = operations.claim(writer.conn, expired, "c2", 30)
+    assert taken is not None and taken.owner == "c2"
+    assert taken.taken_from == "c1" and taken.takeovers == 1
+    # Nobody else gets it while c2 holds it.
+    with db.reader() as conn:
+        assert operations.claimable(conn, 10) == []
+    with db.writer() as writer:
+        assert operations.claim(writer.conn, expired, "c3", 30) is None
+
+
+def test_renewal_keeps_an_operation_its_owners(db: Database) -> None:
+    with db.writer() as writer:
+        operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1", lease_seconds=0.3)
+    for _ in range(3):
+        time.sleep(0.15)
+        with db.writer() as writer:
+            assert operations.renew(writer.conn, "c1", 0.3) == 1
+    with db.reader() as conn:
+        assert operations.claimable(conn, 10) == []
+
+
+def test_a_servers_operations_run_one_at_a_time_oldest_first(db: Database) -> None:
+    with db.writer() as writer:
+        build = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                               lease_seconds=30)
+        # Accepted while the build is there: it waits, unowned, even for its owner.
+        delete = operations.add(writer.conn, "s1", OperationKind.DELETE, owner="c1",
+                                lease_seconds=30)
+        other = operations.add(writer.conn, "s2", OperationKind.DELETE)
+    assert delete.owner is None
+    with db.reader() as conn:
+        assert [op.id for op in operations.claimable(conn, 10)] == [other.id]
+    with db.writer() as writer:
+        assert operations.finish(writer.conn, build.id, "c1")
+    with db.reader() as conn:
+        assert [op.id for op in operations.claimable(conn, 10)] == [delete.id, other.id]
+        assert [op.id for op in operations.claimable(conn, 10, server_uuid="s1")] == [
+            delete.id]
+
+
+def test_only_the_owner_finishes_or_records_progress(db: Database) -> None:
+    with db.writer() as writer:
+        op = operations.add(writer.conn, "s1", OperationKind.MIGRATE, {"host": None},
+                            owner="c1", lease_seconds=30)
+        assert not operations.set_progress(writer.conn, op.id, "c2", {"dest_host": "h"})
+        assert operations.set_progress(writer.conn, op.id, "c1", {"dest_host": "h"})
+        assert not operations.finish(writer.conn, op.id, "c2")
+    with db.reader() as conn:
+        [found] = operations.pending(conn)
+    assert found.progress == {"dest_host": "h"} and found.arguments == {"host": None}
+
+
+def test_a_transition_fenced_on_a_lost_operation_changes_nothing(db: Database) -> None:
+    _server(db, "s1")
+    with db.writer() as writer:
+        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                            lease_seconds=0.1)
+    time.sleep(0.2)
+    with db.reader() as conn:
+        [expired] = operations.claimable(conn, 1)
+    with db.writer() as writer:
+        assert operations.claim(writer.conn, expired, "c2", 30) is not None
+        # c1 was slow, not dead: its change must not land.
+        assert not store.transition(writer.conn, "s1", expect_status=[ServerStatus.BUILD],
+                                    fence=Fence(op.id, "c1"), status=ServerStatus.ACTIVE,
+                                    task_state=None)
+        assert store.transition(writer.conn, "s1", expect_status=[ServerStatus.BUILD],
+                                fence=Fence(op.id, "c2"), task_state=TaskState.SPAWNING)
+    with db.reader() as conn:
+        record = store.load_server(conn, "s1")
+    assert record is not None
+    assert (record.status, record.task_state) == (ServerStatus.BUILD, TaskState.SPAWNING)
+
+
+def test_release_all_hands_work_back_at_once(db: Database) -> None:
+    with db.writer() as writer:
+        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                            lease_seconds=30)
+        assert operations.release_all(writer.conn, "c1") == 1
+    with db.reader() as conn:
+        [free] = operations.claimable(conn, 10)
+    assert free.id == op.id and free.owner is None
+    with db.writer() as writer:
+        claimed = operations.claim(writer.conn, free, "c2", 30)
+    assert claimed is not None and claimed.taken_from is None and claimed.takeovers == 0
+
+
+def test_cleanups_are_due_only_for_servers_at_rest_elsewhere(db: Database) -> None:
+    for uuid in ("gone", "back-here", "busy"):
+        _server(db, uuid)
+    with db.writer() as writer:
+        store.transition(writer.conn, "gone", status=ServerStatus.DELETED)
+        store.transition(writer.conn, "back-here", status=ServerStatus.ACTIVE, host="h1")
+        operations.add(writer.conn, "busy", OperationKind.BUILD)
+        for uuid in ("gone", "back-here", "busy"):
+            store.add_cleanup(writer.conn, "h1", uuid, "test")
+        store.add_cleanup(writer.conn, "h1", "gone", "twice is once")
+    with db.writer() as writer:
+        assert store.take_cleanups(writer.conn, ["h1", "h2"]) == {"h1": ["gone"]}
+    with db.writer() as writer:
+        # Answered ones are forgotten; the busy server's waits for it to come to rest.
+        assert store.take_cleanups(writer.conn, ["h1"]) == {}
+        assert store.cleanups_of(writer.conn, ["h1"]) == {"h1": ["busy"]}
