@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from moorage.api.catalog import host_infos
 from moorage.api.state import ApiState
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage import flavors as flavor_store
@@ -29,8 +28,7 @@ def image(state: ApiState, image_id: str) -> Image:
 
 def hosts(state: ApiState) -> Mapping[str, HostInfo]:
     """Every compute host the API knows, with whether it is up and enabled."""
-    with state.database.reader() as conn:
-        return host_infos(conn, float(state.conf.service_down_time))
+    return state.catalog.hosts()
 
 
 def availability_zones(state: ApiState) -> frozenset[str]:

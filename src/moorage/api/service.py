@@ -40,7 +40,8 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
         migration.upgrade(db)
     client = placement if placement is not None else PlacementClient(
         conf.placement.endpoint_override, conf.placement.token)
-    return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf))
+    return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf),
+                    catalog=ApiCatalog(db, float(conf.service_down_time)))
 
 
 def agent_resolver(database: Database) -> Callable[[str], str]:
@@ -58,10 +59,10 @@ def agent_resolver(database: Database) -> Callable[[str], str]:
 
 
 def make_conductor(conf: cfg.ConfigOpts, database: Database, placement: PlacementClient,
-                   agents: AgentClient) -> Conductor:
+                   agents: AgentClient, catalog: ApiCatalog | None = None) -> Conductor:
     """A conductor (not started) with its scheduler, reading hosts and aggregates from
-    ``database``."""
-    catalog = ApiCatalog(database, float(conf.service_down_time))
+    ``database`` (through ``catalog`` when given)."""
+    catalog = catalog or ApiCatalog(database, float(conf.service_down_time))
     scheduler = Scheduler(conf, placement, catalog)
     return Conductor(conf, database, scheduler, placement, agents, catalog)
 
@@ -77,7 +78,8 @@ def attach_workers(state: ApiState, agents: AgentClient | None = None,
         LOG.info("[conductor] run_in_api = false: this API process records work for the "
                  "`moorage conductor serve` processes")
         return None
-    conductor = make_conductor(state.conf, state.database, state.placement, state.agents)
+    conductor = make_conductor(state.conf, state.database, state.placement, state.agents,
+                               state.catalog)
     state.scheduler = conductor.scheduler
     state.conductor = conductor.start()
     return conductor

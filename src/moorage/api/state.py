@@ -7,6 +7,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from moorage.api.catalog import ApiCatalog
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
 from moorage.placement.client import PlacementClient
@@ -27,6 +28,7 @@ class ApiState:
     database: Database
     placement: PlacementClient
     policy: Policy
+    catalog: ApiCatalog
     agents: AgentClient | None = None
     scheduler: Any = None
     conductor: Any = None

@@ -25,7 +25,20 @@ OPTS = (
         "(COMPUTE_VIOMMU_MODEL_*).",
     ),
     cfg.IntOpt("max_placement_results", default=1000, min=1,
-               help="Allocation candidates asked of placement per request (its limit)."),
+               help="The most allocation candidates asked of placement per request (its "
+               "limit), as upstream's option of that name."),
+    cfg.IntOpt(
+        "placement_sample_size", default=50, min=0,
+        help="Allocation candidates asked of placement first. Only when none of them "
+        "passes the host filters, and placement had more, does the scheduler ask again "
+        "for up to max_placement_results. So the cost of a decision does not grow with "
+        "the cloud: the host filters and weighers see at most this many hosts, as "
+        "Kubernetes' scheduler scores a share of the feasible nodes and Nomad's "
+        "a few. Set [placement] randomize_allocation_candidates on the placement "
+        "service for the sample to spread over the whole cloud (otherwise placement "
+        "offers the first hosts in its order, which fill first). 0 asks for "
+        "max_placement_results at once (upstream's behaviour).",
+    ),
     cfg.IntOpt(
         "max_attempts",
         default=3,

@@ -460,6 +460,22 @@ class PlacementClient:
             raise
         return True
 
+    def claim_new(self, consumer_uuid: str,
+                  allocation_request: Mapping[str, Mapping[str, int]], project_id: str,
+                  user_id: str) -> bool | None:
+        """``claim`` for a consumer believed to hold nothing (consumer_generation null):
+        one request instead of two. None when placement says the consumer exists (its
+        generation must be read and the claim made with it); False when the resources
+        are no longer free."""
+        try:
+            self.request("PUT", f"/allocations/{consumer_uuid}", microversion=CLAIM_MICROVERSION,
+                         json=_claim_body(allocation_request, project_id, user_id, None))
+        except PlacementError as exc:
+            if exc.status != 409:
+                raise
+            return None if exc.concurrent_update else False
+        return True
+
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds; nothing held is fine too."""
         try:

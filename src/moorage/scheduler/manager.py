@@ -52,7 +52,6 @@ from moorage.scheduler.request_filters import (
 )
 from moorage.scheduler.resource_request import ResourceRequest, resource_request
 from moorage.scheduler.types import (
-    Aggregate,
     AllocationRequest,
     Catalog,
     Destination,
@@ -61,7 +60,7 @@ from moorage.scheduler.types import (
     RequestSpec,
     Selection,
 )
-from moorage.scheduler.weighers import choose_order, free_resources, multipliers_from_conf, weigh
+from moorage.scheduler.weighers import choose_order, free_by_root, multipliers_from_conf, weigh
 
 LOG = logging.getLogger(__name__)
 
@@ -75,6 +74,20 @@ REBUILD_FORBIDDEN = ("Image traits are part of forbidden traits in flavor associ
 REBUILD_UNSATISFIED = ("Image traits cannot be satisfied by the current resource providers. "
                        "Either specify a different image during rebuild or create a new server "
                        "with the specified image.")
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """What one placement query and the host filters made of it."""
+
+    candidates: Candidates
+    hosts: list[HostCandidates]
+    passing: list[HostState]
+    rejections: list[Rejection]
+    details: dict[str, object]
+    limit: int
+    # Placement had (or may have had) more than it returned.
+    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -114,33 +127,26 @@ class Scheduler:
             process_request_spec(spec, FilterContext(self.conf, self.catalog))
         except RequestFilterFailed as exc:
             raise NoValidHost(exc.reason, {"filters": _records(spec)}) from None
-        # 2. placement
-        request = self._placement_request(spec, hosts)
-        details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
-        candidates = self._candidates(spec, request, details)
-        # 3. hosts offered, minus those the request excludes
-        offered = self._by_host(candidates, hosts)
-        details["candidates"] = len(candidates.allocation_requests)
-        details["candidate_hosts"] = sorted(h.host for h in offered)
-        if not offered:
-            raise NoValidHost(
-                f"placement returned {len(candidates.allocation_requests)} allocation "
-                "candidates, none on a node of a known compute service", details)
-        aggregates = self.catalog.aggregates()
-        states = [HostState(hosts[h.host], _aggregates_of(h.host, aggregates), h.node,
-                            h.root_uuid) for h in offered]
-        kept, excluded = _excluded(spec, states)
-        # 4. host filters
-        filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
-        passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
-        rejections = excluded + rejected
-        details["rejections"] = [vars(r) for r in rejections]
-        if not passing:
-            raise NoValidHost(explain.describe_rejections(len(offered), rejections), details)
+        # 2.-4. placement, then the host filters, on a sample of the candidates first
+        limits = self._limits(spec)
+        for attempt, limit in enumerate(limits):
+            offer = self._offer(spec, hosts, limit)
+            if offer.passing or attempt == len(limits) - 1 or not offer.truncated:
+                break
+            LOG.info("no host of a sample of %d passed the filters for %s; asking placement "
+                     "for up to %d", limit, spec.instance_uuid, limits[-1])
+        details = offer.details
+        if len(limits) > 1:
+            details["sample"] = limits[0]
+            details["widened"] = offer.limit != limits[0]
+        if not offer.passing:
+            raise NoValidHost(explain.describe_rejections(len(offer.hosts), offer.rejections),
+                              details)
         # 5. weighers (by root provider: a host may offer several nodes)
-        by_root = {h.root_uuid: h for h in offered}
-        order = self._order([s.provider_uuid for s in passing], candidates.summaries)
-        names = {s.provider_uuid: s.name for s in passing}
+        by_root = {h.root_uuid: h for h in offer.hosts}
+        order = self._order([s.provider_uuid for s in offer.passing],
+                            offer.candidates.summaries)
+        names = {s.provider_uuid: s.name for s in offer.passing}
         details["order"] = [names[root] for root in order]
         # 6. claim, 7. alternates
         claims_failed: list[str] = []
@@ -151,8 +157,8 @@ class Scheduler:
                 alternates = [by_root[r].destination()
                               for r in order[index + 1:][:self.conf.scheduler.max_attempts - 1]]
                 return Selection(destination, alternates,
-                                 candidates=len(candidates.allocation_requests),
-                                 hosts_passing_filters=len(passing))
+                                 candidates=len(offer.candidates.allocation_requests),
+                                 hosts_passing_filters=len(offer.passing))
             LOG.info("claim on %s for %s lost a race; trying the next host", names[root],
                      spec.instance_uuid)
             claims_failed.append(names[root])
@@ -160,9 +166,53 @@ class Scheduler:
             f"all {len(order)} hosts that passed the filters refused the claim: their "
             "resources were taken meanwhile", details)
 
+    def _limits(self, spec: RequestSpec) -> list[int]:
+        """How many candidates to ask placement for: a sample first, then (if none of
+        it passes the host filters and placement had more) up to
+        max_placement_results."""
+        ceiling = int(self.conf.scheduler.max_placement_results)
+        sample = int(self.conf.scheduler.placement_sample_size)
+        if not sample or sample >= ceiling or spec.requested_host:
+            return [ceiling]
+        return [sample, ceiling]
+
+    def _offer(self, spec: RequestSpec, hosts: Mapping[str, HostInfo], limit: int) -> _Offer:
+        """Stages 2 to 4 with ``limit`` candidates: what placement offered and what the
+        host filters made of it."""
+        request = self._placement_request(spec, hosts, limit)
+        details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
+        candidates = self._candidates(spec, request, details)
+        # 3. hosts offered, minus those the request excludes
+        offered = self._by_host(candidates, hosts)
+        details["candidates"] = len(candidates.allocation_requests)
+        details["candidate_hosts"] = sorted(h.host for h in offered)
+        if not offered:
+            raise NoValidHost(
+                f"placement returned {len(candidates.allocation_requests)} allocation "
+                "candidates, none on a node of a known compute service", details)
+        states = [HostState(hosts[h.host], self.catalog.aggregates_of(h.host), h.node,
+                            h.root_uuid) for h in offered]
+        kept, excluded = _excluded(spec, states)
+        # 4. host filters
+        filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
+        passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
+        rejections = excluded + rejected
+        details["rejections"] = [vars(r) for r in rejections]
+        truncated = request.limit is not None and len(
+            candidates.allocation_requests) >= request.limit
+        return _Offer(candidates, offered, passing, rejections, details, limit, truncated)
+
     def claim(self, spec: RequestSpec, destination: Destination) -> bool:
         """Claim ``destination``'s allocation request for the instance; False when it no
-        longer fits (or the instance's allocations changed meanwhile)."""
+        longer fits (or the instance's allocations changed meanwhile).
+
+        A server that holds nothing (a build's first claim, an alternate after a
+        release) claims at once as a new consumer; if placement says the consumer
+        exists after all, its generation is read and the claim made once more."""
+        outcome = self.placement.claim_new(spec.instance_uuid, destination.allocation_request,
+                                           spec.project_id, spec.user_id)
+        if outcome is not None:
+            return outcome
         _, generation = self.placement.allocations(spec.instance_uuid)
         return self.placement.claim(spec.instance_uuid, destination.allocation_request,
                                     spec.project_id, spec.user_id, generation)
@@ -203,7 +253,7 @@ class Scheduler:
         info = self.catalog.hosts().get(host)
         if info is None:
             raise NoValidHost(f"host {host} is not a known compute host", {"host": host})
-        state = HostState(info, _aggregates_of(host, self.catalog.aggregates()))
+        state = HostState(info, self.catalog.aggregates_of(host))
         rebuild_filters = [f for f in enabled_filters(self.conf.filter_scheduler.enabled_filters)
                            if f.run_on_rebuild]
         _, rejections = run_filters([state], spec, rebuild_filters,
@@ -224,11 +274,10 @@ class Scheduler:
         return Selection(Destination(host, node, root, held), [], candidates=0,
                          hosts_passing_filters=1)
 
-    def _placement_request(self, spec: RequestSpec, hosts: Mapping[str, HostInfo]
-                           ) -> ResourceRequest:
+    def _placement_request(self, spec: RequestSpec, hosts: Mapping[str, HostInfo],
+                           limit: int) -> ResourceRequest:
         """The query; a requested host of one node narrows it to that node's tree (and a
         host of several nodes lifts the limit, so none of its nodes is cut off)."""
-        limit: int | None = self.conf.scheduler.max_placement_results
         request = resource_request(spec, limit=limit)
         if spec.requested_host:
             nodes = list(hosts[spec.requested_host].nodes)
@@ -242,18 +291,19 @@ class Scheduler:
 
     def _candidates(self, spec: RequestSpec, request: ResourceRequest,
                     details: dict[str, object]) -> Candidates:
-        described = explain.describe_request(request, spec, self._aggregate_names())
         try:
             candidates = self.placement.allocation_candidates_for(request.query_params())
         except PlacementError as exc:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.
+                described = explain.describe_request(request, spec, self._aggregate_names())
                 raise NoValidHost(f"placement refused the request for: {described}: {exc}",
                                   details) from None
             raise
         if not candidates.allocation_requests:
             hints = self._diagnose(request)
             details["diagnosis"] = hints
+            described = explain.describe_request(request, spec, self._aggregate_names())
             reason = "placement returned no allocation candidates for: " + described
             if hints:
                 reason += ". " + "; ".join(hints)
@@ -309,12 +359,19 @@ class Scheduler:
     def _nodes_by_root(self, roots: set[str], hosts: Mapping[str, HostInfo]
                        ) -> dict[str, tuple[str, str]]:
         """root provider uuid -> (host, node). Compute agents name a node's provider
-        after the node (uuid derived from the name); a root not found that way is
-        looked up by name."""
-        by_uuid = {provider_uuid(node): (h.host, node) for h in hosts.values() for node in h.nodes}
+        after the node (uuid derived from the name), which the catalog maps; a root
+        not found that way is looked up by name."""
+        found: dict[str, tuple[str, str]] = {}
+        unknown = []
+        for root in roots:
+            node = self.catalog.node_of_provider(root)
+            if node is not None and node[0] in hosts:
+                found[root] = node
+            else:
+                unknown.append(root)
+        if not unknown:
+            return found
         by_name = {node: (h.host, node) for h in hosts.values() for node in h.nodes}
-        found = {root: by_uuid[root] for root in roots if root in by_uuid}
-        unknown = sorted(roots - set(found))
 
         def name_of(root: str) -> str | None:
             try:
@@ -322,6 +379,7 @@ class Scheduler:
             except PlacementError:
                 return None
 
+        unknown.sort()
         for root, name in zip(unknown, self.placement.concurrently(name_of, unknown),
                               strict=True):
             if name in by_name:
@@ -333,7 +391,8 @@ class Scheduler:
 
     def _order(self, roots: list[str], summaries: Mapping[str, ProviderSummary]) -> list[str]:
         """Root providers in the order to try them."""
-        free = {root: free_resources(root, summaries) for root in roots}
+        by_root = free_by_root(summaries)
+        free = {root: by_root.get(root, {}) for root in roots}
         weighed = weigh(roots, free, multipliers_from_conf(self.conf))
         fs = self.conf.filter_scheduler
         return choose_order(weighed, subset_size=fs.host_subset_size,
@@ -354,10 +413,6 @@ def _excluded(spec: RequestSpec, states: Sequence[HostState]
         else:
             kept.append(state)
     return kept, out
-
-
-def _aggregates_of(host: str, aggregates: Sequence[Aggregate]) -> list[Aggregate]:
-    return [agg for agg in aggregates if host in agg.hosts]
 
 
 def _records(spec: RequestSpec) -> list[dict[str, object]]:

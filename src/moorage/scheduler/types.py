@@ -3,6 +3,8 @@ selection with its alternates, and the failures that explain themselves."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -78,6 +80,34 @@ class NoValidHost(Exception):
         self.details = dict(details or {})
 
 
+class Liveness:
+    """When a host's service last heart-beat, and how old that may be for it to be up
+    (nova's rule: a heartbeat within ``service_down_time`` and not forced down).
+
+    One per host, shared by the snapshots of a catalog and updated in place as
+    heartbeats arrive, so whether a host is up is decided when it is asked, for the
+    hosts asked about only."""
+
+    __slots__ = ("down_after", "forced_down", "last_seen")
+
+    def __init__(self, last_seen: float | None, down_after: float,
+                 forced_down: bool = False) -> None:
+        self.last_seen = last_seen  # seconds since the epoch; None: never
+        self.down_after = down_after
+        self.forced_down = forced_down
+
+    @classmethod
+    def fixed(cls, up: bool) -> Liveness:
+        """Always up (or never): for hosts whose liveness a test decides."""
+        return cls(math.inf if up else None, 0.0)
+
+    @property
+    def up(self) -> bool:
+        if self.forced_down or self.last_seen is None:
+            return False
+        return time.time() - self.last_seen <= self.down_after
+
+
 @dataclass(frozen=True)
 class HostInfo:
     """What the compute API knows of a host's service, for the host filters."""
@@ -85,12 +115,15 @@ class HostInfo:
     host: str
     nodes: Sequence[str]
     enabled: bool
-    up: bool
+    liveness: Liveness
     driver: str
     # (architecture, hypervisor type, vm mode) triples the host can run.
     supported_instances: Sequence[tuple[str, str, str]] = ()
     hypervisor_version: int | None = None
-    instances: int = 0
+
+    @property
+    def up(self) -> bool:
+        return self.liveness.up
 
 
 @dataclass(frozen=True)
@@ -105,8 +138,20 @@ class Aggregate:
 
 
 class Catalog(Protocol):
-    """The compute API's view of hosts and aggregates, as the scheduler reads it."""
+    """The compute API's view of hosts and aggregates, as the scheduler reads it.
+
+    ``hosts`` and ``aggregates`` bring the view up to date; ``aggregates_of`` and
+    ``node_of_provider`` answer from the view as the last of those calls left it, at
+    the cost of a dictionary lookup (the scheduler calls them once per candidate)."""
 
     def hosts(self) -> Mapping[str, HostInfo]: ...
 
     def aggregates(self) -> Sequence[Aggregate]: ...
+
+    def aggregates_of(self, host: str) -> Sequence[Aggregate]:
+        """The aggregates ``host`` is in."""
+        ...
+
+    def node_of_provider(self, provider_uuid: str) -> tuple[str, str] | None:
+        """(host, node) of a node's root provider, as compute agents name it."""
+        ...

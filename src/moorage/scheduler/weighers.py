@@ -35,12 +35,16 @@ class WeighedHost:
 
 def free_resources(root_uuid: str, summaries: Mapping[str, ProviderSummary]) -> dict[str, int]:
     """What the tree under ``root_uuid`` has free, by class (capacity - used)."""
-    free: dict[str, int] = {}
+    return free_by_root(summaries).get(root_uuid, {})
+
+
+def free_by_root(summaries: Mapping[str, ProviderSummary]) -> dict[str, dict[str, int]]:
+    """What each tree has free, by class, in one pass over the summaries."""
+    free: dict[str, dict[str, int]] = {}
     for summary in summaries.values():
-        if summary.root_uuid != root_uuid:
-            continue
+        tree = free.setdefault(summary.root_uuid, {})
         for rc, (used, capacity) in summary.resources.items():
-            free[rc] = free.get(rc, 0) + capacity - used
+            tree[rc] = tree.get(rc, 0) + capacity - used
     return free
 
 

@@ -331,3 +331,26 @@ def test_a_host_with_several_nodes(cloud: Cloud) -> None:
     assert list(held) == [provider_uuid(selection.destination.node)]
     with pytest.raises(NoValidHost, match=r"ignore_hosts rejected ironic/node-[abc] \(excluded"):
         cloud.scheduler().select_destinations(new_spec(ignore_hosts=frozenset({"ironic"})))
+
+
+def test_a_sample_of_candidates_first_then_all_when_none_passes(cloud: Cloud) -> None:
+    # Placement offers hosts in its own order (not randomized here).
+    for index in range(6):
+        cloud.host(f"h{index}")
+    scheduler = cloud.scheduler(scheduler__placement_sample_size=4)
+    sampled = scheduler.select_destinations(new_spec())
+    assert sampled.candidates == 4
+    # The first four go down: none of the sample passes, the widened query finds h4, h5.
+    for index in range(4):
+        cloud.catalog.add_host(f"h{index}", up=False)
+    s = new_spec()
+    widened = scheduler.select_destinations(s)
+    assert widened.destination.host in ("h4", "h5")
+    assert widened.candidates == 6
+    # A sample placement could not fill was the whole answer: nothing to widen.
+    for index in range(4, 6):
+        cloud.catalog.add_host(f"h{index}", up=False)
+    with pytest.raises(NoValidHost, match="ComputeFilter") as failed:
+        cloud.scheduler(scheduler__placement_sample_size=10).select_destinations(new_spec())
+    assert failed.value.details["widened"] is False
+    assert failed.value.details["candidates"] == 6

@@ -3,6 +3,7 @@ and the stores round-trip the domain's values."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -12,11 +13,12 @@ from alembic.migration import MigrationContext
 
 from moorage.api.catalog import ApiCatalog
 from moorage.api.errors import NotFound
-from moorage.api.storage import aggregates, flavors, migration, services
+from moorage.api.storage import aggregates, catalog_state, flavors, migration, services
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
+from moorage.compute.provider_tree import provider_uuid
 from moorage.lifecycle.records import ServerRecord
-from moorage.lifecycle.store import insert_server
+from moorage.lifecycle.store import insert_server, instances_by_host
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.storage.database import Database
@@ -83,7 +85,9 @@ def test_catalog_hosts_up_enabled_and_instances(db: Database) -> None:
         agg = aggregates.create_aggregate(writer.conn, "a1", "az1")
         aggregates.add_host(writer.conn, agg.id, "h1")
     hosts = ApiCatalog(db, 60).hosts()
-    assert (hosts["h1"].up, hosts["h1"].enabled, hosts["h1"].instances) == (True, True, 2)
+    assert (hosts["h1"].up, hosts["h1"].enabled) == (True, True)
+    with db.reader() as conn:
+        assert instances_by_host(conn) == {"h1": 2}
     assert (hosts["h2"].up, hosts["h2"].enabled) == (True, False)
     assert hosts["h3"].up is False
     assert hosts["h1"].supported_instances == (("x86_64", "qemu", "hvm"),)
@@ -98,3 +102,49 @@ def test_forced_down_service_is_down(db: Database) -> None:
         record = services.record_heartbeat(writer.conn, _beat("h1"))
         services.update_service(writer.conn, record.id, forced_down=True)
     assert ApiCatalog(db, 60).hosts()["h1"].up is False
+
+
+def test_a_catalog_keeps_up_with_every_change_after_it_loaded(db: Database) -> None:
+    catalog = ApiCatalog(db, 60, liveness_interval=0)
+    with db.writer() as writer:
+        services.record_heartbeat(writer.conn, _beat("h1"))
+    assert set(catalog.hosts()) == {"h1"}
+    assert catalog.node_of_provider(provider_uuid("h1")) == ("h1", "h1")
+    with db.writer() as writer:
+        services.record_heartbeat(writer.conn, _beat("h2"))
+        h1 = services.load_service_by_host(writer.conn, "h1")
+        services.update_service(writer.conn, h1.id, disabled=True)
+        agg = aggregates.create_aggregate(writer.conn, "a1", None)
+        aggregates.add_host(writer.conn, agg.id, "h2")
+    hosts = catalog.hosts()
+    assert set(hosts) == {"h1", "h2"} and not hosts["h1"].enabled and hosts["h2"].enabled
+    assert [a.name for a in catalog.aggregates_of("h2")] == ["a1"]
+    assert catalog.aggregates_of("h1") == ()
+    with db.writer() as writer:
+        services.delete_service(writer.conn, h1.id)
+    assert set(catalog.hosts()) == {"h2"}
+    assert catalog.node_of_provider(provider_uuid("h1")) is None
+
+
+def test_heartbeats_refresh_liveness_without_a_new_catalog_version(db: Database) -> None:
+    with db.writer() as writer:
+        services.record_heartbeat(writer.conn, _beat("h1"))
+        stale = datetime.datetime(2000, 1, 1)
+        writer.conn.execute(services_table.update().where(services_table.c.host == "h1")
+                            .values(updated_at=stale))
+    catalog = ApiCatalog(db, 60, liveness_interval=0)
+    info = catalog.hosts()["h1"]
+    assert info.up is False
+    with db.reader() as conn:
+        before = catalog_state.read(conn)
+    with db.writer() as writer:
+        services.record_heartbeat(writer.conn, _beat("h1"))  # same report: a heartbeat
+    with db.reader() as conn:
+        assert catalog_state.read(conn) == before
+    catalog.hosts()
+    # The snapshot handed out before sees the heartbeat too.
+    assert info.up is True
+    with db.writer() as writer:  # a changed report is a catalog change
+        services.record_heartbeat(writer.conn, dataclasses.replace(
+            _beat("h1"), supported_instances=[("aarch64", "qemu", "hvm")]))
+    assert catalog.hosts()["h1"].supported_instances == (("aarch64", "qemu", "hvm"),)

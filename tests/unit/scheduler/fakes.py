@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 
 from oslo_config import cfg
 
+from moorage.compute.provider_tree import provider_uuid as _provider_uuid
 from moorage.conf import load_config
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.scheduler.types import Aggregate, HostInfo, RequestSpec
+from moorage.scheduler.types import Aggregate, HostInfo, Liveness, RequestSpec
 
 INSTANCE = "0b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a41"
 
@@ -45,12 +46,19 @@ class FakeCatalog:
     def aggregates(self) -> Sequence[Aggregate]:
         return list(self.aggregate_list)
 
+    def aggregates_of(self, host: str) -> Sequence[Aggregate]:
+        return [a for a in self.aggregate_list if host in a.hosts]
+
+    def node_of_provider(self, provider_uuid: str) -> tuple[str, str] | None:
+        return next(((h.host, node) for h in self.host_infos.values() for node in h.nodes
+                     if _provider_uuid(node) == provider_uuid), None)
+
     def add_host(self, name: str, *, enabled: bool = True, up: bool = True,
                  driver: str = "fake",
                  supported_instances: Sequence[tuple[str, str, str]] = (),
                  hypervisor_version: int | None = None,
                  nodes: Sequence[str] = ()) -> HostInfo:
-        info = HostInfo(name, list(nodes) or [name], enabled, up, driver, supported_instances,
-                        hypervisor_version)
+        info = HostInfo(name, list(nodes) or [name], enabled, Liveness.fixed(up), driver,
+                        supported_instances, hypervisor_version)
         self.host_infos[name] = info
         return info

@@ -18,7 +18,7 @@ from moorage.scheduler.host_filters import (
     version_satisfies,
     version_string,
 )
-from moorage.scheduler.types import Aggregate, HostInfo
+from moorage.scheduler.types import Aggregate, HostInfo, Liveness
 from tests.unit.scheduler.fakes import spec
 
 OPTIONS = FilterOptions()
@@ -28,8 +28,8 @@ X86_QEMU = ("x86_64", "qemu", "hvm")
 def host(name: str = "h1", *, enabled: bool = True, up: bool = True,
          supported: tuple[tuple[str, str, str], ...] = (X86_QEMU,),
          version: int | None = 7002000, aggregates: tuple[Aggregate, ...] = ()) -> HostState:
-    return HostState(HostInfo(name, [name], enabled, up, "libvirt", supported, version),
-                     aggregates)
+    return HostState(HostInfo(name, [name], enabled, Liveness.fixed(up), "libvirt", supported,
+                              version), aggregates)
 
 
 @pytest.mark.parametrize(("state", "reason"), [

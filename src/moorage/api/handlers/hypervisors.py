@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from moorage.api.catalog import instances_by_host
 from moorage.api.errors import NotFound
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.storage import services as store
 from moorage.api.storage.services import ServiceRecord
+from moorage.lifecycle.store import instances_by_host
 from moorage.web import Response
 
 

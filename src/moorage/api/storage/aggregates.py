@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.api.errors import BadRequest, Conflict, NotFound
+from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import aggregate_hosts, aggregate_metadata, aggregates
 from moorage.placement.storage.database import utcnow
 
@@ -87,6 +88,7 @@ def _check_name_free(conn: Connection, name: str, except_id: int | None = None) 
 
 def create_aggregate(conn: Connection, name: str, availability_zone: str | None
                      ) -> AggregateRecord:
+    catalog_state.bump(conn, aggregates=True)
     _check_name_free(conn, name)
     now = utcnow()
     result = conn.execute(aggregates.insert().values(
@@ -124,6 +126,7 @@ def _check_zone(conn: Connection, record: AggregateRecord, zone: str | None,
 def update_aggregate(conn: Connection, aggregate_id: int, *, name: str | None = None,
                      availability_zone: str | None = None, set_zone: bool = False
                      ) -> AggregateRecord:
+    catalog_state.bump(conn, aggregates=True)
     record = load_aggregate(conn, aggregate_id)
     values: dict[str, object] = {"updated_at": utcnow()}
     if name is not None:
@@ -137,6 +140,7 @@ def update_aggregate(conn: Connection, aggregate_id: int, *, name: str | None = 
 
 
 def delete_aggregate(conn: Connection, aggregate_id: int) -> AggregateRecord:
+    catalog_state.bump(conn, aggregates=True)
     record = load_aggregate(conn, aggregate_id)
     if record.hosts:
         raise BadRequest(f"Cannot delete aggregate {aggregate_id}: it still has hosts "
@@ -148,6 +152,7 @@ def delete_aggregate(conn: Connection, aggregate_id: int) -> AggregateRecord:
 
 
 def add_host(conn: Connection, aggregate_id: int, host: str) -> AggregateRecord:
+    catalog_state.bump(conn, aggregates=True)
     record = load_aggregate(conn, aggregate_id)
     if host in record.hosts:
         raise Conflict(f"Aggregate {aggregate_id} already has host {host}.")
@@ -157,6 +162,7 @@ def add_host(conn: Connection, aggregate_id: int, host: str) -> AggregateRecord:
 
 
 def remove_host(conn: Connection, aggregate_id: int, host: str) -> AggregateRecord:
+    catalog_state.bump(conn, aggregates=True)
     load_aggregate(conn, aggregate_id)
     removed = conn.execute(aggregate_hosts.delete().where(
         aggregate_hosts.c.aggregate_id == aggregate_id, aggregate_hosts.c.host == host)).rowcount
@@ -170,6 +176,7 @@ def set_metadata(conn: Connection, aggregate_id: int, changes: Mapping[str, str 
                  ) -> AggregateRecord:
     """Merge ``changes`` into the metadata; a None value removes the key.
     ``availability_zone`` sets (or with None clears) the zone."""
+    catalog_state.bump(conn, aggregates=True)
     record = load_aggregate(conn, aggregate_id)
     updates = dict(changes)
     if AZ_KEY in updates:

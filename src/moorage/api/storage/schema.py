@@ -14,8 +14,9 @@ import sqlalchemy as sa
 
 from moorage.lifecycle.schema import cleanups, metadata, migrations, operations, servers
 
-__all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "cleanups", "flavor_extra_specs",
-           "flavors", "images", "metadata", "migrations", "operations", "servers", "services"]
+__all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
+           "flavor_extra_specs", "flavors", "images", "metadata", "migrations", "operations",
+           "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -81,7 +82,23 @@ services = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     # The last heartbeat.
     sa.Column("updated_at", sa.DateTime, nullable=False),
+    # The catalog version of its last change other than a heartbeat (catalog_state).
+    sa.Column("change_version", sa.BigInteger, nullable=False, index=True),
     sqlite_autoincrement=True,
+)
+
+# One row: versions the schedulers' in-memory catalogs compare with theirs. Every
+# change of a service other than a heartbeat, and every change of an aggregate,
+# bumps ``version`` in its transaction; a changed service is stamped with it;
+# ``aggregates_version`` and ``reset_version`` say when aggregates changed and when
+# a service was deleted (the catalog then reloads them whole).
+catalog_state = sa.Table(
+    "catalog_state",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("version", sa.BigInteger, nullable=False),
+    sa.Column("aggregates_version", sa.BigInteger, nullable=False),
+    sa.Column("reset_version", sa.BigInteger, nullable=False),
 )
 
 aggregates = sa.Table(

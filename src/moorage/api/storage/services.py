@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.api.errors import NotFound
+from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import services
 from moorage.placement.storage.database import utcnow
 
@@ -69,23 +70,77 @@ def _record(row: sa.Row[tuple[object, ...]]) -> ServiceRecord:
     )
 
 
-def record_heartbeat(conn: Connection, beat: Heartbeat) -> ServiceRecord:
-    """Create the host's service, or refresh what its agent reports; updated_at = now.
+@dataclass(frozen=True)
+class OperatorState:
+    """What a heartbeat's answer tells an agent: the operator's fields of its service."""
 
-    The operator's fields (disabled, disabled_reason, forced_down) are left alone."""
-    now = utcnow()
-    reported = {
+    id: int
+    host: str
+    disabled: bool
+    disabled_reason: str | None
+    forced_down: bool
+
+
+def _reported(beat: Heartbeat) -> dict[str, object]:
+    return {
         "binary": beat.binary, "driver": beat.driver, "nodes": json.dumps(list(beat.nodes)),
         "agent_url": beat.agent_url,
         "supported_instances": json.dumps([list(t) for t in beat.supported_instances]),
         "hypervisor_version": beat.hypervisor_version, "version": beat.version,
-        "updated_at": now,
     }
-    updated = conn.execute(services.update().where(services.c.host == beat.host)
-                           .values(**reported)).rowcount
-    if not updated:
-        conn.execute(services.insert().values(host=beat.host, disabled=False, forced_down=False,
-                                              created_at=now, **reported))
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> list[list[str]]:
+    return [list(items[i:i + size]) for i in range(0, len(items), size)]
+
+
+def record_heartbeats(conn: Connection, beats: Sequence[Heartbeat]
+                      ) -> dict[str, OperatorState]:
+    """Create each host's service or refresh what its agent reports; updated_at = now.
+
+    The operator's fields (disabled, disabled_reason, forced_down) are left alone. A
+    beat that reports what the row already says only refreshes ``updated_at`` (one
+    statement for all such hosts); a new service or a changed report is stamped with
+    a new catalog version, so the schedulers' catalogs pick it up."""
+    now = utcnow()
+    reports = {beat.host: _reported(beat) for beat in beats}
+    columns = [services.c[name] for name in ("host", *next(iter(reports.values()), {}))]
+    existing: dict[str, dict[str, object]] = {}
+    for chunk in _chunks(list(reports)):
+        for row in conn.execute(sa.select(*columns).where(services.c.host.in_(chunk))):
+            existing[row[0]] = dict(row._mapping)
+    fresh = [host for host in reports if host not in existing]
+    changed = [host for host, report in reports.items() if host in existing
+               and any(existing[host][k] != v for k, v in report.items())]
+    alive = [host for host in reports if host in existing and host not in changed]
+    if fresh or changed:
+        stamp = catalog_state.bump(conn)
+        if fresh:
+            conn.execute(services.insert(), [
+                {"host": host, "disabled": False, "forced_down": False, "created_at": now,
+                 "updated_at": now, "change_version": stamp, **reports[host]}
+                for host in fresh])
+        for host in changed:
+            conn.execute(services.update().where(services.c.host == host).values(
+                updated_at=now, change_version=stamp, **reports[host]))
+    for chunk in _chunks(alive):
+        # UPDATE services SET updated_at = :now WHERE host IN (...)
+        conn.execute(services.update().where(services.c.host.in_(chunk))
+                     .values(updated_at=now))
+    states: dict[str, OperatorState] = {}
+    for chunk in _chunks(list(reports)):
+        for row in conn.execute(
+                sa.select(services.c.id, services.c.host, services.c.disabled,
+                          services.c.disabled_reason, services.c.forced_down)
+                .where(services.c.host.in_(chunk))):
+            states[row.host] = OperatorState(int(row.id), row.host, bool(row.disabled),
+                                             row.disabled_reason, bool(row.forced_down))
+    return states
+
+
+def record_heartbeat(conn: Connection, beat: Heartbeat) -> ServiceRecord:
+    """One host's heartbeat (``record_heartbeats``); its service as it is now."""
+    record_heartbeats(conn, [beat])
     return load_service_by_host(conn, beat.host)
 
 
@@ -125,10 +180,13 @@ def update_service(conn: Connection, service_id: int, **changes: object) -> Serv
     if unknown:
         raise ValueError(f"not an operator's field: {sorted(unknown)}")
     if changes:
-        conn.execute(services.update().where(services.c.id == service_id).values(**changes))
+        stamp = catalog_state.bump(conn)
+        conn.execute(services.update().where(services.c.id == service_id)
+                     .values(change_version=stamp, **changes))
     return load_service(conn, service_id)
 
 
 def delete_service(conn: Connection, service_id: int) -> None:
     if not conn.execute(services.delete().where(services.c.id == service_id)).rowcount:
         raise NotFound(f"Service {service_id} could not be found.")
+    catalog_state.bump(conn, reset=True)

@@ -202,18 +202,24 @@ class Database:
         Asked before every read of the index, so it skips SQLAlchemy and runs
         one statement on a dedicated autocommit DBAPI connection.
         """
+        row = self.poll("SELECT version, catalog_version FROM placement_state WHERE id = 1")
+        return int(row[0]), int(row[1])
+
+    def poll(self, sql: str) -> tuple[Any, ...]:
+        """The first row of ``sql`` (a constant query), run on a dedicated autocommit
+        DBAPI connection: the cheapest way to ask "what changed?" before a read."""
         with self._poll_lock:
             if self._poll is None:
                 self._poll = self._open_poll_connection()
             try:
                 cursor = self._poll.cursor()
-                cursor.execute("SELECT version, catalog_version FROM placement_state WHERE id = 1")
+                cursor.execute(sql)
                 row = cursor.fetchone()
                 cursor.close()
             except Exception:
                 self._close_poll()
                 raise
-        return int(row[0]), int(row[1])
+        return tuple(row)
 
     def _open_poll_connection(self) -> Any:
         raw = self.engine.raw_connection()

@@ -1,4 +1,5 @@
-"""Durable work: operations owned by a conductor under a lease, and guest cleanups.
+"""Durable work (operations owned by a conductor under a lease, guest cleanups) and the
+catalog versions that keep the schedulers' in-memory host catalogs coherent.
 
 Revision ID: 0002
 Revises: 0001
@@ -17,6 +18,21 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("services") as batch:
+        batch.add_column(sa.Column("change_version", sa.BigInteger, nullable=False,
+                                   server_default="0"))
+        batch.create_index("ix_services_change_version", ["change_version"])
+    with op.batch_alter_table("services") as batch:
+        batch.alter_column("change_version", server_default=None)
+    state = op.create_table(
+        "catalog_state",
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("version", sa.BigInteger, nullable=False),
+        sa.Column("aggregates_version", sa.BigInteger, nullable=False),
+        sa.Column("reset_version", sa.BigInteger, nullable=False),
+    )
+    op.bulk_insert(state, [{"id": 1, "version": 1, "aggregates_version": 1,
+                            "reset_version": 1}])
     op.create_table(
         "operations",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
@@ -42,6 +58,10 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_table("catalog_state")
+    with op.batch_alter_table("services") as batch:
+        batch.drop_index("ix_services_change_version")
+        batch.drop_column("change_version")
     op.drop_table("cleanups")
     op.drop_index("ix_operations_server_uuid", "operations")
     op.drop_table("operations")
