@@ -7,8 +7,9 @@ compute API database as their heartbeats would, and times
 ``Scheduler.select_destinations`` for one boot request with both prefilters on
 (image ``disk_format=qcow2, hw_vif_model=virtio``: about a quarter of the hosts
 qualify), claim included; placement randomizes its candidates, and the scheduler's
-``[scheduler] placement_sample_size`` is at its default. The claim is released after each call (untimed), so every
-call sees the same cloud. ``--profile`` writes a pyinstrument profile per size.
+``[scheduler] placement_sample_size`` is at its default. The claim is released after
+each call (untimed), so every call sees the same cloud. ``--profile`` writes a
+pyinstrument profile per size.
 
     .venv/bin/python bench/scheduler_bench.py --hosts 100,1000,10000 [--db postgresql://...]
 """

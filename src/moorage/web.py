@@ -109,6 +109,9 @@ WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Any]
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
     allow_reuse_address = True
+    # A burst of connections (a conductor's workers, a fleet's callers) waits in the
+    # kernel's queue instead of being reset (socketserver's default is 5).
+    request_queue_size = 1024
 
 
 class _QuietHandler(WSGIRequestHandler):

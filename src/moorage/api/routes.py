@@ -66,5 +66,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": aggregates.delete_aggregate,
     },
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.aggregate_action},
+    "/internal/services": {"PUT": services.heartbeats},
     "/internal/services/{host}": {"PUT": services.heartbeat},
 }

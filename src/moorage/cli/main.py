@@ -16,6 +16,7 @@ from moorage.cli import (
     compute_agent,
     config,
     flavor,
+    fleet,
     host,
     image,
     placement,
@@ -29,7 +30,7 @@ class MoorageApp(App):
     def __init__(self) -> None:
         manager = CommandManager("moorage.cli")
         for name, command in {**placement.COMMANDS, **config.COMMANDS,
-                              **compute_agent.COMMANDS, **compute.COMMANDS,
+                              **compute_agent.COMMANDS, **compute.COMMANDS, **fleet.COMMANDS,
                               **flavor.COMMANDS, **image.COMMANDS, **server.COMMANDS,
                               **host.COMMANDS, **aggregate.COMMANDS,
                               **api.COMMANDS, **serve.COMMANDS,

@@ -38,11 +38,15 @@ class ComputeAgent:
     """The compute service of one host."""
 
     def __init__(self, conf: cfg.ConfigOpts, driver: ComputeDriver,
-                 placement: PlacementClient, *, disabled: bool = False) -> None:
+                 placement: PlacementClient, *, disabled: bool = False,
+                 host: str | None = None, tree_sync: ProviderTreeSync | None = None) -> None:
         self.conf = conf
+        # A fleet's hosts share their group's configuration: the host is named apart.
+        self.host: str = host or str(conf.host)
         self.driver = driver
         self.placement = placement
-        self.tree_sync = ProviderTreeSync(placement)
+        self.tree_sync = tree_sync or ProviderTreeSync(
+            placement, refresh_seconds=float(conf.compute.resource_provider_association_refresh))
         self._disabled = disabled
         self._connected = False
         self._lock = threading.Lock()

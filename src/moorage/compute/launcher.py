@@ -58,7 +58,7 @@ class RunningAgent:
 
     @property
     def host(self) -> str:
-        return str(self.agent.conf.host)
+        return self.agent.host
 
     def stop(self) -> None:
         """Stop the heartbeat, the HTTP API and the placement sync (in that order: the

@@ -12,6 +12,7 @@ change is lost. Children the driver no longer reports are deleted.
 from __future__ import annotations
 
 import logging
+import time
 import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,11 +80,42 @@ def _retrying(change: ProviderChange, attempt: Callable[[], _T]) -> _T:
     raise AssertionError("unreachable")
 
 
-class ProviderTreeSync:
-    """Writes a node's providers to placement."""
+@dataclass
+class _Known:
+    """What this agent last wrote to (or read from) one provider: enough to write the
+    next change with the right generation, and to know when there is none."""
 
-    def __init__(self, placement: PlacementClient) -> None:
+    uuid: str
+    generation: int
+    inventories: dict[str, Inventory] | None = None  # None: not known, read first
+    traits: frozenset[str] | None = None
+
+
+class ProviderTreeSync:
+    """Writes a node's providers to placement.
+
+    It remembers what it wrote: a sync that finds the driver's report unchanged sends
+    no request at all, which is what lets one process keep thousands of simulated
+    hosts in placement (``fleet.py``). Another writer's change is noticed when a write
+    names an old generation (409: read, recompute, write again) and at the full
+    re-read every ``refresh_seconds`` (``[compute]
+    resource_provider_association_refresh``, as upstream's resource tracker)."""
+
+    def __init__(self, placement: PlacementClient, *, refresh_seconds: float = 0.0,
+                 known_custom: set[str] | None = None) -> None:
         self.placement = placement
+        self.refresh_seconds = refresh_seconds
+        self._known: dict[str, _Known] = {}
+        self._shapes: dict[str, frozenset[str]] = {}  # node -> the providers of its tree
+        self._refreshed = time.monotonic()
+        # CUSTOM_* traits and classes known to exist (shared by a fleet's hosts).
+        self._custom = known_custom if known_custom is not None else set()
+
+    def forget(self) -> None:
+        """Read everything from placement again at the next sync."""
+        self._known.clear()
+        self._shapes.clear()
+        self._refreshed = time.monotonic()
 
     def sync(
         self,
@@ -93,49 +125,84 @@ class ProviderTreeSync:
         disabled: bool,
     ) -> list[ProviderChange]:
         """Make placement hold ``tree``; the node (``tree[0]``) gets ``node_reports``."""
+        if time.monotonic() - self._refreshed >= self.refresh_seconds:
+            self.forget()
         changes: list[ProviderChange] = []
         uuids: dict[str, str] = {}
         for index, spec in enumerate(tree):
             is_node = index == 0
             parent_uuid = uuids.get(spec.parent) if spec.parent else None
-            provider, created = self._ensure_provider(spec.name, parent_uuid)
-            uuids[spec.name] = provider.uuid
-            change = ProviderChange(spec.name, provider.uuid, created=created)
-            reports = list(node_reports) if is_node else list(spec.reports)
-            self._ensure_custom_names(spec.inventories, reports)
-            self._write_inventories(change, spec.inventories)
-            self._write_traits(change, reports, compute_node=is_node,
-                               disabled=disabled if is_node else None)
+            try:
+                change = self._sync_provider(spec, parent_uuid, node_reports if is_node
+                                             else spec.reports, is_node, disabled)
+            except PlacementError:
+                self._known.pop(spec.name, None)  # read it again next time
+                raise
+            uuids[spec.name] = change.uuid
             changes.append(change)
         if tree:
-            self._remove_stale_children(uuids[tree[0].name], set(uuids.values()), changes)
+            node = tree[0].name
+            shape = frozenset(uuids.values())
+            created = changes[0].created
+            if self._shapes.get(node) != shape and not (created and len(tree) == 1):
+                self._remove_stale_children(uuids[node], set(uuids.values()), changes)
+            self._shapes[node] = shape
         return changes
 
+    def _sync_provider(self, spec: NodeProvider, parent_uuid: str | None,
+                       reports: Sequence[TraitReport], is_node: bool,
+                       disabled: bool) -> ProviderChange:
+        known, created = self._provider(spec.name, parent_uuid)
+        change = ProviderChange(spec.name, known.uuid, created=created)
+        reports = list(reports)
+        self._ensure_custom_names(spec.inventories, reports)
+        self._write_inventories(change, known, spec.inventories)
+        self._write_traits(change, known, reports, compute_node=is_node,
+                           disabled=disabled if is_node else None)
+        return change
+
     # -- providers ------------------------------------------------------------
+    def _provider(self, name: str, parent_uuid: str | None) -> tuple[_Known, bool]:
+        known = self._known.get(name)
+        if known is not None:
+            return known, False
+        provider, created = self._ensure_provider(name, parent_uuid)
+        known = _Known(provider.uuid, provider.generation)
+        if created:  # a new provider has no inventories and no traits
+            known.inventories, known.traits = {}, frozenset()
+        self._known[name] = known
+        return known, created
+
     def _ensure_provider(self, name: str, parent_uuid: str | None) -> tuple[Provider, bool]:
-        found = self.placement.providers(ProviderQuery(name=name))
-        if found:
-            provider = found[0]
-            if provider.parent_uuid != parent_uuid:
-                LOG.warning("provider %s has parent %s in placement, the driver says %s; "
-                            "left as it is", name, provider.parent_uuid, parent_uuid)
-            return provider, False
+        """The provider named ``name``, created if missing: created first (a new host's
+        one request), looked up by name when it exists."""
         try:
             return self.placement.create_provider(name, provider_uuid(name), parent_uuid), True
         except PlacementError as exc:
             if exc.status != 409:
                 raise
-            # Created meanwhile by someone else (a second agent starting): use it.
-            return self.placement.providers(ProviderQuery(name=name))[0], False
+        found = self.placement.providers(ProviderQuery(name=name))
+        if not found:
+            # The derived uuid is taken by a provider of another name: keep its name.
+            raise PlacementError(f"cannot create provider {name}: its uuid "
+                                 f"{provider_uuid(name)} belongs to another provider",
+                                 status=409)
+        provider = found[0]
+        if provider.parent_uuid != parent_uuid:
+            LOG.warning("provider %s has parent %s in placement, the driver says %s; "
+                        "left as it is", name, provider.parent_uuid, parent_uuid)
+        return provider, False
 
     def _ensure_custom_names(self, inventories: Mapping[str, Inventory],
                              reports: Sequence[TraitReport]) -> None:
         for rc in inventories:
-            if is_custom(rc):
+            if is_custom(rc) and rc not in self._custom:
                 self.placement.ensure_resource_class(rc)
+                self._custom.add(rc)
         for report in reports:
-            if report.supported and is_custom(report.trait):
+            if report.supported and is_custom(report.trait) and report.trait not in self._custom:
                 self.placement.ensure_trait(report.trait)
+                self._custom.add(report.trait)
 
     def _remove_stale_children(self, root_uuid: str, wanted: set[str],
                                changes: list[ProviderChange]) -> None:
@@ -158,33 +225,54 @@ class ProviderTreeSync:
                             stale.name, exc)
 
     # -- inventories and traits ----------------------------------------------------
-    def _write_inventories(self, change: ProviderChange,
+    def _write_inventories(self, change: ProviderChange, known: _Known,
                            inventories: Mapping[str, Inventory]) -> None:
+        wanted = dict(inventories)
+        stale = [known.inventories is None]
+
         def attempt() -> bool:
-            current = self.placement.inventories_with_generation(change.uuid)
-            if current[0] == dict(inventories):
+            if stale[0]:
+                known.inventories, known.generation = (
+                    self.placement.inventories_with_generation(known.uuid))
+            stale[0] = True  # a retry means another writer moved it: read again
+            if known.inventories == wanted:
                 return False
-            self.placement.set_inventories(change.uuid, current[1], inventories)
+            known.generation = self.placement.set_inventories(known.uuid, known.generation,
+                                                              wanted)
+            known.inventories = wanted
             return True
 
         try:
             change.inventories_written = _retrying(change, attempt)
         except PlacementError as exc:
+            known.inventories = None
             if exc.status != 409:
                 raise
             # Typically a class still in use that the driver stopped offering.
             change.problems.append(f"inventories not written: {exc}")
             LOG.warning("provider %s: %s", change.name, exc)
 
-    def _write_traits(self, change: ProviderChange, reports: Sequence[TraitReport], *,
-                      compute_node: bool, disabled: bool | None) -> None:
-        def attempt() -> tuple[frozenset[str], frozenset[str]]:
-            current, generation = self.placement.provider_traits(change.uuid)
-            wanted = desired_traits(current, reports, compute_node=compute_node,
-                                    disabled=disabled)
-            if wanted == current:
-                return frozenset(), frozenset()
-            self.placement.set_traits(change.uuid, generation, wanted)
-            return frozenset(wanted - current), frozenset(current - wanted)
+    def _write_traits(self, change: ProviderChange, known: _Known,
+                      reports: Sequence[TraitReport], *, compute_node: bool,
+                      disabled: bool | None) -> None:
+        stale = [known.traits is None]
 
-        change.added_traits, change.removed_traits = _retrying(change, attempt)
+        def attempt() -> tuple[frozenset[str], frozenset[str]]:
+            if stale[0]:
+                current, known.generation = self.placement.provider_traits(known.uuid)
+                known.traits = frozenset(current)
+            stale[0] = True
+            current_traits = set(known.traits or ())
+            wanted = desired_traits(current_traits, reports, compute_node=compute_node,
+                                    disabled=disabled)
+            if wanted == current_traits:
+                return frozenset(), frozenset()
+            known.generation = self.placement.set_traits(known.uuid, known.generation, wanted)
+            known.traits = frozenset(wanted)
+            return frozenset(wanted - current_traits), frozenset(current_traits - wanted)
+
+        try:
+            change.added_traits, change.removed_traits = _retrying(change, attempt)
+        except PlacementError:
+            known.traits = None
+            raise

@@ -72,27 +72,28 @@ def service_state(body: object) -> ServiceState:
                         bool(service.get("forced_down", False)), tuple(destroy))
 
 
-class Heartbeat:
-    """Registers ``agent`` with the compute API at ``api_url`` and keeps it registered."""
+class HostReporter:
+    """One host's side of its heartbeat: what it says about itself, and following the
+    API's answer (its disabled state, guests to destroy)."""
 
-    def __init__(self, agent: ComputeAgent, api_url: str, agent_url: str, *,
-                 token: str | None, interval: float, timeout: float) -> None:
+    def __init__(self, agent: ComputeAgent, agent_url: str) -> None:
         self.agent = agent
-        self.url = f"{api_url.rstrip('/')}/internal/services/{agent.conf.host}"
         self.agent_url = agent_url
-        self.token = token
-        self.interval = interval
-        self.timeout = timeout
-        self.last: Beat | None = None
-        self._session = requests.Session()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         # Guests the API asked us to destroy that are not destroyed yet.
         self._to_destroy: set[str] = set()
         # What the driver said last, for beats while its hypervisor is unavailable.
         self._nodes: list[str] = []
         self._supported: list[tuple[str, str, str]] = []
         self._version: int | None = None
+
+    @property
+    def host(self) -> str:
+        return self.agent.host
+
+    @property
+    def destroy_pending(self) -> bool:
+        """Guests the API asked to destroy whose destruction failed so far."""
+        return bool(self._to_destroy)
 
     def report(self) -> Json:
         """The body of a heartbeat. What the driver cannot tell now (its hypervisor
@@ -109,6 +110,54 @@ class Heartbeat:
                 "agent_url": self.agent_url,
                 "supported_instances": [list(t) for t in self._supported],
                 "hypervisor_version": self._version, "version": moorage.__version__}
+
+    def apply(self, state: ServiceState) -> list[str]:
+        """Follow the API's record: the disabled state, and destroy the guests it
+        evacuated elsewhere. The uuids destroyed now."""
+        agent = self.agent
+        if state.disabled != agent.disabled:
+            LOG.info("service %s %s by the operator%s", agent.host,
+                     "disabled" if state.disabled else "enabled",
+                     f" ({state.disabled_reason})" if state.disabled_reason else "")
+            agent.set_disabled(state.disabled)
+        self._to_destroy.update(state.destroy)
+        destroyed = []
+        for instance_uuid in sorted(self._to_destroy):
+            try:
+                agent.driver.destroy(instance_uuid)
+            except Exception as exc:  # retried at the next beat
+                LOG.error("destroying guest %s on %s failed, retrying at the next "
+                          "heartbeat: %s", instance_uuid, agent.host, exc)
+                continue
+            LOG.info("destroyed guest %s on %s: the compute API no longer places it "
+                     "there", instance_uuid, agent.host)
+            self._to_destroy.discard(instance_uuid)
+            destroyed.append(instance_uuid)
+        return destroyed
+
+
+class Heartbeat:
+    """Registers ``agent`` with the compute API at ``api_url`` and keeps it registered."""
+
+    def __init__(self, agent: ComputeAgent, api_url: str, agent_url: str, *,
+                 token: str | None, interval: float, timeout: float) -> None:
+        self.agent = agent
+        self.reporter = HostReporter(agent, agent_url)
+        self.url = f"{api_url.rstrip('/')}/internal/services/{agent.host}"
+        self.agent_url = agent_url
+        self.token = token
+        self.interval = interval
+        self.timeout = timeout
+        self.last: Beat | None = None
+        self._session = requests.Session()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def report(self) -> Json:
+        return self.reporter.report()
+
+    def apply(self, state: ServiceState) -> list[str]:
+        return self.reporter.apply(state)
 
     def beat(self) -> Beat:
         """One heartbeat, and what its answer asks for applied; never raises."""
@@ -136,36 +185,12 @@ class Heartbeat:
             return Beat(problem=str(exc))
         return Beat(state=state, destroyed=self.apply(state))
 
-    def apply(self, state: ServiceState) -> list[str]:
-        """Follow the API's record: the disabled state, and destroy the guests it
-        evacuated elsewhere. The uuids destroyed now."""
-        agent = self.agent
-        if state.disabled != agent.disabled:
-            LOG.info("service %s by the operator%s", "disabled" if state.disabled
-                     else "enabled", f" ({state.disabled_reason})"
-                     if state.disabled_reason else "")
-            agent.set_disabled(state.disabled)
-        self._to_destroy.update(state.destroy)
-        destroyed = []
-        for instance_uuid in sorted(self._to_destroy):
-            try:
-                agent.driver.destroy(instance_uuid)
-            except Exception as exc:  # retried at the next beat
-                LOG.error("destroying evacuated guest %s failed, retrying at the next "
-                          "heartbeat: %s", instance_uuid, exc)
-                continue
-            LOG.info("destroyed guest %s, evacuated to another host while this one "
-                     "was down", instance_uuid)
-            self._to_destroy.discard(instance_uuid)
-            destroyed.append(instance_uuid)
-        return destroyed
-
     # -- running ------------------------------------------------------------------------
     def start(self) -> Heartbeat:
         """Beat now (registration), then every ``interval`` seconds in a thread."""
         self.beat()
         self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"heartbeat-{self.agent.conf.host}")
+                                        name=f"heartbeat-{self.agent.host}")
         self._thread.start()
         return self
 
@@ -185,3 +210,106 @@ def _json(response: requests.Response) -> Any:
         return response.json()
     except ValueError:
         raise InvalidAnswer("the answer is not JSON") from None
+
+
+class FleetHeartbeat:
+    """The heartbeat of many hosts of one process (a fleet): one ``PUT
+    /internal/services`` per beat for all of them, in chunks of ``chunk`` hosts. A
+    host's full report is sent when it is new or changed (or the API forgot it);
+    otherwise only its name, in ``alive``. Hosts in ``silent`` are left out, so the API
+    sees them go down as it would see a dead agent."""
+
+    def __init__(self, reporters: Mapping[str, HostReporter], api_url: str, *,
+                 token: str | None, interval: float, timeout: float,
+                 chunk: int = 2000) -> None:
+        self.reporters = reporters
+        self.url = f"{api_url.rstrip('/')}/internal/services"
+        self.token = token
+        self.interval = interval
+        self.timeout = timeout
+        self.chunk = chunk
+        self.silent: set[str] = set()
+        self.last: Beat | None = None
+        self._acknowledged: dict[str, Json] = {}  # host -> the report the API has
+        self._session = requests.Session()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def beat(self) -> Beat:
+        """One beat of every host that is not silent; never raises."""
+        hosts = [h for h in self.reporters if h not in self.silent]
+        outcome = Beat()
+        for start in range(0, len(hosts), self.chunk):
+            part = self._beat(hosts[start:start + self.chunk])
+            outcome.destroyed.extend(part.destroyed)
+            if part.problem is not None:
+                outcome.problem = part.problem
+        self.last = outcome
+        return outcome
+
+    def _beat(self, hosts: list[str]) -> Beat:
+        full: list[Json] = []
+        alive: list[str] = []
+        sent: dict[str, Json] = {}
+        for host in hosts:
+            report = self.reporters[host].report()
+            if self._acknowledged.get(host) == report:
+                alive.append(host)
+            else:
+                sent[host] = report
+                full.append({"host": host, **report})
+        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        try:
+            response = self._session.put(self.url, json={"services": full, "alive": alive},
+                                         headers=headers, timeout=self.timeout)
+        except requests.RequestException as exc:
+            LOG.warning("fleet heartbeat to %s failed, trying again in %gs: %s", self.url,
+                        self.interval, exc)
+            return Beat(problem=f"{self.url}: {exc}")
+        if response.status_code != 200:
+            LOG.warning("fleet heartbeat to %s answered %d, trying again in %gs: %s",
+                        self.url, response.status_code, self.interval, response.text[:300])
+            return Beat(problem=f"{self.url} answered {response.status_code}")
+        try:
+            answer = _json(response)
+            states = answer["services"]
+            unknown = set(answer.get("unknown", ()))
+        except (InvalidAnswer, KeyError, TypeError) as exc:
+            LOG.error("fleet heartbeat to %s: unreadable answer: %s", self.url, exc)
+            return Beat(problem=f"unreadable answer: {exc}")
+        self._acknowledged.update(sent)
+        for host in unknown:
+            self._acknowledged.pop(host, None)  # report in full next time
+        destroyed: list[str] = []
+        for host in hosts:
+            if host in unknown:
+                continue
+            found = states.get(host)
+            try:
+                state = (service_state({"service": found, "destroy": found.get("destroy", [])})
+                         if found is not None else ServiceState(disabled=False))
+            except InvalidAnswer as exc:
+                LOG.error("fleet heartbeat: answer for %s: %s", host, exc)
+                continue
+            reporter = self.reporters[host]
+            if state.disabled != reporter.agent.disabled or state.destroy or \
+                    reporter.destroy_pending:
+                destroyed.extend(reporter.apply(state))
+        return Beat(destroyed=destroyed)
+
+    def start(self) -> FleetHeartbeat:
+        """Beat now (registration), then every ``interval`` seconds in a thread."""
+        self.beat()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="fleet-heartbeat")
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.beat()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.timeout + 5)
+        self._session.close()

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,7 +86,7 @@ def error_response(status: int, message: str) -> Response:
 
 def show_agent(req: AgentRequest) -> Response:
     agent = req.agent
-    return json_response(200, {"host": agent.conf.host, "driver": agent.driver.name,
+    return json_response(200, {"host": agent.host, "driver": agent.driver.name,
                                "nodes": agent.driver.nodes(), "version": moorage.__version__})
 
 
@@ -103,7 +103,7 @@ def spawn_guest(req: AgentRequest) -> Response:
     try:
         agent.driver.spawn(guest)
     except Exception as exc:  # every refusal goes back to the conductor, named
-        failure = wire.spawn_failure(agent.conf.host, exc)
+        failure = wire.spawn_failure(agent.host, exc)
         # A missing feature or a contradiction is the guest's business; anything else
         # is this host's trouble, worth its traceback.
         expected = failure.feature is not None or not failure.reschedule
@@ -112,16 +112,16 @@ def spawn_guest(req: AgentRequest) -> Response:
             failure.kind, failure.message, failure.reschedule, exc_info=not expected)
         return json_response(409, wire.spawn_failed_to_json(failure))
     LOG.info("spawned %s (%s) on %s", guest.uuid, guest.name, guest.node)
-    return json_response(201, {"guest": {"uuid": guest.uuid, "host": agent.conf.host,
+    return json_response(201, {"guest": {"uuid": guest.uuid, "host": agent.host,
                                          "node": guest.node}})
 
 
 def show_guest(req: AgentRequest) -> Response:
     instance_uuid = req.params["uuid"]
     if instance_uuid not in req.agent.driver.guests():
-        raise HTTPError(404, f"no guest {instance_uuid} on {req.agent.conf.host}")
+        raise HTTPError(404, f"no guest {instance_uuid} on {req.agent.host}")
     return json_response(200, {"guest": {"uuid": instance_uuid,
-                                         "host": req.agent.conf.host}})
+                                         "host": req.agent.host}})
 
 
 def destroy_guest(req: AgentRequest) -> Response:
@@ -163,28 +163,29 @@ def token_matches(expected: str | None, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
 
-def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
-    """The WSGI application of ``agent``'s HTTP API, checking ``token`` when set."""
-    router: Router[Handler] = Router(ROUTES)
+def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any],
+           path: str) -> Response:
+    found = router.match(path)
+    if found is None:
+        raise HTTPError(404, f"no such resource: {path}")
+    methods, params = found
+    method = environ.get("REQUEST_METHOD", "GET")
+    handler = methods.get(method)
+    if handler is None:
+        raise HTTPError(405, f"{method} is not allowed on {path}; allowed: "
+                        f"{', '.join(methods)}", [("allow", ", ".join(methods))])
+    return handler(AgentRequest(environ, agent, params))
 
-    def dispatch(environ: dict[str, Any]) -> Response:
-        if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
-            raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
-        path = environ.get("PATH_INFO") or "/"
-        found = router.match(path)
-        if found is None:
-            raise HTTPError(404, f"no such resource: {path}")
-        methods, params = found
-        method = environ.get("REQUEST_METHOD", "GET")
-        handler = methods.get(method)
-        if handler is None:
-            raise HTTPError(405, f"{method} is not allowed on {path}; allowed: "
-                            f"{', '.join(methods)}", [("allow", ", ".join(methods))])
-        return handler(AgentRequest(environ, agent, params))
+
+def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Response]
+                 ) -> WSGIApp:
+    """The WSGI application around ``dispatch``: the token, errors as JSON."""
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> list[bytes]:
         try:
+            if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
+                raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
             response = dispatch(environ)
         except HTTPError as exc:
             response = error_response(exc.status, exc.message)
@@ -203,6 +204,42 @@ def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
     return application
 
 
+def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
+    """The WSGI application of ``agent``'s HTTP API, checking ``token`` when set."""
+    router: Router[Handler] = Router(ROUTES)
+    return _application(token, lambda environ: _route(
+        router, agent, environ, environ.get("PATH_INFO") or "/"))
+
+
+FLEET_PREFIX = "/hosts/"
+
+
+def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
+                   silent: Container[str] = ()) -> WSGIApp:
+    """One application for the agents of many hosts: ``/hosts/{host}`` + the agent API
+    of that host (so a host's agent URL is ``{fleet}/hosts/{host}``), and ``GET /``,
+    what the fleet runs. A host in ``silent`` answers 503, as a dead agent would not."""
+    router: Router[Handler] = Router(ROUTES)
+
+    def dispatch(environ: dict[str, Any]) -> Response:
+        path = environ.get("PATH_INFO") or "/"
+        if path in ("", "/"):
+            return json_response(200, {"fleet": {"hosts": len(agents),
+                                                 "version": moorage.__version__}})
+        if not path.startswith(FLEET_PREFIX):
+            raise HTTPError(404, f"no such resource: {path}; a host's API is under "
+                            f"{FLEET_PREFIX}{{host}}")
+        host, _, rest = path[len(FLEET_PREFIX):].partition("/")
+        agent = agents.get(host)
+        if agent is None:
+            raise HTTPError(404, f"no host {host} in this fleet")
+        if host in silent:
+            raise HTTPError(503, f"host {host} is stopped (simulated)")
+        return _route(router, agent, environ, "/" + rest)
+
+    return _application(token, dispatch)
+
+
 # -- serving ---------------------------------------------------------------------------------
 
 class AgentHTTPServer(ThreadedServer):
@@ -212,7 +249,7 @@ class AgentHTTPServer(ThreadedServer):
                  port: int = 0) -> None:
         try:
             super().__init__(make_app(agent, token), listen, port,
-                             name=f"agent-http-{agent.conf.host}")
+                             name=f"agent-http-{agent.host}")
         except OSError as exc:
             raise OSError(exc.errno, f"the agent's HTTP API cannot listen on {listen}:{port}: "
                           f"{exc.strerror or exc}") from None

@@ -291,13 +291,16 @@ def add_cleanup(conn: Connection, host: str, server_uuid: str, reason: str) -> N
 
 def cleanups_of(conn: Connection, hosts: Sequence[str]) -> dict[str, list[str]]:
     """host -> server uuids its agent should destroy, for the hosts given."""
+    statement = sa.select(cleanups.c.host, cleanups.c.server_uuid).order_by(
+        cleanups.c.created_at, cleanups.c.server_uuid)
+    if len(hosts) <= 100:
+        statement = statement.where(cleanups.c.host.in_(list(hosts)))
+    # Otherwise (a fleet's heartbeat) read them all: the table holds only the few
+    # cleanups not yet told, far fewer than a fleet's hosts.
+    wanted = set(hosts)
     found: dict[str, list[str]] = {}
-    for start in range(0, len(hosts), 500):
-        chunk = list(hosts[start:start + 500])
-        rows = conn.execute(sa.select(cleanups.c.host, cleanups.c.server_uuid)
-                            .where(cleanups.c.host.in_(chunk))
-                            .order_by(cleanups.c.created_at))
-        for host, uuid in rows:
+    for host, uuid in conn.execute(statement):
+        if host in wanted:
             found.setdefault(str(host), []).append(str(uuid))
     return found
 

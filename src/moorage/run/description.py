@@ -19,6 +19,7 @@ import atexit
 import dataclasses
 import json
 import random
+import re
 import shutil
 import tempfile
 import uuid
@@ -31,9 +32,10 @@ import jsonschema
 import yaml
 
 from moorage.api.extra_specs import InvalidExtraSpec, is_valid_trait_name, validate_extra_spec
+from moorage.compute.fleet import FLEET_DRIVERS
 from moorage.embedded import HostPlan
 from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
-from moorage.run.schema import CLOUD_SCHEMA, NAME_PATTERN, NAME_RULE
+from moorage.run.schema import CLOUD_SCHEMA, FLEET_SCHEMA, NAME_PATTERN, NAME_RULE
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.fake import arch_trait, contrary_arch_traits
 from moorage.virt.libvirt.discovery import static_capabilities
@@ -229,22 +231,74 @@ def where(path: JsonPath) -> str:
 def load_cloud(path: Path) -> CloudDescription:
     """The cloud ``path`` describes; CloudError naming every problem, by line."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CloudError(source, [Problem(1, f"cannot read the cloud file: {exc}; "
-                                             "allowed: a UTF-8 YAML file")]) from None
-    data, lines = _compose(text, source)
+    data, lines = _compose(_read(path, "cloud"), source)
     problems = _schema_problems(data, lines)
     if not problems:
         problems = [*_group_problems(data, lines), *_image_problems(data, lines),
                     *_flavor_problems(data, lines), *_workload_problems(data, lines)]
     if problems:
-        raise CloudError(source, problems)
+        raise CloudError(source, _name_groups(data, problems))
     return _description(data, source)
 
 
-def _compose(text: str, source: str) -> tuple[Any, _Lines]:
+@dataclass(frozen=True)
+class FleetDescription:
+    """A fleet of simulated hosts: its name and host groups (``moorage compute fleet``)."""
+
+    name: str
+    source: str
+    host_groups: tuple[HostGroup, ...]
+    description: str = ""
+
+
+def load_fleet(path: Path) -> FleetDescription:
+    """The fleet ``path`` describes (a cloud file's ``name`` and ``host_groups``, of
+    fake, vmware and ironic groups only); CloudError naming every problem, by line and
+    group, before anything starts."""
+    source = str(path)
+    data, lines = _compose(_read(path, "fleet"), source, FLEET_SCHEMA)
+    problems = _schema_problems(data, lines, FLEET_SCHEMA)
+    if not problems:
+        problems = _group_problems(data, lines)
+        for at, group in _entries(data, "host_groups"):
+            if group["driver"] not in FLEET_DRIVERS:
+                problems.append(Problem(lines.line((*at, "driver")), (
+                    f"{where((*at, 'driver'))}: a fleet runs simulated hosts only; "
+                    f"allowed: {', '.join(FLEET_DRIVERS)} (run a {group['driver']} host as "
+                    "its own agent: moorage compute run)")))
+    if problems:
+        raise CloudError(source, _name_groups(data, problems))
+    return FleetDescription(name=data["name"], source=source,
+                            host_groups=_host_groups(data),
+                            description=data.get("description", ""))
+
+
+def _read(path: Path, kind: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CloudError(str(path), [Problem(1, f"cannot read the {kind} file: {exc}; "
+                                                "allowed: a UTF-8 YAML file")]) from None
+
+
+def _name_groups(data: Any, problems: Sequence[Problem]) -> list[Problem]:
+    """``host_groups[3]`` in a message becomes ``host_groups[3] (group NAME)``."""
+    groups = data.get("host_groups") if isinstance(data, Mapping) else None
+    if not isinstance(groups, list):
+        return list(problems)
+
+    def named(match: re.Match[str]) -> str:
+        index = int(match.group(1))
+        group = groups[index] if index < len(groups) else None
+        name = group.get("name") if isinstance(group, Mapping) else None
+        return match.group(0) + (f" (group {name})" if isinstance(name, str) else "")
+
+    return [Problem(p.line, re.sub(r"host_groups\[(\d+)\]", named, p.message, count=1))
+            for p in problems]
+
+
+def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
+             ) -> tuple[Any, _Lines]:
     """The document's values and their lines (PyYAML's safe loader, node tree kept)."""
     loader = yaml.SafeLoader(text)
     lines = _Lines(source)
@@ -252,8 +306,7 @@ def _compose(text: str, source: str) -> tuple[Any, _Lines]:
         node = loader.get_single_node()
         if node is None:
             raise CloudError(source, [Problem(1, "the file is empty; allowed: a mapping "
-                                                 "with name, seed, host_groups, images, "
-                                                 "flavors and workload")])
+                                                 "with " + ", ".join(schema["properties"]))])
         lines.record(node, (), frozenset())
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -270,8 +323,9 @@ def _compose(text: str, source: str) -> tuple[Any, _Lines]:
 
 # -- the schema's problems, in words ----------------------------------------------------
 
-def _schema_problems(data: Any, lines: _Lines) -> list[Problem]:
-    validator = jsonschema.Draft202012Validator(CLOUD_SCHEMA)
+def _schema_problems(data: Any, lines: _Lines,
+                     schema: Mapping[str, Any] = CLOUD_SCHEMA) -> list[Problem]:
+    validator = jsonschema.Draft202012Validator(schema)
     problems: list[Problem] = []
     for error in validator.iter_errors(data):
         problems.extend(_explain(error, _path(data, error.absolute_path), lines))
@@ -517,8 +571,8 @@ def backend_image_types(image_backend: str) -> list[str]:
             and found[image_type_key(f)].supported]
 
 
-def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
-    groups = tuple(
+def _host_groups(data: Mapping[str, Any]) -> tuple[HostGroup, ...]:
+    return tuple(
         HostGroup(
             name=g["name"], count=g["count"], driver=g["driver"],
             capacity=Capacity(**g.get("capacity", {})),
@@ -531,6 +585,10 @@ def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
             description=g.get("description", ""),
         )
         for g in data["host_groups"])
+
+
+def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
+    groups = _host_groups(data)
     images = tuple(
         ImageSpec(i["name"], i["disk_format"], i.get("container_format", "bare"),
                   {str(k): _text(v) for k, v in i.get("properties", {}).items()})
@@ -637,6 +695,12 @@ def fake_plan(group: HostGroup, name: str) -> HostPlan:
     """A fake host of the group's architecture reporting the group's traits and image
     types, refusing at spawn what it reports unsupported and guests of another
     architecture."""
+    return HostPlan(name, "fake", fake_options(group),
+                    _described(group, f"fake host of group {group.name}"))
+
+
+def fake_options(group: HostGroup) -> dict[tuple[str, str], object]:
+    """The ``[fake_driver]`` options of a fake group's hosts."""
     options: dict[tuple[str, str], object] = {
         ("fake_driver", "architecture"): group.architecture or FAKE_ARCHITECTURE,
         ("fake_driver", "vcpus"): group.capacity.vcpus,
@@ -650,21 +714,14 @@ def fake_plan(group: HostGroup, name: str) -> HostPlan:
              else None)
     if types is not None:
         options[("fake_driver", "supported_image_types")] = types
-    return HostPlan(name, "fake", options,
-                    _described(group, f"fake host of group {group.name}"))
+    return options
 
 
 def vmware_plan(group: HostGroup, name: str, desc: CloudDescription,
                 simulations: Path) -> HostPlan:
     """A VMware compute service managing its own simulated cluster (named after the
     host): one ESXi host and one datastore of the group's capacity."""
-    simulation = {
-        "vcenter_uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{desc.name}/{name}/vcenter")),
-        "hosts": [{"name": f"{name}-esx-1", "cpu_threads": group.capacity.vcpus,
-                   "memory_mb": group.capacity.memory_mb}],
-        "datastores": [{"name": f"{name}-datastore1", "capacity_gb": group.capacity.disk_gb,
-                        "free_gb": group.capacity.disk_gb}],
-    }
+    simulation = vmware_simulation(group, name, desc)
     path = simulations / f"{name}.vcenter.json"
     path.write_text(json.dumps(simulation, indent=2))
     return HostPlan(name, "vmware", {("vmware", "cluster_name"): name,
@@ -672,19 +729,40 @@ def vmware_plan(group: HostGroup, name: str, desc: CloudDescription,
                     _described(group, f"simulated VMware cluster of group {group.name}"))
 
 
+def vmware_simulation(group: HostGroup, name: str, cloud: CloudDescription | str
+                      ) -> dict[str, Any]:
+    """The simulated vCenter of one VMware host of ``group`` (``[vmware]
+    simulation_file``'s content)."""
+    cloud = cloud if isinstance(cloud, str) else cloud.name
+    return {
+        "vcenter_uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{cloud}/{name}/vcenter")),
+        "hosts": [{"name": f"{name}-esx-1", "cpu_threads": group.capacity.vcpus,
+                   "memory_mb": group.capacity.memory_mb}],
+        "datastores": [{"name": f"{name}-datastore1", "capacity_gb": group.capacity.disk_gb,
+                        "free_gb": group.capacity.disk_gb}],
+    }
+
+
 def ironic_plan(group: HostGroup, name: str, desc: CloudDescription,
                 simulations: Path) -> HostPlan:
     """An Ironic compute service managing one simulated node, available, with the
     group's resource class, traits and capacity as its properties."""
-    node = {
-        "uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{desc.name}/{name}/node")),
+    node = ironic_node(group, name, desc)
+    path = simulations / f"{name}.ironic.json"
+    path.write_text(json.dumps([node], indent=2))
+    return HostPlan(name, "ironic", {("ironic", "simulation_file"): str(path)},
+                    _described(group, f"simulated Ironic node of group {group.name}"))
+
+
+def ironic_node(group: HostGroup, name: str, cloud: CloudDescription | str
+                ) -> dict[str, Any]:
+    """The simulated Ironic node record of one host of an Ironic ``group``."""
+    cloud = cloud if isinstance(cloud, str) else cloud.name
+    return {
+        "uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{cloud}/{name}/node")),
         "name": name,
         "resource_class": group.resource_class or DEFAULT_RESOURCE_CLASS,
         "traits": list(group.traits),
         "properties": {"cpus": group.capacity.vcpus, "memory_mb": group.capacity.memory_mb,
                        "local_gb": group.capacity.disk_gb, "cpu_arch": "x86_64"},
     }
-    path = simulations / f"{name}.ironic.json"
-    path.write_text(json.dumps([node], indent=2))
-    return HostPlan(name, "ironic", {("ironic", "simulation_file"): str(path)},
-                    _described(group, f"simulated Ironic node of group {group.name}"))

@@ -103,3 +103,16 @@ CLOUD_SCHEMA: dict[str, Any] = {
         "workload": WORKLOAD,
     }, required=("name", "seed", "host_groups", "images", "flavors", "workload")),
 }
+
+# A fleet file (``moorage compute fleet FLEET.yaml``): host groups only, of the
+# drivers a fleet simulates (FLEET_DRIVERS).
+
+FLEET_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "Moorage fleet of simulated hosts",
+    **_object({
+        "name": _NAME,
+        "description": _TEXT,
+        "host_groups": {"type": "array", "items": HOST_GROUP, "minItems": 1},
+    }, required=("name", "host_groups")),
+}

@@ -70,6 +70,9 @@ def test_ownership_rules_on_a_live_provider(placement: TestClient) -> None:
         "resource_provider_generation": generation,
         "traits": sorted(_traits(placement, "cn1") | {
             "CUSTOM_OPERATOR_GOLD", VHD, "HW_CPU_X86_SSE42"})}, expect=200)
+    # The agent reads placement again every resource_provider_association_refresh
+    # seconds (or when one of its own writes meets a newer generation).
+    agent.tree_sync.forget()
     change = agent.sync().changes[0]
     assert change.removed_traits == {VHD}
     traits = _traits(placement, "cn1")
@@ -78,6 +81,43 @@ def test_ownership_rules_on_a_live_provider(placement: TestClient) -> None:
     # Nothing to do the second time.
     again = agent.sync().changes[0]
     assert not (again.added_traits or again.removed_traits or again.inventories_written)
+
+
+class _Counting(PlacementClient):
+    """A placement client that counts the requests it sends."""
+
+    sent: list[str]
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        self.sent.append(f"{method} {path}")
+        return super().request(method, path, **kwargs)
+
+
+def test_an_unchanged_host_costs_placement_nothing(placement: TestClient) -> None:
+    conf = load_config([], [("compute", "resource_provider_association_refresh", 3600)])
+    client = _Counting(placement.url, "admin")
+    client.sent = []
+    agent = ComputeAgent(conf, FakeDriver(conf, FakeHost(nodes=("cn1",))), client)
+    assert agent.sync().ok
+    # A new host: create it, write its inventories, write its traits.
+    assert [r.split("/")[1] for r in client.sent] == ["resource_providers"] * 3
+    assert client.sent[0] == "POST /resource_providers"
+    client.sent.clear()
+    assert agent.sync().ok and agent.sync().ok
+    assert client.sent == []
+    # What the agent changes itself is written with the generation it knows.
+    agent.set_disabled(True)
+    assert client.sent == [f"PUT /resource_providers/{provider_uuid('cn1')}/traits"]
+    assert "COMPUTE_STATUS_DISABLED" in _traits(placement, "cn1")
+    # Another writer moved the generation meanwhile: read again, lose nothing.
+    placement.put("/traits/CUSTOM_OPERATOR_GOLD", expect=201)
+    uuid = provider_uuid("cn1")
+    placement.put(f"/resource_providers/{uuid}/traits", json={
+        "resource_provider_generation": placement.generation(uuid),
+        "traits": sorted(_traits(placement, "cn1") | {"CUSTOM_OPERATOR_GOLD"})}, expect=200)
+    agent.set_disabled(False)
+    traits = _traits(placement, "cn1")
+    assert "CUSTOM_OPERATOR_GOLD" in traits and "COMPUTE_STATUS_DISABLED" not in traits
 
 
 def test_disabled_state_and_excluded_image_types(placement: TestClient) -> None:

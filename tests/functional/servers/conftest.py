@@ -19,9 +19,12 @@ import pytest
 import requests
 
 from moorage.api.service import attach_workers, make_state, serve
+from moorage.compute.fleet import Fleet
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.conf import load_config
 from moorage.placement.client import PlacementClient
+from moorage.run.description import HostGroup
+from moorage.run.fleet_hosts import fleet_hosts
 
 FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE", "DELETED"})
 
@@ -53,11 +56,12 @@ class Cloud:
     """The running services, and the calls the tests make on the compute API."""
 
     def __init__(self, api_url: str, state: Any, agents: dict[str, RunningAgent],
-                 placement: PlacementClient) -> None:
+                 placement: PlacementClient, fleet: Fleet | None = None) -> None:
         self.api_url = api_url
         self.state = state
         self.agents = agents
         self.placement = placement
+        self.fleet = fleet
         self.http = requests.Session()
         self.http.headers.update({"X-Auth-Token": "admin", "Accept": "application/json"})
 
@@ -123,7 +127,10 @@ class Cloud:
         return self.call("POST", f"/servers/{uuid}/action", dict(body))
 
     def guests(self, host: str) -> list[str]:
-        return self.agents[host].agent.driver.guests()
+        if host in self.agents:
+            return self.agents[host].agent.driver.guests()
+        assert self.fleet is not None, f"no host {host} in this cloud"
+        return self.fleet.agents[host].driver.guests()
 
     def allocations(self, consumer: str) -> dict[str, Any]:
         found = self.placement.request("GET", f"/allocations/{consumer}")
@@ -143,11 +150,13 @@ class Cloud:
 def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
     """``make_cloud(hosts, scheduler={option: value}, ...)`` starts a cloud."""
     started: list[tuple[Any, Any, list[RunningAgent]]] = []
+    fleets: list[Fleet] = []
 
     def make(hosts: Sequence[HostSpec], *, scheduler: Mapping[str, object] | None = None,
              filter_scheduler: Mapping[str, object] | None = None,
              default: Mapping[str, object] | None = None,
              conductor: Mapping[str, object] | None = None,
+             fleet: Sequence[HostGroup] = (),
              database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
             ("placement", "endpoint_override", placement_server.url),
@@ -173,12 +182,22 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
                                       overrides=[(g, o, v)
                                                  for (g, o), v in spec.options.items()])
             agents.append(start_agent(agent_conf, placement=placement, port=0))
-        cloud = Cloud(server.url, state, {a.host: a for a in agents}, placement)
+        running_fleet = None
+        if fleet:
+            running_fleet = Fleet(fleet_hosts("test", fleet, overrides=[
+                (g, o, v) for g, o, v in overrides if g == "DEFAULT"]), placement,
+                api_url=server.url, token=None,
+                report_interval=float(conf.report_interval)).start()
+            fleets.append(running_fleet)
+        cloud = Cloud(server.url, state, {a.host: a for a in agents}, placement,
+                      running_fleet)
         registered = {s["host"] for s in cloud.ok("GET", "/os-services")["services"]}
         assert registered >= {h.name for h in hosts}, registered
         return cloud
 
     yield make
+    for running in fleets:
+        running.stop()
     for server, state, agents in reversed(started):
         for agent in agents:
             agent.stop()

@@ -105,13 +105,14 @@ def test_good_file_loads(tmp_path: Path) -> None:
 # (what the case changes: old -> new text, the fragment of the line named, the message)
 BAD = [
     ("driver: vmware", "driver: xen", "driver: xen",
-     r"host_groups\[2\]\.driver: unknown driver 'xen'; allowed: fake, vmware, ironic, "
+     r"host_groups\[2\] \(group vc\)\.driver: unknown driver 'xen'; allowed: fake, vmware, ironic, "
      r"libvirt$"),
     ("hw_vif_model: virtio", "hw_vif_model: virtio9", "hw_vif_model",
      r"images\[0\]\.properties\.hw_vif_model: hw_vif_model: 'virtio9' is not valid; "
      r"allowed: virtio, ne2k_pci"),
     ("traits: [CUSTOM_RAID10]", "traits: [RAID10]", "traits: [RAID10]",
-     r"host_groups\[3\]\.traits\[0\]: 'RAID10' is not a trait; allowed: an os-traits name "
+     r"host_groups\[3\] \(group bm\)\."
+     r"traits\[0\]: 'RAID10' is not a trait; allowed: an os-traits name "
      r"or CUSTOM_"),
     ('"trait:CUSTOM_GOLD": required}\n  - name: win',
      '"trait:gold": required}\n  - name: win', "trait:gold",
@@ -131,18 +132,21 @@ BAD = [
     ("{image: win, flavor: small", "{image: win, flavor: huge", "flavor: huge",
      r"workload\.boots\[1\]\.flavor: unknown flavor 'huge'; allowed: small"),
     ("    count: 1\n    driver: vmware", "    count: 1\n    colour: red\n    driver: vmware",
-     "colour", r"host_groups\[2\]\.colour: unknown key 'colour'; allowed: name, count, "
+     "colour", r"host_groups\[2\] \(group vc\)\."
+               r"colour: unknown key 'colour'; allowed: name, count, "
      r"driver"),
     ("seed: 7", "seed: 7\nseeds: 8", "seeds", r"seeds: unknown key 'seeds'; allowed: name,"),
     ("    count: 2\n    driver: fake", "    count: 0\n    driver: fake", "count: 0",
-     r"host_groups\[0\]\.count: 0 is not valid; allowed: an integer of 1 or more"),
+     r"host_groups\[0\] \(group kvm\)\.count: 0 is not valid; allowed: an integer of 1 or more"),
     ("seed: 7", "seed: seven", "seed", r"seed: 'seven' is not valid; allowed: an integer"),
     ("  - name: vc\n    count: 1", "  - name: kvm  # again\n    count: 1", "# again",
-     r"host_groups\[2\]\.name: 'kvm' is already the name of host_groups\[0\] \(line 4\)"),
+     r"host_groups\[2\] \(group kvm\)\.name: 'kvm' is already the name of "
+     r"host_groups\[0\] \(line 4\)"),
     ("    driver: vmware\n", "    driver: vmware\n    image_types: [vmdk]\n", "image_types",
      r"a vmware group has no image_types; allowed: image_types in fake groups"),
     ("    driver: vmware\n", "    driver: vmware\n    traits: [CUSTOM_A]\n", "CUSTOM_A",
-     r"host_groups\[2\]\.traits: a vmware group has no traits; allowed: traits in fake and "
+     r"host_groups\[2\] \(group vc\)\."
+     r"traits: a vmware group has no traits; allowed: traits in fake and "
      r"ironic groups"),
     ("    image_backend: rbd\n", "    image_backend: rbd\n    image_types: [qcow2]\n",
      "image_types: [qcow2]", r"image_backend rbd cannot take qcow2; allowed: aki, ami, ari, "
@@ -160,8 +164,8 @@ BAD = [
     ("    vcpus: 1\n", "", "  - name: small",
      r"flavors\[0\]: the key 'vcpus' is missing; required: name, vcpus, ram"),
     ("    count: 2\n    driver: fake", "    count: 2\n    count: 3\n    driver: fake",
-     "count: 3", r"host_groups\[0\]\.count: the key 'count' is given twice \(first on line "
-     r"5\)"),
+     "count: 3", r"host_groups\[0\]\.count: the key 'count' is given twice \(first on "
+     r"line 5\)"),
     ("  - name: win\n", "  - name: win\n   disk: [\n", "disk: [",
      r"not valid YAML"),
 ]
@@ -316,19 +320,23 @@ def test_documentation_names_every_key() -> None:
 # Architecture of fake groups: each case changes one line of GOOD, as BAD does.
 BAD_ARCHITECTURE = [
     ("    image_backend: rbd\n", "    image_backend: rbd\n    architecture: arm64\n",
-     "arm64", r"host_groups\[1\]\.architecture: 'arm64' is not valid; allowed: alpha, "
+     "arm64", r"host_groups\[1\] \(group ceph\)\."
+              r"architecture: 'arm64' is not valid; allowed: alpha, "
      r"armv6, .*aarch64"),
     ("    driver: vmware\n", "    driver: vmware\n    architecture: aarch64\n",
-     "architecture", r"host_groups\[2\]\.architecture: a vmware group has no architecture; "
+     "architecture", r"host_groups\[2\] \(group vc\)\."
+                     r"architecture: a vmware group has no architecture; "
      r"allowed: architecture in fake groups"),
     # a fake host reports HW_ARCH_<its architecture> itself: its traits may not disagree
     ("traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, CUSTOM_GOLD]",
      "traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, HW_ARCH_AARCH64]", "HW_ARCH_AARCH64",
-     r"host_groups\[0\]\.traits\[1\]: HW_ARCH_AARCH64 contradicts architecture x86_64; "
+     r"host_groups\[0\] \(group kvm\)\."
+     r"traits\[1\]: HW_ARCH_AARCH64 contradicts architecture x86_64; "
      r"allowed: HW_ARCH_X86_64 or none \(the host reports it itself\)"),
     ("unsupported_traits: [COMPUTE_STORAGE_BUS_IDE]",
      "unsupported_traits: [HW_ARCH_X86_64]", "HW_ARCH_X86_64",
-     r"host_groups\[0\]\.unsupported_traits\[0\]: HW_ARCH_X86_64 contradicts architecture "
+     r"host_groups\[0\] \(group kvm\)\."
+     r"unsupported_traits\[0\]: HW_ARCH_X86_64 contradicts architecture "
      r"x86_64; allowed: another HW_ARCH_\* trait or none"),
     ("    image_backend: rbd\n", "    image_backend: rbd\n    architecture: armv7l\n"
      "    traits: [HW_ARCH_ARMV7]\n", "HW_ARCH_ARMV7",

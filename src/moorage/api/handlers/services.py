@@ -4,13 +4,14 @@ and the agents' heartbeat (``PUT /internal/services/{host}``)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from moorage.api.errors import BadRequest
 from moorage.api.handlers.common import boolean, only_keys, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import services as store
-from moorage.api.storage.services import Heartbeat, ServiceRecord
+from moorage.api.storage.services import Heartbeat, OperatorState, ServiceRecord
 from moorage.compute.client import AgentUnreachable
 from moorage.lifecycle import store as lifecycle
 from moorage.lifecycle.states import MigrationKind, MigrationStatus
@@ -138,18 +139,17 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
     )
 
 
-def heartbeat(req: ApiRequest) -> Response:
-    """An agent's heartbeat: create or refresh its service; answer with the operator's
-    state and the guests to destroy: evacuated away from it while it was down, or
-    left there by a build or delete that could not reach it."""
-    beat = _heartbeat(req.params["host"], req.json_object())
+def _to_destroy(req: ApiRequest, hosts: Sequence[str]) -> dict[str, list[str]]:
+    """host -> guests its agent should destroy: evacuated away from it while it was
+    down (their migrations completed now, the source's allocations released), or left
+    there by a build or delete that could not reach it."""
+    wanted = set(hosts)
     with req.state.database.writer() as writer:
-        service = store.record_heartbeat(writer.conn, beat)
-        evacuated = lifecycle.list_migrations(
-            writer.conn, kinds=[MigrationKind.EVACUATION], source_host=beat.host,
-            statuses=[MigrationStatus.DONE])
-        left = lifecycle.take_cleanups(writer.conn, [beat.host]).get(beat.host, [])
-    destroy: list[str] = []
+        evacuated = [m for m in lifecycle.list_migrations(
+            writer.conn, kinds=[MigrationKind.EVACUATION], statuses=[MigrationStatus.DONE])
+            if m.source_host in wanted]
+        left = lifecycle.take_cleanups(writer.conn, hosts)
+    destroy: dict[str, list[str]] = {}
     for migration in reversed(evacuated):
         # The migration uuid holds the source host's allocations while the server was
         # away; release them before saying the guest may go.
@@ -157,11 +157,79 @@ def heartbeat(req: ApiRequest) -> Response:
         with req.state.database.writer() as writer:
             lifecycle.update_migration(writer.conn, migration.uuid,
                                        status=MigrationStatus.COMPLETED)
-        destroy.append(migration.server_uuid)
-    destroy.extend(u for u in left if u not in destroy)
+        destroy.setdefault(migration.source_host, []).append(migration.server_uuid)
+    for host, uuids in left.items():
+        listed = destroy.setdefault(host, [])
+        listed.extend(u for u in uuids if u not in listed)
+    return destroy
+
+
+def _state_view(state: OperatorState, destroy: Sequence[str]) -> dict[str, Any]:
+    return {"id": state.id, "host": state.host, "disabled": state.disabled,
+            "disabled_reason": state.disabled_reason, "forced_down": state.forced_down,
+            "destroy": list(destroy)}
+
+
+def heartbeat(req: ApiRequest) -> Response:
+    """An agent's heartbeat: create or refresh its service; answer with the operator's
+    state and the guests to destroy."""
+    beat = _heartbeat(req.params["host"], req.json_object())
+    with req.state.database.writer() as writer:
+        service = store.record_heartbeat(writer.conn, beat)
+    destroy = _to_destroy(req, [beat.host]).get(beat.host, [])
     return json_response({
         "service": {"id": service.id, "host": service.host, "disabled": service.disabled,
                     "disabled_reason": service.disabled_reason,
                     "forced_down": service.forced_down},
         "destroy": destroy,
+    })
+
+
+# Hosts one fleet heartbeat may carry.
+MAX_HEARTBEATS = 5000
+
+
+def heartbeats(req: ApiRequest) -> Response:
+    """Many hosts' heartbeat in one request (a fleet of simulated hosts, or any agent
+    process running several): ``{"services": [{"host": ..., <a heartbeat's fields>}],
+    "alive": [host, ...]}``. ``services`` are full reports (new hosts, changed
+    reports); ``alive`` hosts only say they are there. The answer lists, under
+    ``services``, every host reported in full and every other host the operator
+    disabled or forced down or that has guests to destroy (a host not listed is
+    enabled with nothing to do), and under ``unknown`` the ``alive`` hosts the API has
+    no service for, which must report in full."""
+    body = req.json_object()
+    only_keys(body, {"services", "alive"}, "a fleet heartbeat")
+    reports = body.get("services") or []
+    alive = body.get("alive") or []
+    if not isinstance(reports, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("host"), str) and r["host"]
+            for r in reports):
+        raise BadRequest("'services' must be a list of heartbeats, each with its 'host'.")
+    if not isinstance(alive, list) or not all(isinstance(h, str) and h for h in alive):
+        raise BadRequest("'alive' must be a list of host names.")
+    if len(reports) + len(alive) > MAX_HEARTBEATS:
+        raise BadRequest(f"A fleet heartbeat carries at most {MAX_HEARTBEATS} hosts; "
+                         f"this one has {len(reports) + len(alive)}: send several.")
+    beats = [_heartbeat(r["host"], {k: v for k, v in r.items() if k != "host"})
+             for r in reports]
+    hosts = [b.host for b in beats] + alive
+    if len(set(hosts)) != len(hosts):
+        raise BadRequest("A host appears more than once in the heartbeat.")
+    with req.state.database.writer() as writer:
+        reported = store.record_heartbeats(writer.conn, beats) if beats else {}
+        unknown = store.touch_services(writer.conn, alive) if alive else set()
+        states = {**store.operator_states(writer.conn, alive), **reported}
+    destroy = _to_destroy(req, [h for h in hosts if h not in unknown])
+    for host in destroy:
+        if host not in states:
+            with req.state.database.reader() as conn:
+                found = store.find_service_by_host(conn, host)
+            if found is not None:
+                states[host] = OperatorState(found.id, host, found.disabled,
+                                             found.disabled_reason, found.forced_down)
+    return json_response({
+        "services": {host: _state_view(state, destroy.get(host, []))
+                     for host, state in states.items()},
+        "unknown": sorted(unknown),
     })

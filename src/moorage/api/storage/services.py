@@ -138,6 +138,37 @@ def record_heartbeats(conn: Connection, beats: Sequence[Heartbeat]
     return states
 
 
+def touch_services(conn: Connection, hosts: Sequence[str]) -> set[str]:
+    """A heartbeat that reports nothing new: updated_at = now. The hosts among
+    ``hosts`` that have no service (forgotten: they must report in full)."""
+    now = utcnow()
+    unknown: set[str] = set()
+    for chunk in _chunks(list(hosts)):
+        # UPDATE services SET updated_at = :now WHERE host IN (...)
+        touched = conn.execute(services.update().where(services.c.host.in_(chunk))
+                               .values(updated_at=now)).rowcount
+        if touched != len(set(chunk)):
+            found = set(conn.execute(sa.select(services.c.host)
+                                     .where(services.c.host.in_(chunk))).scalars())
+            unknown.update(set(chunk) - found)
+    return unknown
+
+
+def operator_states(conn: Connection, hosts: Sequence[str] | None = None
+                    ) -> dict[str, OperatorState]:
+    """The services an operator disabled or forced down (of ``hosts``, when given):
+    every other service is enabled and up as far as the operator is concerned."""
+    # SELECT id, host, disabled, disabled_reason, forced_down FROM services
+    # WHERE disabled OR forced_down
+    rows = conn.execute(sa.select(services.c.id, services.c.host, services.c.disabled,
+                                  services.c.disabled_reason, services.c.forced_down)
+                        .where(sa.or_(services.c.disabled, services.c.forced_down)))
+    wanted = set(hosts) if hosts is not None else None
+    return {row.host: OperatorState(int(row.id), row.host, bool(row.disabled),
+                                    row.disabled_reason, bool(row.forced_down))
+            for row in rows if wanted is None or row.host in wanted}
+
+
 def record_heartbeat(conn: Connection, beat: Heartbeat) -> ServiceRecord:
     """One host's heartbeat (``record_heartbeats``); its service as it is now."""
     record_heartbeats(conn, [beat])
