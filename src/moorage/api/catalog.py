@@ -44,7 +44,7 @@ __all__ = ["ApiCatalog", "to_aggregate"]
 
 _COLUMNS = (services.c.host, services.c.nodes, services.c.disabled, services.c.forced_down,
             services.c.driver, services.c.supported_instances,
-            services.c.hypervisor_version, services.c.updated_at)
+            services.c.hypervisor_version, services.c.updated_at, services.c.agent_url)
 
 
 def to_aggregate(record: aggregate_store.AggregateRecord) -> Aggregate:
@@ -96,13 +96,12 @@ class ApiCatalog:
 
     # -- keeping up -------------------------------------------------------------------
     def _fresh(self) -> None:
-        row = self._database.poll(VERSIONS_SQL)
-        versions = CatalogVersions(int(row[0]), int(row[1]), int(row[2]))
+        versions = CatalogVersions.of(self._database.poll(VERSIONS_SQL))
         due = time.monotonic() - self._liveness_read >= self._liveness_interval
-        if versions == self._versions and not due:
+        if _same_catalog(versions, self._versions) and not due:
             return
         with self._lock:
-            if versions != self._versions:
+            if not _same_catalog(versions, self._versions):
                 self._catch_up(versions)
             if time.monotonic() - self._liveness_read >= self._liveness_interval:
                 self._read_heartbeats()
@@ -140,7 +139,7 @@ class ApiCatalog:
         Liveness so that snapshots handed out earlier keep seeing its heartbeats."""
         for row in rows:
             (host, nodes_json, disabled, forced_down, driver, supported_json, version,
-             beat) = row
+             beat, agent_url) = row
             host = str(host)
             nodes = tuple(json.loads(str(nodes_json)))
             old = self._hosts.get(host)
@@ -158,7 +157,7 @@ class ApiCatalog:
                 driver=str(driver),
                 supported_instances=tuple((str(a), str(h), str(m)) for a, h, m
                                           in json.loads(str(supported_json))),
-                hypervisor_version=version)
+                hypervisor_version=version, agent_url=agent_url)
             for node in nodes:
                 self._by_provider[provider_uuid(node)] = (host, node)
 
@@ -186,6 +185,10 @@ class ApiCatalog:
                 latest = beat
         self._latest_beat = latest
         self._liveness_read = time.monotonic()
+
+
+def _same_catalog(a: CatalogVersions, b: CatalogVersions | None) -> bool:
+    return b is not None and a == b
 
 
 def _by_host(aggregates: Sequence[Aggregate]) -> dict[str, tuple[Aggregate, ...]]:

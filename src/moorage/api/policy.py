@@ -15,6 +15,7 @@ from oslo_policy import policy as oslo_policy
 
 from moorage.api.context import RequestContext
 from moorage.api.errors import Forbidden
+from moorage.policy import CachedEnforcer
 
 ADMIN_API = "admin_api"
 ADMIN_OR_OWNER = "admin_or_owner"
@@ -131,23 +132,17 @@ def list_rules() -> list[oslo_policy.RuleDefault]:
 
 
 class Policy:
-    """The enforcer of one compute API process."""
+    """The enforcer of one compute API process, its decisions remembered
+    (``moorage.policy.CachedEnforcer``)."""
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
-        self._enforcer = oslo_policy.Enforcer(conf)
-        self._enforcer.suppress_default_change_warnings = True
-        self._enforcer.suppress_deprecation_warnings = True
-        self._enforcer.register_defaults(list_rules())
-        self._enforcer.load_rules()
+        self._cached = CachedEnforcer(conf, list_rules())
 
     def allows(self, rule: str, context: RequestContext,
                target: dict[str, Any] | None = None) -> bool:
         if target is None:
             target = {"project_id": context.project_id, "user_id": context.user_id}
-        try:
-            return bool(self._enforcer.authorize(rule, target, context.policy_values()))
-        except oslo_policy.InvalidScope:
-            return False
+        return self._cached.allows(rule, target, context.policy_values())
 
     def authorize(self, rule: str, context: RequestContext,
                   target: dict[str, Any] | None = None) -> None:

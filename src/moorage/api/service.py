@@ -15,10 +15,10 @@ from oslo_config import cfg
 
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.catalog import ApiCatalog
+from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.api.state import ApiState
 from moorage.api.storage import migration
-from moorage.api.storage import services as service_store
 from moorage.api.storage.database import open_database
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
@@ -41,19 +41,20 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
     client = placement if placement is not None else PlacementClient(
         conf.placement.endpoint_override, conf.placement.token)
     return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf),
-                    catalog=ApiCatalog(db, float(conf.service_down_time)))
+                    catalog=ApiCatalog(db, float(conf.service_down_time)),
+                    definitions=Definitions(db))
 
 
-def agent_resolver(database: Database) -> Callable[[str], str]:
-    """``resolve(host)`` for HTTPAgentClient: the agent URL the host last heart-beat with."""
+def agent_resolver(catalog: ApiCatalog) -> Callable[[str], str]:
+    """``resolve(host)`` for HTTPAgentClient: the agent URL the host last heart-beat
+    with, from the in-memory catalog (a new URL bumps the catalog's version)."""
 
     def resolve(host: str) -> str:
-        with database.reader() as conn:
-            service = service_store.find_service_by_host(conn, host)
-        if service is None or not service.agent_url:
+        info = catalog.hosts().get(host)
+        if info is None or not info.agent_url:
             raise AgentUnreachable(f"no compute agent of host {host} has registered with "
                                    "the compute API")
-        return service.agent_url
+        return info.agent_url
 
     return resolve
 
@@ -73,7 +74,8 @@ def attach_workers(state: ApiState, agents: AgentClient | None = None,
     unless ``[conductor] run_in_api`` is off, its conductor (started) and scheduler.
     Stop the conductor with ``state.conductor.stop()``."""
     state.agents = agents if agents is not None else HTTPAgentClient(
-        agent_resolver(state.database), state.service_token, agent_timeout)
+        agent_resolver(state.catalog), state.service_token, agent_timeout,
+        connections=2 * int(state.conf.conductor.workers))
     if not state.conf.conductor.run_in_api:
         LOG.info("[conductor] run_in_api = false: this API process records work for the "
                  "`moorage conductor serve` processes")

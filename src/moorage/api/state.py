@@ -8,6 +8,7 @@ from typing import Any
 from oslo_config import cfg
 
 from moorage.api.catalog import ApiCatalog
+from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
 from moorage.placement.client import PlacementClient
@@ -29,6 +30,7 @@ class ApiState:
     placement: PlacementClient
     policy: Policy
     catalog: ApiCatalog
+    definitions: Definitions
     agents: AgentClient | None = None
     scheduler: Any = None
     conductor: Any = None

@@ -1,19 +1,28 @@
-"""``moorage api ...``: run the compute API service and manage its database."""
+"""``moorage api ...``: run the compute API service and manage its database;
+``moorage conductor serve``: run a conductor on its own."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import signal
+import threading
+from types import FrameType
 from typing import Any
 
 import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage.api.service import attach_workers, make_state, serve
+from moorage.api.catalog import ApiCatalog
+from moorage.api.service import agent_resolver, make_conductor
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
+from moorage.cli.listen import check_port_free
+from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
+from moorage.conf.environment import export_config
+from moorage.placement.client import PlacementClient
 
 LOG = logging.getLogger(__name__)
 
@@ -34,8 +43,12 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
         overrides.append(("DEFAULT", "osapi_compute_listen", args.host))
     if getattr(args, "port", None) is not None:
         overrides.append(("DEFAULT", "osapi_compute_listen_port", args.port))
+    if getattr(args, "workers", None) is not None:
+        overrides.append(("DEFAULT", "osapi_compute_workers", args.workers))
     if getattr(args, "auth_strategy", None):
         overrides.append(("api", "auth_strategy", args.auth_strategy))
+    if getattr(args, "no_conductor", False):
+        overrides.append(("conductor", "run_in_api", False))
     return overrides
 
 
@@ -61,7 +74,8 @@ def _migrate(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
 
 
 class Serve(Command):
-    """Run the compute API service (HTTP) with its conductor."""
+    """Run the compute API service (HTTP, granian workers), each worker with its
+    conductor."""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -70,34 +84,87 @@ class Serve(Command):
                             "([DEFAULT] osapi_compute_listen, default 127.0.0.1)")
         parser.add_argument("--port", type=int, help="TCP port "
                             "([DEFAULT] osapi_compute_listen_port, default 8774)")
+        parser.add_argument("--workers", type=int, help="server processes "
+                            "([DEFAULT] osapi_compute_workers, default 1)")
         parser.add_argument("--auth-strategy", choices=["keystone", "noauth2"],
                             help="override [api] auth_strategy; noauth2 is for development")
+        parser.add_argument("--no-conductor", action="store_true",
+                            help="record work only, for `moorage conductor serve` processes "
+                            "([conductor] run_in_api = false)")
+        return parser
+
+    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from granian import Granian
+        from granian.constants import Interfaces
+
+        overrides = _overrides(parsed_args)
+        conf = load_config(parsed_args.config_file, overrides)
+        host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
+        check_port_free(host, port)
+        if conf.database.sync_on_startup:
+            _migrate(conf)
+        if conf.api.auth_strategy == "noauth2":
+            LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
+        placement = conf.placement.endpoint_override or "(none configured)"
+        conductor = ("a conductor in each worker" if conf.conductor.run_in_api
+                     else "no conductor: work is left to `moorage conductor serve`")
+        self.app.stdout.write(
+            f"compute api: serving {_redacted(database_url(conf))} on http://{host}:{port} "
+            f"with {conf.osapi_compute_workers} worker(s), {conductor} (auth: "
+            f"{conf.api.auth_strategy}; placement: {placement})\n")
+        self.app.stdout.flush()
+        export_config(parsed_args.config_file, overrides)
+        Granian(
+            "moorage.api.wsgi:create_app",
+            address=host,
+            port=port,
+            interface=Interfaces.WSGI,
+            workers=conf.osapi_compute_workers,
+            blocking_threads=conf.osapi_compute_threads,
+            factory=True,
+            log_access=False,
+            respawn_failed_workers=True,
+        ).serve()
+        return 0
+
+
+class ConductorServe(Command):
+    """Run a conductor on its own: it carries out the server operations any compute API
+    process recorded (and takes over those of conductors that died)."""
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        _add_config_args(parser)
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conf = load_config(parsed_args.config_file, _overrides(parsed_args))
         if conf.database.sync_on_startup:
             _migrate(conf)
-        state = make_state(conf, migrate=False)
-        if conf.api.auth_strategy == "noauth2":
-            LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
-        try:
-            server = serve(state, conf.osapi_compute_listen, conf.osapi_compute_listen_port)
-        except OSError as exc:
-            raise RuntimeError(f"cannot listen on {conf.osapi_compute_listen}:"
-                               f"{conf.osapi_compute_listen_port}: {exc.strerror}") from None
-        conductor = attach_workers(state)
+        database = open_database(conf)
+        placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
+        token = str(conf.service_token) if conf.service_token else None
+        catalog = ApiCatalog(database, float(conf.service_down_time))
+        agents = HTTPAgentClient(agent_resolver(catalog), token, 300.0,
+                                 connections=2 * int(conf.conductor.workers))
+        conductor = make_conductor(conf, database, placement, agents, catalog)
+        stopping = threading.Event()
+
+        def stop(signum: int, _frame: FrameType | None) -> None:
+            LOG.info("signal %d: stopping conductor %s", signum, conductor.identity)
+            stopping.set()
+
+        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGINT, stop)
+        conductor.start()
         self.app.stdout.write(
-            f"compute api: serving {_redacted(database_url(conf))} on {server.url} "
-            f"(auth: {conf.api.auth_strategy}; placement: {state.placement.url})\n")
+            f"conductor {conductor.identity}: serving {_redacted(database_url(conf))} with "
+            f"{conductor.workers} workers, leases of {conductor.lease_seconds:g}s "
+            f"(placement: {placement.url})\n")
         self.app.stdout.flush()
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            if conductor is not None:
-                conductor.stop()
+        stopping.wait()
+        conductor.stop()
+        database.dispose()
         return 0
 
 
@@ -120,4 +187,5 @@ class DbSync(Command):
 COMMANDS: dict[str, type[Command]] = {
     "api serve": Serve,
     "api db sync": DbSync,
+    "conductor serve": ConductorServe,
 }

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import socket
 from typing import Any
 
 import sqlalchemy as sa
@@ -12,6 +11,7 @@ from cliff.command import Command
 from oslo_config import cfg
 
 from moorage.cli import candidates, demo, provider
+from moorage.cli.listen import check_port_free
 from moorage.conf import load_config
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
@@ -63,7 +63,7 @@ class Serve(Command):
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         server = conf.placement_server
-        _check_port_free(server.host, server.port)
+        check_port_free(server.host, server.port)
         if conf.placement_database.sync_on_startup:
             _migrate(conf)
         if conf.api.auth_strategy == "noauth2":
@@ -110,16 +110,6 @@ def _migrate(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
         reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
         raise RuntimeError(
             f"cannot use the placement database {_redacted(url)}: {reason}") from None
-
-
-def _check_port_free(host: str, port: int) -> None:
-    """Refuse a port another server listens on (granian would share it silently)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise RuntimeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
 
 
 class DbSync(Command):

@@ -10,12 +10,12 @@ the URL.
 
 from __future__ import annotations
 
+import json
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-import requests
+import urllib3
 from oslo_config import cfg
 
 from moorage.compute import wire
@@ -28,88 +28,105 @@ LOG = logging.getLogger(__name__)
 
 class HTTPAgentClient:
     """AgentClient over HTTP. ``resolve(host)`` is the agent's URL (AgentUnreachable for
-    a host it does not know); ``token`` goes in X-Service-Token when set."""
+    a host it does not know); ``token`` goes in X-Service-Token when set. Connections
+    are kept alive and shared by the conductor's workers (urllib3's thread-safe pool,
+    as the placement client's)."""
 
     def __init__(self, resolve: Callable[[str], str], token: str | None,
-                 timeout: float) -> None:
+                 timeout: float, *, connections: int = 16) -> None:
         self.resolve = resolve
         self.token = token
         self.timeout = timeout
-        self._local = threading.local()  # one session per thread: conductor workers
-
-    def _session(self) -> requests.Session:
-        session: requests.Session | None = getattr(self._local, "session", None)
-        if session is None:
-            session = self._local.session = requests.Session()
-        return session
+        self._pool = urllib3.PoolManager(num_pools=256, maxsize=connections, retries=False,
+                                         timeout=urllib3.Timeout(total=timeout))
+        self._headers = {"accept": "application/json", "content-type": "application/json",
+                         **({TOKEN_HEADER: token} if token else {})}
 
     def _call(self, host: str, method: str, path: str, body: object = None
-              ) -> requests.Response:
+              ) -> _Answer:
         url = self.resolve(host).rstrip("/") + path
-        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        data = None if body is None else json.dumps(body).encode()
         try:
-            return self._session().request(method, url, json=body, headers=headers,
-                                           timeout=self.timeout)
-        except requests.Timeout:
+            try:
+                response = self._pool.request(method, url, body=data, headers=self._headers)
+            except urllib3.exceptions.ProtocolError:
+                # A kept-alive connection the agent closed just as the request went
+                # out: nothing was done, send it once more on a fresh connection.
+                response = self._pool.request(method, url, body=data, headers=self._headers)
+        except urllib3.exceptions.TimeoutError:
             raise AgentUnreachable(f"the agent of {host} at {url} did not answer within "
                                    f"{self.timeout:g}s") from None
-        except requests.RequestException as exc:
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise AgentUnreachable(f"the agent of {host} at {url} cannot be reached: "
                                    f"{_reason(exc)}") from None
+        return _Answer(method, url, response.status, response.reason or "", response.data)
 
     def spawn(self, host: str, guest: Guest) -> None:
-        response = self._call(host, "POST", "/guests", wire.spawn_request(guest))
-        if response.status_code == 201:
+        answer = self._call(host, "POST", "/guests", wire.spawn_request(guest))
+        if answer.status == 201:
             return
-        if response.status_code == 409:
-            failure = wire.spawn_failed_from_json(host, _body(response))
+        if answer.status == 409:
+            failure = wire.spawn_failed_from_json(host, answer.json())
             if failure is not None:
                 raise failure
-        raise _unexpected(host, response)
+        raise _unexpected(host, answer)
 
     def destroy(self, host: str, instance_uuid: str) -> None:
-        response = self._call(host, "DELETE", f"/guests/{instance_uuid}")
-        if response.status_code != 204:
-            raise _unexpected(host, response)
+        answer = self._call(host, "DELETE", f"/guests/{instance_uuid}")
+        if answer.status != 204:
+            raise _unexpected(host, answer)
 
     def has_guest(self, host: str, instance_uuid: str) -> bool:
-        response = self._call(host, "GET", f"/guests/{instance_uuid}")
-        if response.status_code in (200, 404):
-            return response.status_code == 200
-        raise _unexpected(host, response)
+        answer = self._call(host, "GET", f"/guests/{instance_uuid}")
+        if answer.status in (200, 404):
+            return answer.status == 200
+        raise _unexpected(host, answer)
 
     def set_disabled(self, host: str, disabled: bool) -> None:
-        response = self._call(host, "PUT", "/service", {"disabled": disabled})
-        if response.status_code != 200:
-            raise _unexpected(host, response)
+        answer = self._call(host, "PUT", "/service", {"disabled": disabled})
+        if answer.status != 200:
+            raise _unexpected(host, answer)
 
 
-def _body(response: requests.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
+class _Answer:
+    """An agent's answer: what the client needs of it."""
+
+    def __init__(self, method: str, url: str, status: int, reason: str, data: bytes) -> None:
+        self.method = method
+        self.url = url
+        self.status = status
+        self.reason = reason
+        self.data = data
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.data)
+        except ValueError:
+            return None
 
 
-def _unexpected(host: str, response: requests.Response) -> AgentUnreachable:
+def _unexpected(host: str, answer: _Answer) -> AgentUnreachable:
     """An answer the agent's API does not give to a good request: its status and
     message, and for a 401 what to configure."""
-    body = _body(response)
+    body = answer.json()
     error = body.get("error") if isinstance(body, dict) else None
     message = (error.get("message") if isinstance(error, dict) else None) or (
-        response.text[:200] or response.reason)
+        answer.data[:200].decode(errors="replace") or answer.reason)
     hint = (" (set the same [DEFAULT] service_token on the compute API and the agent)"
-            if response.status_code == 401 else "")
+            if answer.status == 401 else "")
     return AgentUnreachable(
-        f"the agent of {host} at {response.request.method} {response.url} answered "
-        f"{response.status_code}: {message}{hint}")
+        f"the agent of {host} at {answer.method} {answer.url} answered "
+        f"{answer.status}: {message}{hint}")
 
 
-def _reason(exc: requests.RequestException) -> str:
-    """The innermost cause of a connection error, in one line (urllib3 wraps it twice)."""
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a connection error, in one line (urllib3 wraps it)."""
     cause: BaseException = exc
-    while cause.__context__ is not None and not isinstance(cause, OSError):
-        cause = cause.__context__
+    while not isinstance(cause, OSError) and (cause.__cause__ or cause.__context__):
+        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
+    reason = getattr(exc, "reason", None)
+    if isinstance(reason, BaseException) and not isinstance(cause, OSError):
+        cause = reason
     text = str(cause).strip() or type(cause).__name__
     return text.splitlines()[0]
 

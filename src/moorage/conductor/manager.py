@@ -39,7 +39,9 @@ from oslo_config import cfg
 from moorage.compute.client import AgentClient
 from moorage.conductor.tasks import Job, ServerTasks
 from moorage.lifecycle import operations
+from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
+from moorage.lifecycle.records import ServerRecord
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
@@ -68,6 +70,7 @@ class Conductor:
         self.lease_seconds: float = options.lease_seconds
         self.poll_interval: float = options.poll_interval
         self.tasks = ServerTasks(conf, database, scheduler, placement, agents, catalog)
+        self._committer: GroupCommit | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._locks: dict[str, _ServerLock] = {}
         self._guard = threading.Lock()
@@ -80,6 +83,8 @@ class Conductor:
     def start(self) -> Conductor:
         if self._executor is None:
             self._stopping.clear()
+            self._committer = self.tasks.committer = GroupCommit(
+                self.database, name=f"conductor-commit-{self.identity}")
             self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                                 thread_name_prefix="conductor")
             self._housekeeper = threading.Thread(target=self._housekeeping, daemon=True,
@@ -99,6 +104,10 @@ class Conductor:
         executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
+        committer, self._committer = self._committer, None
+        self.tasks.committer = None
+        if committer is not None:
+            committer.stop()
         try:
             with self.database.writer() as writer:
                 released = operations.release_all(writer.conn, self.identity)
@@ -129,22 +138,23 @@ class Conductor:
                     pass
 
     # -- where work comes from ---------------------------------------------------------
-    def dispatch(self, operation: Operation) -> None:
+    def dispatch(self, operation: Operation, record: ServerRecord | None = None) -> None:
         """Run an operation the API just accepted: at once if it was claimed for this
-        conductor, otherwise (waiting for an older one of its server) at its turn."""
+        conductor, otherwise (waiting for an older one of its server) at its turn.
+        ``record``: the server as the accepting transaction left it (saves a read)."""
         if operation.owner == self.identity:
-            self._submit(operation)
+            self._submit(operation, record)
         else:
             self._wake.set()
 
-    def _submit(self, operation: Operation) -> None:
+    def _submit(self, operation: Operation, record: ServerRecord | None = None) -> None:
         if self._executor is None:
             self.start()
         assert self._executor is not None
         with self._guard:
             if operation.id in self._pending:
                 return
-            future = self._executor.submit(self._run, operation)
+            future = self._executor.submit(self._run, operation, record)
             self._pending[operation.id] = future
         future.add_done_callback(functools.partial(self._forget, operation.id))
 
@@ -195,8 +205,8 @@ class Conductor:
         return claimed
 
     # -- running -------------------------------------------------------------------------
-    def _run(self, operation: Operation) -> None:
-        job = Job(operation, self.identity)
+    def _run(self, operation: Operation, record: ServerRecord | None = None) -> None:
+        job = Job(operation, self.identity, record=record)
         with self._server_lock(operation.server_uuid):
             try:
                 self.tasks.run(job)
@@ -212,9 +222,10 @@ class Conductor:
             if not job.finished:
                 with self.database.writer() as writer:
                     operations.finish(writer.conn, operation.id, self.identity)
+                    job.next_waiting = operations.waiting(writer.conn, operation.server_uuid)
         # The server's next operation (a delete accepted during a build) waited for
         # this one: take it now rather than at the next poll.
-        if not self._stopping.is_set():
+        if job.next_waiting and not self._stopping.is_set():
             try:
                 self.poll(operation.server_uuid)
             except Exception:

@@ -32,11 +32,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oslo_config import cfg
+from sqlalchemy.engine import Connection
 
 from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
 from moorage.conductor import faults
 from moorage.conductor.specs import request_spec, scheduling_record
 from moorage.lifecycle import operations, store
+from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation, OperationKind
 from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
@@ -62,7 +64,12 @@ class Job:
 
     operation: Operation
     owner: str
+    # The server as the API recorded it with the operation, when handed over in
+    # process; read again otherwise.
+    record: ServerRecord | None = None
     finished: bool = False
+    # Another operation of the server waits for this one (a delete during a build).
+    next_waiting: bool = True
 
     @property
     def uuid(self) -> str:
@@ -93,6 +100,8 @@ class ServerTasks:
     placement: PlacementClient
     agents: AgentClient
     catalog: Catalog
+    # When set, the servers' transitions are committed together (group_commit.py).
+    committer: GroupCommit | None = None
     _handlers: dict[OperationKind, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
@@ -120,16 +129,46 @@ class ServerTasks:
                finish: bool = False, progress: Mapping[str, Any] | None = None,
                **changes: Any) -> bool:
         """A fenced transition of the job's server; ``finish`` ends the operation in the
-        same transaction (whether or not the server was still as expected)."""
-        with self.database.writer() as writer:
-            changed = store.transition(writer.conn, job.uuid, expect_status=expect_status,
+        same transaction (whether or not the server was still as expected). Written
+        with other workers' changes in one commit when a group committer is set."""
+        operation_id, owner, uuid = job.operation.id, job.owner, job.uuid
+
+        def change(conn: Connection) -> tuple[bool, bool]:
+            changed = store.transition(conn, uuid, expect_status=expect_status,
                                        expect_task=expect_task, fence=job.fence, **changes)
             if changed and progress is not None:
-                operations.set_progress(writer.conn, job.operation.id, job.owner, progress)
+                operations.set_progress(conn, operation_id, owner, progress)
+            waiting = False
             if finish:
-                operations.finish(writer.conn, job.operation.id, job.owner)
-                job.finished = True
+                operations.finish(conn, operation_id, owner)
+                waiting = operations.waiting(conn, uuid)
+            return changed, waiting
+
+        if self.committer is not None:
+            changed, waiting = self.committer.write(change)
+        else:
+            with self.database.writer() as writer:
+                changed, waiting = change(writer.conn)
+        if finish:
+            job.finished = True
+            job.next_waiting = waiting
         return changed
+
+    def update_later(self, job: Job, *, expect_status: tuple[ServerStatus, ...],
+                     expect_task: tuple[TaskState | None, ...], **changes: Any) -> None:
+        """A fenced transition whose outcome nobody waits for: queued before whatever
+        the job writes next (with a group committer), or written now (without)."""
+        uuid, fence = job.uuid, job.fence
+
+        def change(conn: Connection) -> bool:
+            return store.transition(conn, uuid, expect_status=expect_status,
+                                    expect_task=expect_task, fence=fence, **changes)
+
+        if self.committer is not None:
+            self.committer.write_later(change)
+        else:
+            with self.database.writer() as writer:
+                change(writer.conn)
 
     def fail(self, job: Job, exc: BaseException) -> None:
         """Something unexpected: the server must not stay mid-task."""
@@ -182,7 +221,7 @@ class ServerTasks:
 
     # -- build -----------------------------------------------------------------------
     def build(self, job: Job) -> None:
-        record = self._load(job.uuid)
+        record = job.record if job.record is not None else self._load(job.uuid)
         if record is None or record.status != BUILD or record.task_state not in (
                 T.SCHEDULING, T.SPAWNING):
             return  # deleted (or being deleted) before a worker got to it
@@ -208,10 +247,16 @@ class ServerTasks:
                                         expect_status=(BUILD,), scheduling=scheduling)
         if outcome.placed is not None:
             destination = outcome.placed
-            self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,), finish=True,
-                        status=ACTIVE, task_state=None, launched_at=utcnow(),
-                        attempts=outcome.attempts, host=destination.host,
-                        node=destination.node)
+            if not self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
+                               finish=True, status=ACTIVE, task_state=None,
+                               launched_at=utcnow(), attempts=outcome.attempts,
+                               host=destination.host, node=destination.node):
+                # Deleted while it was spawning: the delete found no host yet (or
+                # another), so the guest and its claim are this build's to remove.
+                LOG.info("server %s: deleted while it was spawning on %s; removing its "
+                         "guest and claim", job.uuid, destination.host)
+                self._destroy(destination.host, job.uuid, f"server {job.uuid} deleted")
+                self.scheduler.release(job.uuid)
         elif not outcome.interrupted:
             # No host holds it (claims released): host and node are cleared, as
             # upstream does, so nothing counts it on the last host tried.
@@ -223,30 +268,46 @@ class ServerTasks:
         """A build taken over: finish it if its guest runs, else undo the half-done
         attempt so that scheduling can start again. None when the build is over."""
         previous = job.operation.taken_from
-        host = record.host if record.task_state == T.SPAWNING else None
+        held = self._allocations(job.uuid)
+        # Where the guest may be: the host its claim in placement is on (the record may
+        # not say so yet: the spawn begins before that is written), else the host the
+        # record names.
+        host, node = self._claimed(held)
+        if host is None:
+            host, node = record.host, record.node
         attempts = list(record.attempts)
         if host is not None:
             present = self._guest_on(host, job.uuid)
-            if present and self._allocations(job.uuid):
+            if present and held:
                 LOG.info("server %s: build taken over from %s; its guest runs on %s",
                          job.uuid, previous, host)
-                attempts.append(faults.attempt_ok(host, record.node))
-                self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
+                attempts.append(faults.attempt_ok(host, node))
+                self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING, T.SCHEDULING),
                             finish=True, status=ACTIVE, task_state=None,
-                            launched_at=utcnow(), attempts=attempts)
+                            launched_at=utcnow(), attempts=attempts, host=host, node=node)
                 return None
             why = f"build of {job.uuid} interrupted: conductor {previous} stopped"
             if present:
                 self._destroy(host, job.uuid, why)
             elif present is None:
                 self._cleanup(host, job.uuid, why)
-            attempts.append(faults.attempt_interrupted(host, record.node, previous))
+            attempts.append(faults.attempt_interrupted(host, node, previous))
         LOG.info("server %s: build taken over from %s; scheduling again", job.uuid, previous)
         self.scheduler.release(job.uuid)
         if not self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING, T.SPAWNING),
                            task_state=T.SCHEDULING, host=None, node=None, attempts=attempts):
             return None
         return self._load(job.uuid)
+
+    def _claimed(self, held: Mapping[str, Mapping[str, int]]
+                 ) -> tuple[str | None, str | None]:
+        """(host, node) of the providers a claim is on, when a compute node owns them."""
+        self.catalog.hosts()
+        for provider in held:
+            found = self.catalog.node_of_provider(provider)
+            if found is not None:
+                return found
+        return None, None
 
     def _spawn_somewhere(self, job: Job, record: ServerRecord, spec: RequestSpec,
                          destinations: list[Destination], *,
@@ -274,14 +335,18 @@ class ServerTasks:
                 changes.update(host=destination.host, node=destination.node)
             if index == 0 and scheduling is not None:
                 changes["scheduling"] = scheduling
-            # A move records its destination on the operation, for a successor.
-            progress = None if building else {"dest_host": destination.host,
-                                              "dest_node": destination.node}
-            if not self.update(job, expect_status=expect_status,
-                               expect_task=(T.SCHEDULING, T.SPAWNING, T.RESIZE_PREP,
-                                            T.RESIZE_MIGRATING, T.REBUILDING,
-                                            T.REBUILD_SPAWNING),
-                               progress=progress, **changes):
+            expect_task = (T.SCHEDULING, T.SPAWNING, T.RESIZE_PREP, T.RESIZE_MIGRATING,
+                           T.REBUILDING, T.REBUILD_SPAWNING)
+            if building:
+                # Not waited for: a successor finds the host from the claim in
+                # placement, and the build's last transition expects SPAWNING, so a
+                # delete that came first makes it fail there (committed in order).
+                self.update_later(job, expect_status=expect_status, expect_task=expect_task,
+                                  **changes)
+            elif not self.update(job, expect_status=expect_status, expect_task=expect_task,
+                                 progress={"dest_host": destination.host,
+                                           "dest_node": destination.node}, **changes):
+                # A move records its destination on the operation, for a successor.
                 return Outcome(attempts=attempts, interrupted=True)
             guest = Guest(uuid=record.uuid, name=record.name, node=destination.node,
                           flavor=flavor or record.flavor, image=spec.image,
@@ -308,11 +373,8 @@ class ServerTasks:
                                                            destination.node, str(exc)))
                 continue
             attempts.append(faults.attempt_ok(destination.host, destination.node))
-            if building:
-                current = self._load(record.uuid)
-                if current is None or current.task_state != T.SPAWNING:
-                    # Deleted while spawning: the delete destroys and releases.
-                    return Outcome(attempts=attempts, interrupted=True)
+            # Deleted while spawning? The caller's next transition expects the task
+            # this one set, so it fails then, and the delete destroys and releases.
             return Outcome(attempts=attempts, placed=destination)
         return Outcome(attempts=attempts,
                        fault=faults.build_failed(record.uuid, attempts, retries=retries))

@@ -65,6 +65,20 @@ OPTS = (
     cfg.PortOpt("osapi_compute_listen_port", default=8774,
                 help="TCP port `moorage api serve` listens on."),
     cfg.IntOpt(
+        "osapi_compute_workers",
+        default=1,
+        min=1,
+        help="Server processes of `moorage api serve` (upstream's option). Each runs "
+        "its own conductor (unless [conductor] run_in_api is off); use several with "
+        "PostgreSQL.",
+    ),
+    cfg.IntOpt(
+        "osapi_compute_threads",
+        default=16,
+        min=1,
+        help="Request threads per compute API server process.",
+    ),
+    cfg.IntOpt(
         "service_down_time",
         default=60,
         min=1,

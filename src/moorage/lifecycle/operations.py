@@ -82,11 +82,12 @@ def _older_exists(server_uuid: Any, operation_id: Any) -> sa.Exists:
 
 def add(conn: Connection, server_uuid: str, kind: OperationKind,
         arguments: Mapping[str, Any] | None = None, *, owner: str | None = None,
-        lease_seconds: float = 0.0) -> Operation:
+        lease_seconds: float = 0.0, first: bool = False) -> Operation:
     """Record an operation. ``owner`` claims it at once, unless an older operation of the
-    same server is still there (it then waits, unowned, for its turn)."""
+    same server is still there (it then waits, unowned, for its turn); ``first``: the
+    caller knows there is none (a server created in this transaction)."""
     stamp = now()
-    if owner is not None and conn.execute(
+    if owner is not None and not first and conn.execute(
             sa.select(operations.c.id).where(operations.c.server_uuid == server_uuid)
             .limit(1)).first() is not None:
         owner = None
@@ -173,6 +174,14 @@ def finish(conn: Connection, operation_id: int, owner: str) -> bool:
     return bool(conn.execute(
         operations.delete().where(operations.c.id == operation_id,
                                   operations.c.owner == owner)).rowcount)
+
+
+def waiting(conn: Connection, server_uuid: str) -> bool:
+    """Is any operation of ``server_uuid`` left?"""
+    # SELECT id FROM operations WHERE server_uuid = :uuid LIMIT 1
+    return conn.execute(sa.select(operations.c.id)
+                        .where(operations.c.server_uuid == server_uuid)
+                        .limit(1)).first() is not None
 
 
 def pending(conn: Connection, server_uuids: Sequence[str] | None = None) -> list[Operation]:

@@ -16,6 +16,12 @@ def utcnow() -> datetime.datetime:
     return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
 
 
+def utcnow_precise() -> datetime.datetime:
+    """Naive UTC to the microsecond: a server's ``updated_at``, which
+    ``GET /servers?changes-since=`` compares (shown to the second)."""
+    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+
+
 @dataclass
 class ServerRecord:
     """One server, with what it was built from and what happened to it.
@@ -44,7 +50,7 @@ class ServerRecord:
     # Why the server is in ERROR: {"code", "message", "details", "created"}.
     fault: dict[str, Any] | None = None
     created_at: datetime.datetime = field(default_factory=utcnow)
-    updated_at: datetime.datetime = field(default_factory=utcnow)
+    updated_at: datetime.datetime = field(default_factory=utcnow_precise)
     launched_at: datetime.datetime | None = None
     deleted_at: datetime.datetime | None = None
     # A requested target host (admin), kept for the first schedule only.

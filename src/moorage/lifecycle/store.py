@@ -8,15 +8,16 @@ arrives during a build wins, and the build notices at its next step.
 
 from __future__ import annotations
 
-import json
+import datetime
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
-from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
+from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow, utcnow_precise
 from moorage.lifecycle.schema import cleanups, migrations, operations, servers
 from moorage.lifecycle.states import (
     IN_FLIGHT,
@@ -26,6 +27,11 @@ from moorage.lifecycle.states import (
     TaskState,
 )
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
+
+
+def _dumps(value: object) -> str:
+    """JSON text of a column (orjson: the server row is written on every transition)."""
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
 def _to_row(record: ServerRecord) -> dict[str, Any]:
@@ -38,18 +44,18 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
         "project_id": record.project_id,
         "user_id": record.user_id,
         "flavor_id": record.flavor_id,
-        "flavor": json.dumps(flavor_to_json(record.flavor)),
+        "flavor": _dumps(flavor_to_json(record.flavor)),
         "image_id": record.image_id,
-        "image": json.dumps(image_to_json(record.image)),
+        "image": _dumps(image_to_json(record.image)),
         "is_bfv": record.is_bfv,
         "availability_zone": record.availability_zone,
         "status": str(record.status),
         "task_state": str(record.task_state) if record.task_state is not None else None,
         "host": record.host,
         "node": record.node,
-        "attempts": json.dumps(record.attempts),
-        "scheduling": json.dumps(scheduling),
-        "fault": json.dumps(record.fault) if record.fault is not None else None,
+        "attempts": _dumps(record.attempts),
+        "scheduling": _dumps(scheduling),
+        "fault": _dumps(record.fault) if record.fault is not None else None,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "launched_at": record.launched_at,
@@ -58,7 +64,7 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
 
 
 def _from_row(row: RowMapping) -> ServerRecord:
-    scheduling = json.loads(row["scheduling"] or "{}")
+    scheduling = orjson.loads(row["scheduling"] or "{}")
     task = row["task_state"]
     return ServerRecord(
         uuid=row["uuid"],
@@ -66,18 +72,18 @@ def _from_row(row: RowMapping) -> ServerRecord:
         project_id=row["project_id"],
         user_id=row["user_id"],
         flavor_id=row["flavor_id"],
-        flavor=flavor_from_json(json.loads(row["flavor"])),
+        flavor=flavor_from_json(orjson.loads(row["flavor"])),
         image_id=row["image_id"],
-        image=image_from_json(json.loads(row["image"])),
+        image=image_from_json(orjson.loads(row["image"])),
         is_bfv=bool(row["is_bfv"]),
         availability_zone=row["availability_zone"],
         status=ServerStatus(row["status"]),
         task_state=TaskState(task) if task is not None else None,
         host=row["host"],
         node=row["node"],
-        attempts=json.loads(row["attempts"] or "[]"),
+        attempts=orjson.loads(row["attempts"] or "[]"),
         scheduling=scheduling,
-        fault=json.loads(row["fault"]) if row["fault"] else None,
+        fault=orjson.loads(row["fault"]) if row["fault"] else None,
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         launched_at=row["launched_at"],
@@ -111,11 +117,17 @@ class ServerQuery:
     name: str | None = None
     limit: int | None = None
     marker: str | None = None
+    # Servers changed at or after this moment, deleted ones included (nova's filter).
+    changes_since: datetime.datetime | None = None
 
 
 def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
     """Servers newest first, as nova lists them; ``marker`` pages after that server."""
-    statement = servers.select().where(servers.c.status != ServerStatus.DELETED)
+    statement = servers.select()
+    if query.changes_since is not None:
+        statement = statement.where(servers.c.updated_at >= query.changes_since)
+    else:
+        statement = statement.where(servers.c.status != ServerStatus.DELETED)
     if query.project_id is not None:
         statement = statement.where(servers.c.project_id == query.project_id)
     if query.status is not None:
@@ -181,15 +193,15 @@ def transition(conn: Connection, uuid: str, *,
     values = dict(changes)
     for name in ("attempts", "scheduling", "fault"):
         if name in values and values[name] is not None:
-            values[name] = json.dumps(values[name])
+            values[name] = _dumps(values[name])
     if "flavor" in values:
-        values["flavor"] = json.dumps(flavor_to_json(values["flavor"]))
+        values["flavor"] = _dumps(flavor_to_json(values["flavor"]))
     if "image" in values:
-        values["image"] = json.dumps(image_to_json(values["image"]))
+        values["image"] = _dumps(image_to_json(values["image"]))
     for name in ("status", "task_state"):
         if values.get(name) is not None:
             values[name] = str(values[name])
-    values["updated_at"] = utcnow()
+    values["updated_at"] = utcnow_precise()
     # UPDATE servers SET ... WHERE uuid = :uuid [AND status IN (...)]
     #   [AND (task_state IN (...) OR task_state IS NULL)]
     #   [AND EXISTS (SELECT 1 FROM operations WHERE id = :op AND owner = :owner)]

@@ -423,7 +423,7 @@ class PlacementClient:
                 uuid=uuid,
                 root_uuid=summary.get("root_provider_uuid") or uuid,
                 parent_uuid=summary.get("parent_provider_uuid"),
-                traits=sorted(summary.get("traits", [])),
+                traits=summary.get("traits", []),
                 resources={
                     rc: (int(r["used"]), int(r["capacity"]))
                     for rc, r in summary["resources"].items()

@@ -78,12 +78,32 @@ class ServerProcess:
                 raise ServerStartError(
                     f"{self.name} exited with {self._process.returncode}:\n{self.output()}"
                 )
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(self.url + "/", timeout=1).status_code == 200:
-                    return self
+            if self.ready():
+                return self
             time.sleep(0.05)
         self.stop()
         raise ServerStartError(f"{self.name} did not answer in {timeout}s:\n{self.output()}")
+
+    def ready(self) -> bool:
+        """Whether the started process serves (by default: GET / answers 200)."""
+        with contextlib.suppress(requests.RequestException):
+            return requests.get(self.url + "/", timeout=1).status_code == 200
+        return False
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Send ``sig`` to the process's whole group (its workers too) and reap it."""
+        if self._process is None or self._process.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, sig)
+        self._process.wait(timeout=30)
+
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
 
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""

@@ -8,17 +8,13 @@ By default every API is admin-or-service only.
 
 from __future__ import annotations
 
-import contextlib
-import glob
-import os
-import threading
-import time
 from typing import Any
 
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
 from moorage.placement.http import Credentials, Forbidden
+from moorage.policy import CachedEnforcer
 
 ADMIN_API = "admin_api"
 SERVICE_API = "service_api"
@@ -152,63 +148,11 @@ def list_rules() -> list[oslo_policy.RuleDefault]:
 
 
 class Policy:
-    """The enforcer of one placement service, with its decisions remembered.
-
-    oslo.policy costs about 150 us per check (it re-reads its configuration and
-    introspects every check function), which is a tenth of a claim. Decisions
-    depend only on the rule, the credentials and the target, so they are cached,
-    and the cache is dropped when a policy file changes (looked at once a second,
-    so an edited policy file takes effect within a second, without a restart).
-    """
-
-    _MAX_DECISIONS = 10_000
-    _RECHECK_SECONDS = 1.0
+    """The enforcer of one placement service, its decisions remembered
+    (``moorage.policy.CachedEnforcer``)."""
 
     def __init__(self, conf: cfg.ConfigOpts) -> None:
-        self._conf = conf
-        self._enforcer = oslo_policy.Enforcer(conf)
-        self._enforcer.suppress_default_change_warnings = True
-        self._enforcer.suppress_deprecation_warnings = True
-        self._enforcer.register_defaults(list_rules())
-        self._enforcer.load_rules()
-        self._decisions: dict[tuple[object, ...], bool] = {}
-        self._files = self._policy_files()
-        self._checked_at = time.monotonic()
-        self._lock = threading.Lock()
-
-    def _policy_files(self) -> tuple[tuple[str, int], ...]:
-        """(path, mtime) of every policy file the enforcer reads."""
-        found: list[str] = []
-        path = getattr(self._enforcer, "policy_path", None)
-        if path:
-            found.append(path)
-        for directory in self._conf.oslo_policy.policy_dirs:
-            with contextlib.suppress(cfg.ConfigFilesNotFoundError):
-                resolved = self._conf.find_file(directory)
-                if resolved and os.path.isdir(resolved):
-                    found.extend(sorted(glob.glob(os.path.join(resolved, "*"))))
-        stamps = []
-        for name in found:
-            with contextlib.suppress(OSError):
-                stamps.append((name, os.stat(name).st_mtime_ns))
-        return tuple(stamps)
-
-    def _forget_if_changed(self) -> None:
-        now = time.monotonic()
-        if now - self._checked_at < self._RECHECK_SECONDS:
-            return
-        self._checked_at = now
-        self._enforcer.load_rules()
-        files = self._policy_files()
-        if files != self._files:
-            self._files = files
-            self._decisions.clear()
-
-    def _decide(self, rule: str, credentials: Credentials, target: dict[str, Any]) -> bool:
-        try:
-            return bool(self._enforcer.authorize(rule, target, credentials.policy_values()))
-        except oslo_policy.InvalidScope:
-            return False
+        self._cached = CachedEnforcer(conf, list_rules())
 
     def authorize(
         self, rule: str, credentials: Credentials, target: dict[str, Any] | None = None
@@ -216,15 +160,5 @@ class Policy:
         """Raise 403 (Forbidden) unless ``credentials`` may perform ``rule`` on ``target``."""
         if target is None:
             target = {"project_id": credentials.project_id, "user_id": credentials.user_id}
-        key = (rule, credentials, tuple(sorted(target.items())))
-        with self._lock:
-            self._forget_if_changed()
-            allowed = self._decisions.get(key)
-        if allowed is None:
-            allowed = self._decide(rule, credentials, target)
-            with self._lock:
-                if len(self._decisions) >= self._MAX_DECISIONS:
-                    self._decisions.clear()
-                self._decisions[key] = allowed
-        if not allowed:
+        if not self._cached.allows(rule, target, credentials.policy_values()):
             raise Forbidden(f"Policy does not allow {rule} to be performed.")

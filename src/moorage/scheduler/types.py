@@ -120,6 +120,8 @@ class HostInfo:
     # (architecture, hypervisor type, vm mode) triples the host can run.
     supported_instances: Sequence[tuple[str, str, str]] = ()
     hypervisor_version: int | None = None
+    # Where its compute agent answers (the conductor's calls), as it registered.
+    agent_url: str | None = None
 
     @property
     def up(self) -> bool:

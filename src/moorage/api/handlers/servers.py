@@ -10,6 +10,7 @@ filters added, how many candidates placement returned and every host tried.
 
 from __future__ import annotations
 
+import datetime
 import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
@@ -137,12 +138,27 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
         host = None  # nova ignores admin-only filters for users
     query = ServerQuery(project_id=project, status=status, host=host,
                         name=req.query.get("name"), limit=limit,
-                        marker=req.query.get("marker"))
+                        marker=req.query.get("marker"),
+                        changes_since=_changes_since(req.query.get("changes-since")))
     with req.state.database.reader() as conn:
         try:
             return store.list_servers(conn, query)
         except LookupError:
             raise BadRequest(f"marker [{query.marker}] not found") from None
+
+
+def _changes_since(text: str | None) -> datetime.datetime | None:
+    """nova's ``changes-since``: an ISO 8601 time (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise BadRequest(f"Invalid filter field: changes-since: {text!r} is not an ISO 8601 "
+                         "time, such as 2026-11-24T18:00:00Z.") from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(datetime.UTC).replace(tzinfo=None)
+    return moment
 
 
 def list_servers(req: ApiRequest) -> Response:
@@ -246,8 +262,8 @@ def create_server(req: ApiRequest) -> Response:
     )
     with req.state.database.writer() as writer:
         store.insert_server(writer.conn, record)
-        operation = _accept(req, writer.conn, record.uuid, OperationKind.BUILD)
-    _dispatch(req, operation)
+        operation = _accept(req, writer.conn, record.uuid, OperationKind.BUILD, new=True)
+    _dispatch(req, operation, record)
     return json_response({"server": {"id": record.uuid,
                                      "links": req.link("servers", record.uuid),
                                      "OS-DCF:diskConfig": "MANUAL",
@@ -309,19 +325,22 @@ def _require_conductor(req: ApiRequest) -> None:
 
 
 def _accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
-            arguments: Mapping[str, Any] | None = None) -> Operation:
+            arguments: Mapping[str, Any] | None = None, *, new: bool = False) -> Operation:
     """Record the work in the transaction that records the server's new state: claimed
-    at once by this process's conductor, if it has one."""
+    at once by this process's conductor, if it has one. ``new``: the server was just
+    created, so no older operation of it can exist."""
     conductor = req.state.conductor
     return operations.add(conn, uuid, kind, arguments,
                           owner=conductor.identity if conductor is not None else None,
-                          lease_seconds=float(req.state.conf.conductor.lease_seconds))
+                          lease_seconds=float(req.state.conf.conductor.lease_seconds),
+                          first=new)
 
 
-def _dispatch(req: ApiRequest, operation: Operation) -> None:
+def _dispatch(req: ApiRequest, operation: Operation,
+              record: ServerRecord | None = None) -> None:
     """After the commit: hand the work to this process's conductor."""
     if req.state.conductor is not None:
-        req.state.conductor.dispatch(operation)
+        req.state.conductor.dispatch(operation, record)
 
 
 # -- delete ------------------------------------------------------------------------

@@ -16,27 +16,36 @@ from sqlalchemy.engine import Connection
 
 from moorage.api.storage.schema import catalog_state
 
-# SELECT version, aggregates_version, reset_version FROM catalog_state WHERE id = 1
-VERSIONS_SQL = "SELECT version, aggregates_version, reset_version FROM catalog_state WHERE id = 1"
+VERSIONS_SQL = ("SELECT version, aggregates_version, reset_version, definitions_version "
+                "FROM catalog_state WHERE id = 1")
 
 
 @dataclass(frozen=True)
 class CatalogVersions:
     """``version``: the newest change; ``aggregates``: the last aggregate change;
-    ``reset``: the last deletion of a service."""
+    ``reset``: the last deletion of a service; ``definitions``: the last change of a
+    flavor or an image."""
 
     version: int
     aggregates: int
     reset: int
+    definitions: int
+
+    @classmethod
+    def of(cls, row: tuple[object, ...]) -> CatalogVersions:
+        return cls(*(int(v) for v in row))  # type: ignore[call-overload]
 
 
-def bump(conn: Connection, *, aggregates: bool = False, reset: bool = False) -> int:
+def bump(conn: Connection, *, aggregates: bool = False, reset: bool = False,
+         definitions: bool = False) -> int:
     """A new catalog version for this transaction's changes; returned to stamp them."""
     values: dict[str, object] = {"version": catalog_state.c.version + 1}
     if aggregates:
         values["aggregates_version"] = catalog_state.c.version + 1
     if reset:
         values["reset_version"] = catalog_state.c.version + 1
+    if definitions:
+        values["definitions_version"] = catalog_state.c.version + 1
     # UPDATE catalog_state SET version = version + 1 [, ...] WHERE id = 1 RETURNING version
     return int(conn.execute(
         sa.update(catalog_state).where(catalog_state.c.id == 1).values(**values)
@@ -44,5 +53,4 @@ def bump(conn: Connection, *, aggregates: bool = False, reset: bool = False) -> 
 
 
 def read(conn: Connection) -> CatalogVersions:
-    row = conn.exec_driver_sql(VERSIONS_SQL).one()
-    return CatalogVersions(int(row[0]), int(row[1]), int(row[2]))
+    return CatalogVersions.of(tuple(conn.exec_driver_sql(VERSIONS_SQL).one()))

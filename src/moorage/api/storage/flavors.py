@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.api.errors import Conflict, NotFound
+from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import flavor_extra_specs, flavors
 from moorage.model.flavor import Flavor
 from moorage.placement.storage.database import utcnow
@@ -56,6 +57,7 @@ def _record(row: sa.Row[tuple[object, ...]], specs: Mapping[str, str]) -> Flavor
 
 def create_flavor(conn: Connection, record: FlavorRecord) -> FlavorRecord:
     """Insert a flavor and its extra specs; Conflict when its id or name is taken."""
+    catalog_state.bump(conn, definitions=True)
     flavor = record.flavor
     clash = conn.execute(sa.select(flavors.c.id, flavors.c.name).where(
         sa.or_(flavors.c.id == record.id, flavors.c.name == flavor.name))).first()
@@ -101,6 +103,7 @@ def list_flavors(conn: Connection, *, include_private: bool = True,
 
 
 def delete_flavor(conn: Connection, flavor_id: str) -> None:
+    catalog_state.bump(conn, definitions=True)
     conn.execute(flavor_extra_specs.delete().where(flavor_extra_specs.c.flavor_id == flavor_id))
     if not conn.execute(flavors.delete().where(flavors.c.id == flavor_id)).rowcount:
         raise _not_found(flavor_id)
@@ -108,6 +111,7 @@ def delete_flavor(conn: Connection, flavor_id: str) -> None:
 
 def set_extra_specs(conn: Connection, flavor_id: str, specs: Mapping[str, str]) -> None:
     """Create or replace these extra specs of a flavor (validated by the caller)."""
+    catalog_state.bump(conn, definitions=True)
     load_flavor(conn, flavor_id)
     keys = list(specs)
     conn.execute(flavor_extra_specs.delete().where(
@@ -119,6 +123,7 @@ def set_extra_specs(conn: Connection, flavor_id: str, specs: Mapping[str, str]) 
 
 
 def delete_extra_spec(conn: Connection, flavor_id: str, key: str) -> None:
+    catalog_state.bump(conn, definitions=True)
     load_flavor(conn, flavor_id)
     deleted = conn.execute(flavor_extra_specs.delete().where(
         flavor_extra_specs.c.flavor_id == flavor_id, flavor_extra_specs.c.key == key)).rowcount

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.api.errors import NotFound
+from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import images
 from moorage.model.image import Image
 from moorage.placement.storage.database import utcnow
@@ -56,6 +57,7 @@ def _values(record: ImageRecord) -> dict[str, object]:
 
 
 def create_image(conn: Connection, record: ImageRecord) -> ImageRecord:
+    catalog_state.bump(conn, definitions=True)
     now = utcnow()
     conn.execute(images.insert().values(id=record.id, created_at=now, updated_at=now,
                                         **_values(record)))
@@ -84,11 +86,13 @@ def list_images(conn: Connection) -> list[ImageRecord]:
 
 
 def update_image(conn: Connection, record: ImageRecord) -> ImageRecord:
+    catalog_state.bump(conn, definitions=True)
     conn.execute(images.update().where(images.c.id == record.id)
                  .values(updated_at=utcnow(), **_values(record)))
     return load_image_record(conn, record.id)
 
 
 def delete_image(conn: Connection, image_id: str) -> None:
+    catalog_state.bump(conn, definitions=True)
     if not conn.execute(images.delete().where(images.c.id == image_id)).rowcount:
         raise NotFound(f"Image {image_id} could not be found.")

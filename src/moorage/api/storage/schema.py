@@ -99,6 +99,8 @@ catalog_state = sa.Table(
     sa.Column("version", sa.BigInteger, nullable=False),
     sa.Column("aggregates_version", sa.BigInteger, nullable=False),
     sa.Column("reset_version", sa.BigInteger, nullable=False),
+    # The last change of a flavor or an image (the lookups' cache).
+    sa.Column("definitions_version", sa.BigInteger, nullable=False),
 )
 
 aggregates = sa.Table(

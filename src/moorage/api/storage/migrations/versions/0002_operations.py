@@ -30,9 +30,10 @@ def upgrade() -> None:
         sa.Column("version", sa.BigInteger, nullable=False),
         sa.Column("aggregates_version", sa.BigInteger, nullable=False),
         sa.Column("reset_version", sa.BigInteger, nullable=False),
+        sa.Column("definitions_version", sa.BigInteger, nullable=False),
     )
     op.bulk_insert(state, [{"id": 1, "version": 1, "aggregates_version": 1,
-                            "reset_version": 1}])
+                            "reset_version": 1, "definitions_version": 1}])
     op.create_table(
         "operations",
         sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
