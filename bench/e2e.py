@@ -297,7 +297,8 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
                              placement_url=placement.url, api_url=api.url,
                              config={"DEFAULT": {"report_interval": 30}})
         registering = time.perf_counter()
-        stack.enter_context(fleet.start(timeout=600))
+        fleet.start(timeout=600)
+        stack.callback(fleet.stop)
         registered = time.perf_counter() - registering
         session = requests.Session()
         session.headers.update(TOKEN)

@@ -34,6 +34,7 @@ from typing import Any
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
+from moorage import failpoints
 from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
 from moorage.conductor import faults
 from moorage.conductor.specs import request_spec, scheduling_record
@@ -240,6 +241,7 @@ class ServerTasks:
                         scheduling=scheduling_record(spec, "build", error=exc.reason,
                                                      seconds=time.perf_counter() - started))
             return
+        failpoints.reach("conductor.build.after_claim")
         scheduling = scheduling_record(spec, "build", selection,
                                        seconds=time.perf_counter() - started)
         outcome = self._spawn_somewhere(job, record, spec,
@@ -247,6 +249,7 @@ class ServerTasks:
                                         expect_status=(BUILD,), scheduling=scheduling)
         if outcome.placed is not None:
             destination = outcome.placed
+            failpoints.reach("conductor.build.after_spawn")
             if not self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
                                finish=True, status=ACTIVE, task_state=None,
                                launched_at=utcnow(), attempts=outcome.attempts,
@@ -386,6 +389,10 @@ class ServerTasks:
         if record is None:
             return
         hosts = {record.host} if record.host else set()
+        # A build interrupted before it recorded its host left a claim that names it.
+        claimed, _node = self._claimed(self._allocations(uuid))
+        if claimed is not None:
+            hosts.add(claimed)
         with self.database.reader() as conn:
             moving = store.in_flight_migration(conn, uuid)
         if moving is not None:
@@ -394,7 +401,9 @@ class ServerTasks:
                 hosts.add(moving.dest_host)
         for host in sorted(hosts):
             self._destroy(host, uuid, f"server {uuid} deleted")
+        failpoints.reach("conductor.delete.after_destroy")
         self.scheduler.release(uuid)
+        failpoints.reach("conductor.delete.after_release")
         if moving is not None:
             self.scheduler.release(moving.uuid)
             self._set_migration(moving.uuid, MigrationStatus.DELETED)
@@ -461,10 +470,12 @@ class ServerTasks:
         migration = self._new_migration(record, MigrationKind.EVACUATION if evacuate
                                         else MigrationKind.RESIZE if flavor
                                         else MigrationKind.MIGRATION)
+        failpoints.reach("conductor.move.after_migration")
         # The source host's resources move to the migration as consumer, so the
         # instance consumer is free to claim the destination (upstream's swap).
         self.placement.move_allocations(job.uuid, migration.uuid, record.project_id,
                                         record.user_id)
+        failpoints.reach("conductor.move.after_swap")
         new_flavor = flavor or record.flavor
         spec = request_spec(record, flavor=new_flavor, ignore_hosts=(record.host,),
                             requested_host=target)
@@ -485,6 +496,7 @@ class ServerTasks:
                 "attempts": outcome.attempts})
             return
         destination = outcome.placed
+        failpoints.reach("conductor.move.after_spawn")
         scheduling = scheduling_record(spec, operation, selection)
         scheduling["attempts"] = outcome.attempts
         if evacuate:

@@ -59,8 +59,11 @@ class ServerProcess:
         """The argv that runs the server."""
         raise NotImplementedError
 
+    # Variables added to this process's environment (failpoints, for the tests).
+    extra_env: dict[str, str] = {}
+
     def environment(self) -> dict[str, str]:
-        return {**os.environ, "PYTHONUNBUFFERED": "1"}
+        return {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
 
     def prepare(self) -> None:
         """Anything to do before the server starts (a schema sync, ...)."""

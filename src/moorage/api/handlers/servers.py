@@ -17,6 +17,7 @@ from typing import Any
 
 from sqlalchemy.engine import Connection
 
+from moorage import failpoints
 from moorage.api import lookups
 from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
 from moorage.api.handlers.common import string
@@ -263,6 +264,7 @@ def create_server(req: ApiRequest) -> Response:
     with req.state.database.writer() as writer:
         store.insert_server(writer.conn, record)
         operation = _accept(req, writer.conn, record.uuid, OperationKind.BUILD, new=True)
+    failpoints.reach("api.create.after_commit")
     _dispatch(req, operation, record)
     return json_response({"server": {"id": record.uuid,
                                      "links": req.link("servers", record.uuid),
