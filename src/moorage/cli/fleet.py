@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import sys
-import threading
+import os
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from cliff.command import Command
 
-from moorage.compute.fleet import Fleet
+from moorage.cli.listen import check_port_free
+from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 from moorage.conf import load_config
-from moorage.placement.client import PlacementClient
+from moorage.conf.environment import export_config
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
 
@@ -50,6 +48,9 @@ class FleetRun(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from granian import Granian
+        from granian.constants import Interfaces
+
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.placement_url:
             overrides.append(("placement", "endpoint_override", parsed_args.placement_url))
@@ -62,47 +63,29 @@ class FleetRun(Command):
         if parsed_args.sync_threads < 1:
             raise ValueError(f"--sync-threads {parsed_args.sync_threads}: allowed: 1 or more")
         conf = load_config(parsed_args.config_file, overrides)
-        description = load_fleet(Path(parsed_args.fleet))  # refused whole before anything
-        hosts = fleet_hosts(description.name, description.host_groups,
-                            config_files=parsed_args.config_file, overrides=overrides)
-        placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
-        token = conf.service_token or None
-        if token is None:
+        # Refused whole, naming the line and the group, before anything starts.
+        description = load_fleet(Path(parsed_args.fleet))
+        fleet_hosts(description.name, description.host_groups,
+                    config_files=parsed_args.config_file, overrides=overrides)
+        opts = conf.compute_agent
+        check_port_free(opts.listen, opts.port)
+        if not conf.service_token:
             LOG.warning("fleet %s: [DEFAULT] service_token is not set: its HTTP API is open "
                         "to anyone who can reach it (DEVELOPMENT MODE)", description.name)
-        opts = conf.compute_agent
-        fleet = Fleet(hosts, placement, api_url=opts.api_url or None, token=token,
-                      listen=opts.listen, port=opts.port, advertise_url=opts.advertise_url,
-                      report_interval=float(conf.report_interval),
-                      sync_interval=float(conf.update_resources_interval),
-                      sync_threads=parsed_args.sync_threads)
-        stopping = threading.Event()
-
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            LOG.info("signal %d: stopping the fleet", signum)
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        step = max(1, len(hosts) // 20)
-
-        def progress(done: int, total: int) -> None:
-            if done % step == 0 or done == total:
-                sys.stderr.write(f"\rregistering with placement: {done:,}/{total:,} hosts")
-                sys.stderr.flush()
-
-        fleet.start(progress)
-        sys.stderr.write("\n")
-        registration = fleet.registration
         self.app.stdout.write(
-            f"fleet {description.name}: {len(hosts):,} hosts registered with placement at "
-            f"{placement.url} in {registration.seconds:.1f}s ({registration.rate:,.0f}/s"
-            f"{f', {len(registration.failed)} failed' if registration.failed else ''}); "
-            f"serving {fleet.url}, reporting to "
-            f"{opts.api_url or 'no compute API'} every {conf.report_interval}s\n")
+            f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
+            f"hosts in {len(description.host_groups)} groups, registering with placement "
+            f"at {conf.placement.endpoint_override}, then serving "
+            f"http://{opts.listen}:{opts.port}\n")
         self.app.stdout.flush()
-        stopping.wait()
-        fleet.stop()
+        export_config(parsed_args.config_file, overrides)
+        os.environ[FLEET_FILE_ENV] = str(Path(parsed_args.fleet).resolve())
+        os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
+        # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
+        # a minute before it serves.
+        Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
+                port=opts.port, interface=Interfaces.WSGI, workers=1, blocking_threads=16,
+                factory=True, log_access=False, respawn_failed_workers=True).serve()
         return 0
 
 

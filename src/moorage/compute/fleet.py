@@ -33,7 +33,7 @@ from oslo_config import cfg
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.provider_tree import ProviderTreeSync
 from moorage.compute.registration import FleetHeartbeat, HostReporter
-from moorage.compute.service import FLEET_PREFIX, make_fleet_app
+from moorage.compute.service import FLEET_PREFIX, WSGIApp, make_fleet_app
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
 from moorage.web import ThreadedServer
@@ -114,16 +114,25 @@ class Fleet:
         return f"{self.url}{FLEET_PREFIX}{host}"
 
     # -- starting and stopping ------------------------------------------------------
-    def start(self, progress: Progress | None = None) -> Fleet:
+    @property
+    def app(self) -> WSGIApp:
+        """The WSGI application of every host's agent API (``/hosts/{host}/...``)."""
+        return make_fleet_app(self.agents, self.token, silent=self.silent)
+
+    def start(self, progress: Progress | None = None, *, serve: bool = True) -> Fleet:
         """Make every host's driver and agent, register them all with placement (their
-        providers exist when this returns), serve their APIs, and register them with
-        the compute API (a first heartbeat), then keep both up to date."""
+        providers exist when this returns), serve their APIs (unless ``serve`` is off:
+        a WSGI server of the caller's serves ``app`` at ``advertise_url``), and register
+        them with the compute API (a first heartbeat), then keep both up to date."""
         try:
             self._make_agents()
             self._register(progress)
-            self.server = ThreadedServer(make_fleet_app(self.agents, self.token,
-                                                        silent=self.silent),
-                                         self.listen, self.port, name="fleet-http").start()
+            if serve:
+                self.server = ThreadedServer(self.app, self.listen, self.port,
+                                             name="fleet-http").start()
+            elif not self.advertise_url:
+                raise FleetError("a fleet served by another server needs its URL "
+                                 "(advertise_url)")
             if self.api_url:
                 reporters = {h: HostReporter(a, self.agent_url(h))
                              for h, a in self.agents.items()}

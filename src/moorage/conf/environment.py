@@ -24,9 +24,15 @@ def export_config(config_files: Sequence[str],
     os.environ[CONFIG_OVERRIDES_ENV] = json.dumps([list(o) for o in overrides])
 
 
-def config_from_environment() -> cfg.ConfigOpts:
-    """The configuration ``export_config`` put in the environment."""
+def exported() -> tuple[list[str], list[tuple[str, str, object]]]:
+    """The configuration files and overrides ``export_config`` put in the environment."""
     files = [f for f in os.environ.get(CONFIG_FILES_ENV, "").split(os.pathsep) if f]
     overrides = [(str(g), str(o), v) for g, o, v
                  in json.loads(os.environ.get(CONFIG_OVERRIDES_ENV, "[]"))]
+    return files, overrides
+
+
+def config_from_environment() -> cfg.ConfigOpts:
+    """The configuration ``export_config`` put in the environment."""
+    files, overrides = exported()
     return load_config(files, overrides)

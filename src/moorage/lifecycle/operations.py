@@ -80,6 +80,9 @@ def _older_exists(server_uuid: Any, operation_id: Any) -> sa.Exists:
     return sa.exists().where(older.c.server_uuid == server_uuid, older.c.id < operation_id)
 
 
+_INSERT = operations.insert()
+
+
 def add(conn: Connection, server_uuid: str, kind: OperationKind,
         arguments: Mapping[str, Any] | None = None, *, owner: str | None = None,
         lease_seconds: float = 0.0, first: bool = False) -> Operation:
@@ -97,7 +100,7 @@ def add(conn: Connection, server_uuid: str, kind: OperationKind,
               "lease_until": lease, "takeovers": 0, "progress": "{}",
               "created_at": stamp.replace(microsecond=0),
               "updated_at": stamp.replace(microsecond=0)}
-    key = conn.execute(operations.insert().values(**values)).inserted_primary_key
+    key = conn.execute(_INSERT, values).inserted_primary_key
     assert key is not None
     return Operation(id=int(key[0]), server_uuid=server_uuid, kind=kind,
                      arguments=dict(arguments or {}), owner=owner, lease_until=lease)
@@ -169,19 +172,22 @@ def set_progress(conn: Connection, operation_id: int, owner: str,
         .values(progress=json.dumps(dict(progress)))).rowcount)
 
 
+# DELETE FROM operations WHERE id = :b_id AND owner = :b_owner
+_FINISH = operations.delete().where(operations.c.id == sa.bindparam("b_id"),
+                                    operations.c.owner == sa.bindparam("b_owner"))
+# SELECT id FROM operations WHERE server_uuid = :b_uuid LIMIT 1
+_WAITING = (sa.select(operations.c.id)
+            .where(operations.c.server_uuid == sa.bindparam("b_uuid")).limit(1))
+
+
 def finish(conn: Connection, operation_id: int, owner: str) -> bool:
     """The operation is done: forget it. False if ``owner`` no longer held it."""
-    return bool(conn.execute(
-        operations.delete().where(operations.c.id == operation_id,
-                                  operations.c.owner == owner)).rowcount)
+    return bool(conn.execute(_FINISH, {"b_id": operation_id, "b_owner": owner}).rowcount)
 
 
 def waiting(conn: Connection, server_uuid: str) -> bool:
     """Is any operation of ``server_uuid`` left?"""
-    # SELECT id FROM operations WHERE server_uuid = :uuid LIMIT 1
-    return conn.execute(sa.select(operations.c.id)
-                        .where(operations.c.server_uuid == server_uuid)
-                        .limit(1)).first() is not None
+    return conn.execute(_WAITING, {"b_uuid": server_uuid}).first() is not None
 
 
 def pending(conn: Connection, server_uuids: Sequence[str] | None = None) -> list[Operation]:
