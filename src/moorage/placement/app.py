@@ -31,6 +31,7 @@ from moorage.placement.http import (
     NotFound,
     Request,
     Response,
+    StreamedResponse,
     error_response,
 )
 from moorage.placement.routes import ROUTES
@@ -95,7 +96,8 @@ def make_app(service: PlacementService) -> WSGIApp:
         except storage_errors.InvalidData as exc:
             raise BadRequest(exc.message, code=exc.code) from None
 
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]
+                    ) -> Iterable[bytes]:
         started = time.perf_counter()
         req = Request(environ, service)
         req.request_id = f"req-{uuid.uuid4()}"
@@ -117,7 +119,8 @@ def make_app(service: PlacementService) -> WSGIApp:
         ]
         if response.content_type and response.status not in (204, 304):
             headers.append(("content-type", response.content_type))
-        headers.append(("content-length", str(len(response.body))))
+        length = response.length if isinstance(response, StreamedResponse) else len(response.body)
+        headers.append(("content-length", str(length)))
         headers.append(("x-openstack-request-id", req.request_id))
         if req.version_known:
             headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
@@ -127,8 +130,11 @@ def make_app(service: PlacementService) -> WSGIApp:
             REQUEST_LOG.info(
                 '%s "%s %s" status: %d len: %d microversion: %s time: %.1fms',
                 environ.get("REMOTE_ADDR", "-"), req.method, req.path, response.status,
-                len(response.body), req.version, (time.perf_counter() - started) * 1000,
+                length, req.version, (time.perf_counter() - started) * 1000,
             )
+        if isinstance(response, StreamedResponse):
+            # An iterable that is not a list: the server sends it as it comes.
+            return response.chunks
         return [response.body]
 
     app: WSGIApp = application

@@ -2,7 +2,9 @@
 
 A ``Request`` wraps the WSGI environ with what handlers need (microversion,
 credentials, query parameters, JSON body); a ``Response`` is status, headers and
-bytes; an ``HTTPError`` becomes placement's error body
+bytes (a ``StreamedResponse``: chunks, for the few answers that can be as large
+as the cloud, assembled by ``JSONPieces``); an ``HTTPError`` becomes placement's
+error body
 ``{"errors": [{"status", "title", "detail", "code", "request_id"}]}``.
 The framework is hand-written because it sits on the hot path of every request
 (docs/performance.md has the measurements that led here).
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 import datetime
 import html
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import parse_qsl
 
@@ -25,7 +27,8 @@ from moorage.placement.microversion import MIN_VERSION, Version
 from moorage.web import JSON, Response, accepts_json, http_date, media_ranges, quality
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
-__all__ = ["JSON", "HTTPError", "Request", "Response", "http_date", "since"]
+__all__ = ["JSON", "HTTPError", "JSONPieces", "Request", "Response", "StreamedResponse",
+           "http_date", "json_fragment", "since"]
 
 if TYPE_CHECKING:
     from moorage.placement.service import PlacementService
@@ -174,6 +177,120 @@ def error_media_type(environ: dict[str, Any]) -> str:
     return max(offers)[2] if offers else "text/plain"
 
 
+# A body up to this size is joined and sent whole, as every other answer is; a larger
+# one is streamed, in chunks of about CHUNK_BYTES.
+STREAM_ABOVE = 1024 * 1024
+CHUNK_BYTES = 256 * 1024
+
+
+@dataclass
+class StreamedResponse(Response):
+    """A response whose body is handed to the server chunk by chunk, never joined.
+
+    ``length`` is known ahead (the pieces were rendered before the index was let
+    go), so clients still get a content-length and nothing else changes for them.
+    """
+
+    chunks: Iterable[bytes] = field(default_factory=tuple)
+    length: int = 0
+
+
+class _Listing:
+    """Items joined by ``separator``; with a ``template``, each item is
+    ``fill.join(template)`` (the same document shape around another uuid)."""
+
+    __slots__ = ("items", "length", "separator", "template")
+
+    def __init__(self, items: Sequence[bytes], separator: bytes,
+                 template: tuple[bytes, ...] | None) -> None:
+        self.items = items
+        self.separator = separator
+        self.template = template
+        filled = sum(map(len, items))
+        if template is not None:
+            filled = filled * (len(template) - 1) + len(items) * sum(map(len, template))
+        self.length = filled + len(separator) * max(0, len(items) - 1)
+
+    def joined(self, start: int = 0, stop: int | None = None) -> bytes:
+        """Items ``start:stop`` joined; led by a separator unless ``start`` is 0."""
+        part = self.items if start == 0 and stop is None else self.items[start:stop]
+        if self.template is not None:
+            template = self.template
+            part = [fill.join(template) for fill in part]
+        return self.separator.join([b"", *part] if start else part)
+
+
+def json_fragment(data: Any) -> bytes:
+    """``data`` as JSON in a bytes object of its own size: for JSON that is kept
+    (cached on a record) or held by the thousand (the items of a listing).
+
+    orjson (3.12 on) returns the buffer it rendered into, at least 4 KB and rounded
+    up to a power of two, and does not shrink it: a 38-byte quoted uuid cached on
+    each of 100,000 providers held 400 MB. The copy costs a fraction of a microsecond.
+    """
+    return bytes(memoryview(orjson.dumps(data)))
+
+
+class JSONPieces:
+    """A JSON document as pieces already rendered, and its length.
+
+    Why: the answers that can list the whole cloud (every provider, every
+    candidate) are assembled from fragments cached on provider records. At 100,000
+    providers they are 55 to 70 MB, and joining them made one more copy of that
+    size, which the server then copied again. Small documents are joined as before
+    (``join``); a large one is sent in chunks of about ``CHUNK_BYTES`` (``chunks``),
+    so beyond the cached fragments only a chunk or two exist at a time.
+    """
+
+    __slots__ = ("_parts", "length")
+
+    def __init__(self, *pieces: bytes) -> None:
+        self._parts: list[bytes | _Listing] = list(pieces)
+        self.length = sum(map(len, pieces))
+
+    def add(self, piece: bytes) -> JSONPieces:
+        self._parts.append(piece)
+        self.length += len(piece)
+        return self
+
+    def listing(self, items: Sequence[bytes], *, separator: bytes = b",",
+                template: Sequence[bytes] | None = None) -> JSONPieces:
+        """Add ``items`` joined by ``separator`` (see ``_Listing`` for ``template``).
+
+        ``items`` is kept, not copied: it must not change until the body is sent.
+        """
+        listing = _Listing(items, separator, tuple(template) if template is not None else None)
+        self._parts.append(listing)
+        self.length += listing.length
+        return self
+
+    def join(self) -> bytes:
+        """The whole document as one bytes object."""
+        return b"".join([p if isinstance(p, bytes) else p.joined() for p in self._parts])
+
+    def chunks(self) -> Iterator[bytes]:
+        """The document in chunks of about ``CHUNK_BYTES`` (small pieces coalesced)."""
+        pending: list[bytes] = []
+        size = 0
+        for part in self._parts:
+            pieces: Iterable[bytes]
+            if isinstance(part, bytes):
+                pieces = (part,)
+            else:
+                # Slices of about CHUNK_BYTES, from the listing's average item size.
+                average = max(1, part.length // max(1, len(part.items)))
+                step = max(1, CHUNK_BYTES // average)
+                pieces = (part.joined(i, i + step) for i in range(0, len(part.items), step))
+            for piece in pieces:
+                pending.append(piece)
+                size += len(piece)
+                if size >= CHUNK_BYTES:
+                    yield pending[0] if len(pending) == 1 else b"".join(pending)
+                    pending, size = [], 0
+        if pending:
+            yield b"".join(pending)
+
+
 class Request:
     """One API request, as a handler sees it."""
 
@@ -306,10 +423,17 @@ class Request:
     ) -> Response:
         """A JSON response with the caching headers the microversion calls for.
 
-        ``data`` may also be JSON already rendered to bytes.
+        ``data`` may also be JSON already rendered, as bytes or as ``JSONPieces``
+        (streamed when longer than ``STREAM_ABOVE``).
         """
-        body = data if isinstance(data, bytes) else orjson.dumps(data)
-        response = Response(status=status, body=body, content_type=JSON)
+        response: Response
+        if isinstance(data, JSONPieces) and data.length > STREAM_ABOVE:
+            response = StreamedResponse(status=status, content_type=JSON,
+                                        chunks=data.chunks(), length=data.length)
+        else:
+            body = (data if isinstance(data, bytes) else
+                    data.join() if isinstance(data, JSONPieces) else orjson.dumps(data))
+            response = Response(status=status, body=body, content_type=JSON)
         if headers:
             response.headers.extend(headers)
         self.add_cache_headers(response, last_modified)

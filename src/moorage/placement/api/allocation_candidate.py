@@ -24,7 +24,14 @@ from moorage.placement.engine.request import (
     Candidates,
     RequestGroup,
 )
-from moorage.placement.http import BadRequest, Request, Response, since
+from moorage.placement.http import (
+    BadRequest,
+    JSONPieces,
+    Request,
+    Response,
+    json_fragment,
+    since,
+)
 from moorage.placement.microversion import Version
 from moorage.placement.storage.records import ProviderRecord
 
@@ -235,14 +242,19 @@ def check_names(index: ProviderIndex, request: CandidateRequest) -> None:
         check_traits(group.forbidden_traits)
 
 
+def _summary_key(version: Version, requested: frozenset[str]) -> tuple[object, ...]:
+    """The cache key of a provider summary: made once per request, so the records'
+    caches share it instead of holding one more tuple per provider."""
+    return ("summary", version >= (1, 27) or requested, version >= (1, 17), version >= (1, 29))
+
+
 def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
-             requested: frozenset[str]) -> bytes:
+             requested: frozenset[str], key: tuple[object, ...]) -> bytes:
     """``"uuid":{summary}`` for one provider, cached on the (immutable) record."""
-    by_id = index.by_id
-    all_classes = version >= (1, 27)
-    key = ("summary", all_classes or requested, version >= (1, 17), version >= (1, 29))
     cached = record.fragments.get(key)
     if cached is None:
+        by_id = index.by_id
+        all_classes = version >= (1, 27)
         summary: dict[str, Any] = {"resources": {
             rc: {"capacity": inventory.capacity, "used": record.used(rc)}
             for rc, inventory in record.inventories.items()
@@ -261,36 +273,50 @@ def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
 def _quoted_uuid(record: ProviderRecord) -> bytes:
     cached = record.fragments.get("uuid")
     if cached is None:
-        cached = record.fragments["uuid"] = orjson.dumps(record.uuid)
+        cached = record.fragments["uuid"] = json_fragment(record.uuid)
     return cached
 
 
+# Up to this many candidates, rendered items are not trimmed (see _allocation_requests).
+_FEW = 100
+
+
+def _lone_template(found: Candidates, with_mappings: bool) -> list[bytes]:
+    """A lone root's allocation request, split where its quoted uuid goes.
+
+    Every such candidate has the same shape and amounts; only the provider
+    changes, so ``quoted_uuid.join(template)`` renders one.
+    """
+    template = [b'{"allocations":{']
+    tail = b':{"resources":' + orjson.dumps(found.lone_amounts) + b"}}"
+    if with_mappings:
+        tail += b',"mappings":{'
+        for i, suffix in enumerate(found.suffixes):
+            template.append(tail + (b"," if i else b"") + orjson.dumps(suffix) + b":[")
+            tail = b"]"
+        tail += b"}"
+    template.append(tail + b"}")
+    return template
+
+
 def _allocation_requests(version: Version, by_id: dict[int, ProviderRecord],
-                         found: Candidates, out: list[bytes]) -> None:
-    """Append the rendered allocation requests, comma-separated, to ``out``."""
+                         found: Candidates, body: JSONPieces) -> None:
+    """Add the rendered allocation requests, comma-separated, to ``body``."""
+    # Rendered items are held until the body is sent. Many are each copied out of
+    # orjson's oversized buffer (json_fragment), which also makes joining them
+    # faster (1,000 items: about 2.0 ms instead of 2.5); a few are not worth the copy.
+    dumps = json_fragment if len(found) > _FEW else orjson.dumps
     if version < (1, 12):
-        items = [orjson.dumps({"allocations": [
+        body.listing([dumps({"allocations": [
             {"resource_provider": {"uuid": by_id[p].uuid}, "resources": amounts}
             for p, amounts in candidate.allocations.items()
-        ]}) for candidate in found.all()]
-        out.append(b",".join(items))
+        ]}) for candidate in found.all()])
         return
     with_mappings = version >= (1, 34)
     if found.lone_ids:
-        # Lone roots: every candidate has the same shape; only the uuid changes.
-        resources = b':{"resources":' + orjson.dumps(found.lone_amounts) + b"}}"
-        mapping_keys = [orjson.dumps(s) + b":[" for s in found.suffixes]
-        separator = b""
-        for provider_id in found.lone_ids:
-            quoted = _quoted_uuid(by_id[provider_id])
-            out += (separator, b'{"allocations":{', quoted, resources)
-            if with_mappings:
-                out.append(b',"mappings":{')
-                for i, key in enumerate(mapping_keys):
-                    out += (b"," if i else b"", key, quoted, b"]")
-                out.append(b"}")
-            out.append(b"}")
-            separator = b","
+        # Lone roots: rendered from a template as the body is sent, not held rendered.
+        body.listing([_quoted_uuid(by_id[p]) for p in found.lone_ids],
+                     template=_lone_template(found, with_mappings))
         return
     items = []
     for candidate in found.requests:
@@ -302,26 +328,28 @@ def _allocation_requests(version: Version, by_id: dict[int, ProviderRecord],
                 suffix: [by_id[p].uuid for p in providers]
                 for suffix, providers in candidate.mappings.items()
             }
-        items.append(orjson.dumps(item))
-    out.append(b",".join(items))
+        items.append(dumps(item))
+    body.listing(items)
 
 
 def shape(version: Version, index: ProviderIndex, request: CandidateRequest,
-          found: Candidates) -> bytes:
-    """The response body for the requested microversion, as JSON bytes.
+          found: Candidates) -> JSONPieces:
+    """The response body for the requested microversion, as rendered JSON pieces.
 
     Assembled from fragments because this is the hot path of every scheduling
-    decision: a provider's summary is rendered once per snapshot of it.
+    decision: a provider's summary is rendered once per snapshot of it. Everything
+    that needs the index is done here, while the caller holds it; the pieces are
+    joined (or streamed, for a whole-cloud answer) after.
     """
     by_id = index.by_id
     requested = request.resource_classes
-    out: list[bytes] = [b'{"allocation_requests":[']
-    _allocation_requests(version, by_id, found, out)
-    out.append(b'],"provider_summaries":{')
-    out.append(b",".join([_summary(by_id[p], index, version, requested)
-                          for p in found.summary_ids]))
-    out.append(b"}}")
-    return b"".join(out)
+    key = _summary_key(version, requested)
+    body = JSONPieces(b'{"allocation_requests":[')
+    _allocation_requests(version, by_id, found, body)
+    body.add(b'],"provider_summaries":{')
+    body.listing([_summary(by_id[p], index, version, requested, key)
+                  for p in found.summary_ids])
+    return body.add(b"}}")
 
 
 def _validate(req: Request) -> None:

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import copy
+import functools
 import uuid as uuidlib
 from typing import Any
-
-import orjson
 
 from moorage.placement.api import params
 from moorage.placement.api.common import latest
 from moorage.placement.api.schema import canonical_uuid, validator
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.engine.provider_filter import ProviderFilter, matching_providers
-from moorage.placement.http import BadRequest, NotFound, Request, Response
+from moorage.placement.http import (
+    BadRequest,
+    JSONPieces,
+    NotFound,
+    Request,
+    Response,
+    json_fragment,
+)
 from moorage.placement.microversion import Version
 from moorage.placement.storage import providers
 from moorage.placement.storage.records import ProviderRecord
@@ -72,14 +78,21 @@ def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dic
     return _representation(req.version, index, record)
 
 
+@functools.cache
+def _fragment_key(version: Version) -> tuple[object, ...]:
+    """The cache key of a provider's rendering at ``version``: one tuple per shape,
+    shared by every record's cache rather than one more object per provider."""
+    return ("provider", version >= (1, 1), version >= (1, 6), version >= (1, 11),
+            version >= (1, 14))
+
+
 def serialized(version: Version, index: ProviderIndex, record: ProviderRecord) -> bytes:
     """``serialize`` as JSON, cached on the (immutable) record: listings of thousands of
     providers render each one once per snapshot."""
-    key = ("provider", version >= (1, 1), version >= (1, 6), version >= (1, 11),
-           version >= (1, 14))
+    key = _fragment_key(version)
     cached = record.fragments.get(key)
     if cached is None:
-        cached = record.fragments[key] = orjson.dumps(_representation(version, index, record))
+        cached = record.fragments[key] = json_fragment(_representation(version, index, record))
     return cached
 
 
@@ -218,7 +231,8 @@ def list_providers(req: Request) -> Response:
                 f"{unknown_rcs[0]}."
             )
         found = matching_providers(index, wanted)
-        body = b'{"resource_providers":[%s]}' % b",".join(
-            [serialized(req.version, index, record) for record in found])
+        # Rendered while the index is held; sent (streamed if large) after.
+        body = JSONPieces(b'{"resource_providers":[').listing(
+            [serialized(req.version, index, record) for record in found]).add(b"]}")
         last_modified = latest(r.updated_at or r.created_at for r in found)
     return req.json_response(body, last_modified=last_modified)

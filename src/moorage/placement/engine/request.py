@@ -7,6 +7,7 @@ tree (and sharing providers); each suffixed (granular) group by exactly one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -87,14 +88,15 @@ class Candidates:
     lone_amounts: dict[str, int] = field(default_factory=dict)
     suffixes: tuple[str, ...] = ()
 
-    def all(self) -> list[AllocationRequest]:
-        """Every candidate as an AllocationRequest."""
+    def all(self) -> Iterator[AllocationRequest]:
+        """Every candidate as an AllocationRequest, made one at a time for lone roots
+        (a whole cloud of them would be as many objects held at once)."""
         if self.requests or not self.lone_ids:
-            return self.requests
-        return [
-            AllocationRequest({rp: self.lone_amounts}, {s: (rp,) for s in self.suffixes}, rp)
-            for rp in self.lone_ids
-        ]
+            yield from self.requests
+            return
+        for rp in self.lone_ids:
+            yield AllocationRequest({rp: self.lone_amounts}, {s: (rp,) for s in self.suffixes},
+                                    rp)
 
     def __len__(self) -> int:
         return len(self.requests) or len(self.lone_ids)
