@@ -42,7 +42,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
-from moorage.api.launcher import ComputeApiProcess, FleetProcess
+from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.compute.provider_tree import provider_uuid
 from moorage.placement.launcher import PlacementProcess
 
@@ -277,7 +277,8 @@ def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
     return {
         "scheduler": {"image_metadata_prefilter": True,
                       "query_placement_for_image_type_support": True},
-        "conductor": {"workers": args.conductor_workers},
+        "conductor": {"workers": args.conductor_workers,
+                      "run_in_api": not args.conductors},
         "DEFAULT": {"service_down_time": 600, "report_interval": 30},
     }
 
@@ -290,9 +291,16 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
             databases(args.db, ["placement", "api"], workdir))
         placement = stack.enter_context(PlacementProcess(
             workdir / "placement", database_url=placement_db, config=randomized))
-        api = stack.enter_context(ComputeApiProcess(
-            workdir / "api", placement_url=placement.url, database_url=api_db,
-            workers=api_workers, config=api_config(args)))
+        api = ComputeApiProcess(workdir / "api", placement_url=placement.url,
+                                database_url=api_db, workers=api_workers,
+                                config=api_config(args))
+        api.start()
+        stack.callback(api.stop)
+        for number in range(args.conductors):
+            conductor = ConductorProcess(workdir / f"conductor{number}", api.config_file,
+                                         name=f"conductor{number}")
+            conductor.start()
+            stack.callback(conductor.stop)
         fleet = FleetProcess(workdir / "fleet", fleet_file(workdir / "fleet.yaml", hosts),
                              placement_url=placement.url, api_url=api.url,
                              config={"DEFAULT": {"report_interval": 30}})
@@ -362,6 +370,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--boots", type=int, default=3000, help="boots timed per run")
     parser.add_argument("--warmup", type=int, default=100, help="boots before timing")
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--conductors", type=int, default=0,
+                        help="separate conductor processes (the API processes then run "
+                        "none; default 0: a conductor in each API process)")
     parser.add_argument("--conductor-workers", type=int, default=8,
                         help="[conductor] workers of each API process (default 8)")
     parser.add_argument("--poll", type=float, default=0.02,

@@ -94,6 +94,12 @@ class ApiCatalog:
     def node_of_provider(self, provider_uuid: str) -> tuple[str, str] | None:
         return self._by_provider.get(provider_uuid)
 
+    def known(self, host: str) -> HostInfo | None:
+        """``host`` as the last ``hosts()`` saw it, without asking whether it changed
+        since (the conductor reaching the agent of a host it just scheduled to)."""
+        found = self._hosts.get(host)
+        return found if found is not None else self.hosts().get(host)
+
     # -- keeping up -------------------------------------------------------------------
     def _fresh(self) -> None:
         versions = CatalogVersions.of(self._database.poll(VERSIONS_SQL))

@@ -47,10 +47,10 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
 
 def agent_resolver(catalog: ApiCatalog) -> Callable[[str], str]:
     """``resolve(host)`` for HTTPAgentClient: the agent URL the host last heart-beat
-    with, from the in-memory catalog (a new URL bumps the catalog's version)."""
+    with, from the in-memory catalog as the scheduling that chose the host left it."""
 
     def resolve(host: str) -> str:
-        info = catalog.hosts().get(host)
+        info = catalog.known(host)
         if info is None or not info.agent_url:
             raise AgentUnreachable(f"no compute agent of host {host} has registered with "
                                    "the compute API")

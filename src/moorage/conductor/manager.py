@@ -79,6 +79,12 @@ class Conductor:
         self._wake = threading.Event()
         self._housekeeper: threading.Thread | None = None
 
+    @property
+    def committer(self) -> GroupCommit | None:
+        """This conductor's group committer while it runs: the API process it lives in
+        writes its new servers with it too, so that they share commits."""
+        return self._committer
+
     # -- lifecycle ---------------------------------------------------------------
     def start(self) -> Conductor:
         if self._executor is None:

@@ -142,7 +142,10 @@ class ServerTasks:
             waiting = False
             if finish:
                 operations.finish(conn, operation_id, owner)
-                waiting = operations.waiting(conn, uuid)
+                # Only a delete is accepted while an operation runs, and it changes the
+                # task state, so that a transition that still applied leaves nobody
+                # waiting behind this operation.
+                waiting = not changed and operations.waiting(conn, uuid)
             return changed, waiting
 
         if self.committer is not None:

@@ -5,9 +5,9 @@ transactions of its own, and on SQLite (one writer at a time) those transactions
 queued behind each other: the write lock was held 80% of the time, each holder
 slowed by the other threads it shares the interpreter with, and boots per second
 stopped at what one writer could commit. Here the workers hand their changes to one
-committer thread, which writes whatever has queued up in a single transaction (each
-change in a savepoint of its own, so that one failing change fails alone) and
-commits once; every worker then gets its own change's answer. Nothing is reported
+committer thread, which writes whatever has queued up in a single transaction and commits once;
+every worker then gets its own change's answer (a change that fails makes the batch
+be written again change by change, so that it fails alone). Nothing is reported
 done before it is committed: a worker waits for the commit that holds its change.
 
 Each change is a function of the connection, run in the committer's transaction in
@@ -86,26 +86,20 @@ class GroupCommit:
             self._commit(batch)
 
     def _commit(self, batch: list[tuple[Change, Future[Any]]]) -> None:
-        outcomes: list[tuple[Future[Any], bool, Any]] = []
+        """Write the batch in one transaction. Should one change fail, the transaction
+        is rolled back and each change written again in a transaction of its own, so
+        that it fails alone (savepoints would cost two statements per change)."""
         try:
             with self.database.writer() as writer:
-                for change, future in batch:
-                    savepoint = writer.conn.begin_nested()
-                    try:
-                        result = change(writer.conn)
-                    except Exception as exc:  # this change fails alone
-                        savepoint.rollback()
-                        outcomes.append((future, False, exc))
-                    else:
-                        savepoint.commit()
-                        outcomes.append((future, True, result))
-        except Exception as exc:  # the commit itself failed: so did every change
-            LOG.warning("a group commit of %d changes failed: %s", len(batch), exc)
-            for _change, future in batch:
-                future.set_exception(exc)
+                results = [change(writer.conn) for change, _future in batch]
+        except Exception as exc:
+            if len(batch) == 1:
+                batch[0][1].set_exception(exc)
+                return
+            LOG.info("a group commit of %d changes failed (%s); writing them one by one",
+                     len(batch), exc)
+            for item in batch:
+                self._commit([item])
             return
-        for future, ok, value in outcomes:
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+        for (_change, future), result in zip(batch, results, strict=True):
+            future.set_result(result)

@@ -21,6 +21,7 @@ from urllib.parse import urlencode
 
 import orjson
 import urllib3
+import urllib3.connectionpool
 
 from moorage.placement.storage.records import Inventory
 
@@ -174,8 +175,12 @@ class PlacementClient:
         # urllib3 (the transport under requests) directly: its thread-safe pool costs
         # a third of requests' time per call, which is what limits listing thousands
         # of providers (each needs its own GETs).
-        self._pool = urllib3.PoolManager(
-            maxsize=concurrency, retries=False, timeout=urllib3.Timeout(total=timeout))
+        # One connection pool for the one placement host: urlopen with a path skips the
+        # URL parsing and pool lookup of a PoolManager on every call.
+        self._pool = urllib3.connectionpool.connection_from_url(
+            self.url, maxsize=concurrency, retries=False,
+            timeout=urllib3.Timeout(total=timeout))
+        self._prefix = urllib3.util.parse_url(self.url).path or ""
         self._headers = {
             "x-auth-token": self.token,
             "openstack-api-version": f"placement {MICROVERSION}",
@@ -195,8 +200,8 @@ class PlacementClient:
         """Send one request; the decoded JSON body (None when empty), or PlacementError.
 
         ``microversion`` pins the request to one version (the latest by default)."""
-        url = self.url + path + (("&" if "?" in path else "?") + urlencode(params)
-                                 if params else "")
+        url = self._prefix + path + (("&" if "?" in path else "?") + urlencode(params)
+                                     if params else "")
         body = None if json is None else orjson.dumps(json)
         headers = self._headers if body is None else {
             **self._headers, "content-type": "application/json"}
@@ -204,14 +209,16 @@ class PlacementClient:
             headers = {**headers, "openstack-api-version": f"placement {microversion}"}
         try:
             try:
-                response = self._pool.request(method, url, body=body, headers=headers)
+                response = self._pool.urlopen(method, url, body=body, headers=headers,
+                                              retries=False, assert_same_host=False)
             except urllib3.exceptions.ProtocolError:
                 # A kept-alive connection the server closed just as this request
                 # went out on it ("Remote end closed connection without response"):
                 # an idempotent request is sent once more, on a fresh connection.
                 if method not in _IDEMPOTENT:
                     raise
-                response = self._pool.request(method, url, body=body, headers=headers)
+                response = self._pool.urlopen(method, url, body=body, headers=headers,
+                                              retries=False, assert_same_host=False)
         except urllib3.exceptions.NewConnectionError as exc:
             raise PlacementError(
                 f"placement at {self.url} is not reachable: {_connection_problem(exc)}"

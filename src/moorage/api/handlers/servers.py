@@ -261,9 +261,16 @@ def create_server(req: ApiRequest) -> Response:
         is_bfv=volume_image is not None, availability_zone=zone,
         status=BUILD, task_state=TaskState.SCHEDULING, requested_host=host,
     )
-    with req.state.database.writer() as writer:
-        store.insert_server(writer.conn, record)
-        operation = _accept(req, writer.conn, record.uuid, OperationKind.BUILD, new=True)
+    def create(conn: Connection) -> Operation:
+        store.insert_server(conn, record)
+        return _accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
+
+    committer = req.state.conductor.committer if req.state.conductor is not None else None
+    if committer is not None:  # committed with other servers' changes
+        operation = committer.write(create)
+    else:
+        with req.state.database.writer() as writer:
+            operation = create(writer.conn)
     failpoints.reach("api.create.after_commit")
     _dispatch(req, operation, record)
     return json_response({"server": {"id": record.uuid,

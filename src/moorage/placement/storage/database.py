@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import fcntl
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -128,6 +130,40 @@ def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:
         yield ids[start : start + size]
 
 
+class _WriteTurn:
+    """The right to write a SQLite database: a threading lock for this process's
+    threads, then (a file database) an exclusive ``flock`` of ``PATH.writer-lock`` for
+    this process among the others."""
+
+    def __init__(self, path: str | None) -> None:
+        self._lock = threading.Lock()
+        self._path = f"{path}.writer-lock" if path else None
+        self._fd: int | None = None
+        self._pid = 0
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        if self._path is None:
+            return
+        try:
+            if self._fd is None or self._pid != os.getpid():  # reopened after a fork
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                self._pid = os.getpid()
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except OSError:
+            # No file lock to be had (a read-only directory...): SQLite's own locking
+            # still keeps writers apart, with its busy handler.
+            pass
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if self._fd is not None and self._pid == os.getpid():
+                with contextlib.suppress(OSError):
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._lock.release()
+
+
 class Database:
     """An engine plus the transaction disciplines placement uses."""
 
@@ -141,9 +177,14 @@ class Database:
             )
         self.engine = self._make_engine(sqlite_synchronous, pool_size)
         self._write_turn: contextlib.AbstractContextManager[Any] = (
-            threading.Lock() if self.dialect == "sqlite" else contextlib.nullcontext())
+            _WriteTurn(self._sqlite_file()) if self.dialect == "sqlite"
+            else contextlib.nullcontext())
         self._poll: Any = None
         self._poll_lock = threading.Lock()
+
+    def _sqlite_file(self) -> str | None:
+        database = sa.engine.make_url(self.url).database
+        return None if database in (None, "", ":memory:") else str(database)
 
     def _make_engine(self, sqlite_synchronous: bool, pool_size: int) -> Engine:
         if self.dialect == "postgresql":
@@ -192,11 +233,13 @@ class Database:
     def writer(self) -> Iterator[Writer]:
         """A write transaction; commits on success, rolls back on any exception.
 
-        On SQLite the threads of one process take turns on a lock first: SQLite has
-        one writer at a time, and a thread that finds the database locked sleeps in
-        SQLite's busy handler for 1, 2, 5 ... 100 ms before it looks again, which
-        under a burst of writes costs far more than the writes themselves. Other
-        processes still meet the busy handler."""
+        On SQLite writers take turns on a lock first: SQLite has one writer at a time,
+        and a writer that finds the database locked sleeps in SQLite's busy handler
+        for 1, 2, 5 ... 100 ms before it looks again, which under a burst of writes
+        costs far more than the writes themselves. The threads of a process queue on
+        a threading lock, the processes on an advisory lock on a file beside the
+        database (``DB.writer-lock``), both woken at once when the writer before
+        them is done."""
         with self._write_turn, self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE_OPTION: True})
             with conn.begin():
