@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moorage.virt.driver import HypervisorUnavailable
-from moorage.virt.libvirt import domcaps, hostcaps, tables
+from moorage.virt.libvirt import domcaps, hostcaps, reaper, tables
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.hostcaps import HostCapabilities
@@ -89,6 +89,9 @@ def connect(uri: str) -> Any:
         if conn is not None and conn.isAlive():
             return conn
         _start_event_loop(libvirt)
+        if uri.startswith("qemu:///embed"):
+            # This process is that libvirt's daemon: its QEMU processes are ours to reap.
+            reaper.adopt_orphans()
         try:
             conn = libvirt.open(uri)
         except libvirt.libvirtError as exc:
