@@ -89,12 +89,33 @@ def describe_request(request: ResourceRequest, spec: RequestSpec,
     return "; ".join(parts)
 
 
+# Hosts named per filter and reason in a NoValidHost message (the rest are counted):
+# a request widened to a thousand candidates must not carry a message of 60 KB.
+EXAMPLE_HOSTS = 5
+
+
 def describe_rejections(candidate_hosts: int, rejections: Sequence[Rejection]) -> str:
-    """"all 3 candidate hosts were rejected: ComputeFilter rejected h1 (disabled), ...". """
+    """"all 3 candidate hosts were rejected: ComputeFilter rejected h1 (disabled), ...";
+    past ``EXAMPLE_HOSTS`` rejections of one filter, grouped by reason with a count and
+    the first hosts: "ImagePropertiesFilter rejected 1000 hosts: 1000 (runs x86_64...:
+    h1, h2, h3, h4, h5 and 995 more)"."""
     by_filter: dict[str, list[Rejection]] = {}
     for rejection in rejections:
         by_filter.setdefault(rejection.filter, []).append(rejection)
     hosts = "host was" if candidate_hosts == 1 else "hosts were"
     return f"all {candidate_hosts} candidate {hosts} rejected: " + "; ".join(
-        f"{name} rejected " + ", ".join(f"{r.host} ({r.reason})" for r in found)
-        for name, found in by_filter.items())
+        f"{name} rejected " + _rejected(found) for name, found in by_filter.items())
+
+
+def _rejected(found: Sequence[Rejection]) -> str:
+    if len(found) <= EXAMPLE_HOSTS:
+        return ", ".join(f"{r.host} ({r.reason})" for r in found)
+    by_reason: dict[str, list[str]] = {}
+    for rejection in found:
+        by_reason.setdefault(rejection.reason, []).append(rejection.host)
+    parts = []
+    for reason, names in sorted(by_reason.items(), key=lambda item: -len(item[1])):
+        shown = ", ".join(names[:EXAMPLE_HOSTS])
+        more = f" and {len(names) - EXAMPLE_HOSTS} more" if len(names) > EXAMPLE_HOSTS else ""
+        parts.append(f"{len(names)} ({reason}: {shown}{more})")
+    return f"{len(found)} hosts: " + ", ".join(parts)

@@ -185,7 +185,7 @@ class Scheduler:
         # 3. hosts offered, minus those the request excludes
         offered = self._by_host(candidates, hosts)
         details["candidates"] = len(candidates.allocation_requests)
-        details["candidate_hosts"] = sorted(h.host for h in offered)
+        _record_hosts(details, "candidate_hosts", sorted(h.host for h in offered))
         if not offered:
             raise NoValidHost(
                 f"placement returned {len(candidates.allocation_requests)} allocation "
@@ -197,7 +197,11 @@ class Scheduler:
         filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
         passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
         rejections = excluded + rejected
-        details["rejections"] = [vars(r) for r in rejections]
+        _record_hosts(details, "rejections", [vars(r) for r in rejections])
+        by_filter: dict[str, int] = {}
+        for rejection in rejections:
+            by_filter[rejection.filter] = by_filter.get(rejection.filter, 0) + 1
+        details["rejections_by_filter"] = by_filter
         truncated = request.limit is not None and len(
             candidates.allocation_requests) >= request.limit
         return _Offer(candidates, offered, passing, rejections, details, limit, truncated)
@@ -418,3 +422,16 @@ def _excluded(spec: RequestSpec, states: Sequence[HostState]
 def _records(spec: RequestSpec) -> list[dict[str, object]]:
     return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
             for r in spec.filter_records]
+
+
+# Hosts listed in a scheduling record, per list: a request widened to a thousand
+# candidates keeps its record (stored with the server, shown in its fault) small.
+RECORDED_HOSTS = 50
+
+
+def _record_hosts(details: dict[str, object], key: str, items: Sequence[object]) -> None:
+    """``details[key]``: the first ``RECORDED_HOSTS`` of ``items``, and how many were
+    left out (``{key}_omitted``) when there were more."""
+    details[key] = list(items[:RECORDED_HOSTS])
+    if len(items) > RECORDED_HOSTS:
+        details[f"{key}_omitted"] = len(items) - RECORDED_HOSTS

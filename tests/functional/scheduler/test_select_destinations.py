@@ -174,6 +174,22 @@ def test_all_hosts_rejected_by_compute_filter(cloud: Cloud) -> None:
         {"filter": "ComputeFilter", "host": "h2", "reason": "down"}]
 
 
+def test_a_record_of_many_rejections_stays_small(cloud: Cloud) -> None:
+    """60 hosts down: the fault names a few per reason and counts the rest; its details
+    list the first 50 and say how many more, and count every rejection by filter."""
+    for n in range(60):
+        cloud.host(f"h{n:02d}", up=False)
+    with pytest.raises(NoValidHost) as caught:
+        cloud.scheduler().select_destinations(new_spec())
+    assert caught.value.reason == (
+        "all 60 candidate hosts were rejected: ComputeFilter rejected 60 hosts: "
+        "60 (down: h00, h01, h02, h03, h04 and 55 more)")
+    details = caught.value.details
+    assert len(details["rejections"]) == 50 and details["rejections_omitted"] == 10
+    assert details["rejections_by_filter"] == {"ComputeFilter": 60}
+    assert len(details["candidate_hosts"]) == 50 and details["candidate_hosts_omitted"] == 10
+
+
 def test_image_properties_filter_as_the_legacy_alternative(cloud: Cloud) -> None:
     cloud.host("x86", supported=(("x86_64", "qemu", "hvm"),))
     cloud.host("arm", supported=(("aarch64", "qemu", "hvm"),), memory_mb=65536)
