@@ -43,6 +43,7 @@ servers = sa.Table(
     sa.Column("launched_at", sa.DateTime, nullable=True),
     sa.Column("deleted_at", sa.DateTime, nullable=True),
     sa.Index("ix_servers_project_id", "project_id"),
+    sa.Index("ix_servers_updated_at", "updated_at"),
 )
 
 migrations = sa.Table(
