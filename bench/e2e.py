@@ -373,8 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--conductors", type=int, default=0,
                         help="separate conductor processes (the API processes then run "
                         "none; default 0: a conductor in each API process)")
-    parser.add_argument("--conductor-workers", type=int, default=8,
-                        help="[conductor] workers of each API process (default 8)")
+    parser.add_argument("--conductor-workers", type=int, default=16,
+                        help="[conductor] workers of each API process (default 16)")
     parser.add_argument("--poll", type=float, default=0.02,
                         help="seconds between the watcher's polls (default 0.02)")
     parser.add_argument("--db", metavar="URL",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -40,19 +42,43 @@ class ProgressBar:
                 self.stream.write(f"[{self.number}/{self.configurations}] {configuration}: "
                                   f"{total} boots\n")
                 self.stream.flush()
+        elapsed = time.monotonic() - self.started
+        rate = f"{done / elapsed:6.1f} boots/s" if elapsed > 0 and done else ""
         if self.tty:
             width = 30
             filled = width * done // max(total, 1)
             bar = "#" * filled + "-" * (width - filled)
             self.stream.write(f"\r[{self.number}/{self.configurations}] {configuration:<30.30} "
-                              f"[{bar}] {done}/{total} boots "
-                              f"{time.monotonic() - self.started:5.1f}s")
+                              f"[{bar}] {done}/{total} boots {elapsed:5.1f}s {rate}")
+            self.stream.flush()
+        elif done == total and total:
+            self.stream.write(f"[{self.number}/{self.configurations}] {configuration}: "
+                              f"{total} boots in {elapsed:.1f}s ({rate.strip()})\n")
             self.stream.flush()
 
     def finish(self) -> None:
         if self.tty and self.current is not None:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def registration_progress(stream: TextIO) -> Callable[[int, int], None]:
+    """Progress of the hosts' registration with placement: a line redrawn on a
+    terminal, the end only otherwise."""
+    started = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        step = max(1, total // 50)
+        if stream.isatty() and (done % step == 0 or done == total):
+            stream.write(f"\rregistering {total:,} simulated hosts with placement: "
+                         f"{done:,}/{total:,} ")
+            stream.flush()
+        if done == total:
+            stream.write(("\r" if stream.isatty() else "") + f"{total:,} simulated hosts "
+                         f"registered in {time.monotonic() - started:.1f}s\n")
+            stream.flush()
+
+    return report
 
 
 def machine() -> dict[str, Any]:
@@ -67,8 +93,20 @@ class Run(Command):
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
         parser.add_argument("cloud", nargs="?", type=Path, default=None,
-                            help="cloud description (YAML; default: the bundled example, "
-                            "see docs/cloud-file.md)")
+                            help="cloud description (YAML; default: the bundled small "
+                            "example, see docs/cloud-file.md)")
+        parser.add_argument("--example", choices=["small", "large"], default=None,
+                            help="a bundled cloud: small (17 hosts, 48 boots, the default) "
+                            "or large (2,000 simulated hosts, 10,000 boots)")
+        parser.add_argument("--concurrency", type=int, default=None, metavar="N",
+                            help="servers booted at a time (default: the cloud file's "
+                            "workload.concurrency, 1 if it has none); above 1 the order in "
+                            "which boots reach the scheduler is not fixed")
+        parser.add_argument("--api-workers", type=int, default=None, metavar="N",
+                            help="run each configuration's compute API as `moorage api "
+                            "serve --workers N`, reaching the hosts over HTTP (default: "
+                            "in this process for a cloud of up to 100 hosts, 2 "
+                            "processes for a larger one; 0: in this process)")
         parser.add_argument("--html", type=Path, metavar="FILE",
                             help="also write a self-contained HTML report with charts")
         parser.add_argument("--json", type=Path, metavar="FILE",
@@ -91,8 +129,10 @@ class Run(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
+        from moorage.compute.fleet import FLEET_DRIVERS
         from moorage.run import description, report
-        from moorage.run.player import CONFIGURATIONS, PlayError, play
+        from moorage.run.fleet_hosts import fleet_hosts
+        from moorage.run.player import CONFIGURATIONS, PlayError, play_on, stage_of
 
         # Every request of every service would be logged otherwise; the report says it all.
         if not parsed_args.verbose_services:
@@ -102,7 +142,15 @@ class Run(Command):
             libvirt_log = Path(tempfile.gettempdir()) / f"moorage-run-libvirt-{os.getpid()}.log"
             os.environ.setdefault("LIBVIRT_LOG_OUTPUTS", f"3:file:{libvirt_log}")
 
-        path = parsed_args.cloud or description.BUNDLED_EXAMPLE
+        if parsed_args.cloud is not None and parsed_args.example is not None:
+            raise SystemExit("moorage run: give a cloud file or --example, not both")
+        if parsed_args.api_workers is not None and not 0 <= parsed_args.api_workers <= 64:
+            raise SystemExit(f"moorage run: --api-workers {parsed_args.api_workers}: "
+                             "allowed: 0 to 64")
+        if parsed_args.concurrency is not None and not 1 <= parsed_args.concurrency <= 256:
+            raise SystemExit(f"moorage run: --concurrency {parsed_args.concurrency}: "
+                             "allowed: 1 to 256")
+        path = parsed_args.cloud or description.EXAMPLES[parsed_args.example or "small"]
         try:
             cloud = description.load_cloud(path)
         except description.CloudError as exc:
@@ -130,30 +178,52 @@ class Run(Command):
                 "libvirt hosts ran from recorded domain capabilities (a simulation: late "
                 "checks and domain XML are real, no QEMU guest starts): "
                 + ("--recorded-libvirt given" if parsed_args.recorded_libvirt else why))
+        concurrency = parsed_args.concurrency or cloud.workload.concurrency
+        if concurrency > 1:
+            notes.append(f"servers were booted {concurrency} at a time: the order in which "
+                         "they reached the scheduler is not fixed, so another run of the "
+                         "same seed may place some differently (use --concurrency 1 for "
+                         "a run that repeats exactly)")
         with tempfile.TemporaryDirectory(prefix="moorage-run-") as scratch:
             workdir = parsed_args.work_dir or Path(scratch)
             workdir.mkdir(parents=True, exist_ok=True)
-            plans = description.host_plans(cloud, real_libvirt, workdir=workdir)
+            simulated = [g for g in cloud.host_groups if g.driver in FLEET_DRIVERS]
+            plans = description.host_plans(
+                dataclasses.replace(cloud, host_groups=tuple(
+                    g for g in cloud.host_groups if g.driver not in FLEET_DRIVERS)),
+                real_libvirt, workdir=workdir)
             boots = [(b.image, b.flavor) for b in description.boots(cloud)]
             flavors = [description.flavor_json(f) for f in cloud.flavors]
             images = [description.image_json(i) for i in cloud.images]
+            hosts = [{"name": name, "group": group.name, "driver": group.driver,
+                      "real": False, "description": group.description
+                      or f"{group.driver} host of group {group.name}"}
+                     for group in simulated for name in group.host_names()]
+            hosts += [{"name": plan.name, "group": group.name, "driver": plan.driver,
+                       "real": real_libvirt and group.driver == "libvirt",
+                       "description": plan.description} for group, plan in plans]
             run = RunResult(
-                cloud_name=cloud.name, cloud_file=str(path), seed=cloud.seed,
-                hosts=[{"name": plan.name, "group": group.name, "driver": plan.driver,
-                        "real": real_libvirt and group.driver == "libvirt",
-                        "description": plan.description} for group, plan in plans],
+                cloud_name=cloud.name, cloud_file=str(path), seed=cloud.seed, hosts=hosts,
                 workload=[{"index": i, "image": image, "flavor": flavor}
                           for i, (image, flavor) in enumerate(boots)],
                 machine=machine(), notes=notes)
+            api_workers = parsed_args.api_workers
+            if api_workers is None:
+                api_workers = 0 if len(hosts) <= 100 else 2
+            stage = stage_of([plan for _, plan in plans], workdir,
+                             fleet_hosts(cloud.name, simulated), api_workers=api_workers)
             progress = ProgressBar(sys.stderr, len(configurations))
             try:
+                stage.start(registration_progress(sys.stderr))
                 for configuration in configurations:
-                    run.configurations.append(play(
-                        configuration, [plan for _, plan in plans], flavors, images,
-                        boots, workdir, progress=progress))
+                    run.configurations.append(play_on(
+                        stage, configuration, flavors, images, boots, progress=progress,
+                        concurrency=concurrency))
             except PlayError as exc:
                 progress.finish()
                 raise SystemExit(f"moorage run: {exc}") from None
+            finally:
+                stage.stop()
             progress.finish()
         print(report.terminal_table(run), end="")
         if parsed_args.json:

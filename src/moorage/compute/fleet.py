@@ -32,7 +32,7 @@ from oslo_config import cfg
 
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.provider_tree import ProviderTreeSync
-from moorage.compute.registration import FleetHeartbeat, HostReporter
+from moorage.compute.registration import Beat, FleetHeartbeat, HostReporter
 from moorage.compute.service import FLEET_PREFIX, WSGIApp, make_fleet_app
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
@@ -134,16 +134,7 @@ class Fleet:
                 raise FleetError("a fleet served by another server needs its URL "
                                  "(advertise_url)")
             if self.api_url:
-                reporters = {h: HostReporter(a, self.agent_url(h))
-                             for h, a in self.agents.items()}
-                self.heartbeat = FleetHeartbeat(reporters, self.api_url, token=self.token,
-                                                interval=self.report_interval,
-                                                timeout=max(30.0, self.report_interval))
-                self.heartbeat.silent = self.silent
-                first = self.heartbeat.start().last
-                if first is not None and not first.ok:
-                    LOG.warning("the fleet's first heartbeat failed (%s); retrying every "
-                                "%gs", first.problem, self.report_interval)
+                self.report_to(self.api_url)
             self._sync_thread = threading.Thread(target=self._keep_syncing, daemon=True,
                                                  name="fleet-placement-sync")
             self._sync_thread.start()
@@ -152,6 +143,29 @@ class Fleet:
             raise
         LOG.info("fleet of %d hosts serving %s", len(self.agents), self.url)
         return self
+
+    def report_to(self, api_url: str) -> Beat | None:
+        """Heart-beat to the compute API at ``api_url`` from now on, registering every
+        host there at once (a new API learns them all in one beat). The first beat."""
+        self.stop_reporting()
+        self.api_url = api_url
+        reporters = {h: HostReporter(a, self.agent_url(h)) for h, a in self.agents.items()}
+        self.heartbeat = FleetHeartbeat(reporters, api_url, token=self.token,
+                                        interval=self.report_interval,
+                                        timeout=max(30.0, self.report_interval))
+        self.heartbeat.silent = self.silent
+        first = self.heartbeat.start().last
+        if first is not None and not first.ok:
+            LOG.warning("the fleet's first heartbeat failed (%s); retrying every %gs",
+                        first.problem, self.report_interval)
+        return first
+
+    def stop_reporting(self) -> None:
+        """Stop heart-beating (the compute API is going away); ``report_to`` starts
+        again."""
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
+            self.heartbeat = None
 
     def _make_agents(self) -> None:
         custom: set[str] = set()

@@ -8,7 +8,7 @@ GROUP = "conductor"
 
 OPTS = (
     cfg.IntOpt(
-        "workers", default=8, min=1,
+        "workers", default=16, min=1,
         help="Threads that run server operations (build, delete, rebuild, migrate, "
         "resize, evacuate) in each conductor. Operations on one server run one at a "
         "time; different servers proceed in parallel up to this many.",

@@ -69,12 +69,23 @@ class ServerProcess:
         """Anything to do before the server starts (a schema sync, ...)."""
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
+        return self.launch().wait_ready(timeout)
+
+    def launch(self) -> ServerProcess:
+        """Start the process and return at once (``wait_ready`` waits for it to serve):
+        several servers start side by side."""
         self.prepare()
-        log = self.log_path.open("ab")
-        self._process = subprocess.Popen(
-            self.command(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
-            env=self.environment(), start_new_session=True,
-        )
+        with self.log_path.open("ab") as log:
+            self._process = subprocess.Popen(
+                self.command(), stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir,
+                env=self.environment(), start_new_session=True,
+            )
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> ServerProcess:
+        """Wait until the launched process serves; ServerStartError with its output if
+        it exits first or does not answer within ``timeout`` seconds."""
+        assert self._process is not None, "launch the server first"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self._process.poll() is not None:

@@ -41,6 +41,11 @@ from moorage.virt.fake import arch_trait, contrary_arch_traits
 from moorage.virt.libvirt.discovery import static_capabilities
 
 BUNDLED_EXAMPLE: Path = Path(__file__).parent / "clouds" / "example.yaml"
+# The bundled clouds, by the name `moorage run --example` takes.
+EXAMPLES: dict[str, Path] = {
+    "small": BUNDLED_EXAMPLE,
+    "large": Path(__file__).parent / "clouds" / "large.yaml",
+}
 
 # Capacity of a host (or of a VMware cluster, or of an Ironic node) that says none.
 DEFAULT_CAPACITY = (32, 131072, 2000)
@@ -133,6 +138,8 @@ class Workload:
 
     items: tuple[WorkloadItem, ...]
     order: str = "shuffled"
+    # Servers booted at a time; 1 plays the same run for the same seed.
+    concurrency: int = 1
 
     @property
     def total(self) -> int:
@@ -606,7 +613,8 @@ def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
     return CloudDescription(
         name=data["name"], seed=data["seed"], source=source, host_groups=groups,
         images=images, flavors=flavors,
-        workload=Workload(items, workload.get("order", "shuffled")),
+        workload=Workload(items, workload.get("order", "shuffled"),
+                          workload.get("concurrency", 1)),
         description=data.get("description", ""))
 
 

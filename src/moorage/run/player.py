@@ -1,27 +1,37 @@
 """Play a cloud's workload under each scheduling configuration, with the real services.
 
-For every configuration the player starts a fresh embedded cloud (placement, the
-compute API with its conductor and scheduler, one compute agent per described
-host), creates the flavors and images through the compute API, boots the workload
-one server at a time exactly as a user would, and reads back from each server what
-happened: where it went, how many spawns it took, how many candidates placement
-offered, how long scheduling took, and, for a failure, which constraint left no
-host. Nothing is estimated: every figure comes from the services.
+For every configuration the player opens a fresh scene on the run's stage
+(``stage.py``: placement on a fresh copy of the registered hosts, the compute API
+with its conductor and scheduler, the hosts' agents), creates the flavors and images
+through the compute API, boots the workload exactly as a user would (one server at a
+time, so that the same seed plays the same run, or ``concurrency`` at a time), and
+reads back from each server what happened: where it went, how many spawns it took,
+how many candidates placement offered, how long scheduling took, and, for a failure,
+which constraint left no host. Nothing is estimated: every figure comes from the
+services.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from moorage.api.client import ComputeApiClient
-from moorage.embedded import EmbeddedCloud, HostPlan
+from moorage.compute.fleet import FLEET_DRIVERS, FleetHost
+from moorage.compute.launcher import agent_config
+from moorage.embedded import HostPlan
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.run.results import BootResult, Configuration, ConfigurationResult, Exclusion
+from moorage.run.stage import Stage
+from moorage.run.watcher import ServerWatcher
+from moorage.virt.loader import load_driver
 
 LOG = logging.getLogger(__name__)
 
@@ -58,13 +68,6 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
 
 FINAL = frozenset({"ACTIVE", "ERROR"})
 
-# A run's databases are thrown away afterwards: no fsync per commit (synchronous=NORMAL,
-# still safe against a crash of the process).
-THROWAWAY_DATABASES: tuple[tuple[str, str, object], ...] = (
-    ("database", "sqlite_synchronous", False),
-    ("placement_database", "sqlite_synchronous", False),
-)
-
 Progress = Callable[[str, int, int], None]
 
 
@@ -77,23 +80,53 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+def stage_of(plans: Sequence[HostPlan], workdir: Path,
+             fleet_hosts: Sequence[FleetHost] = (), *, api_workers: int = 0) -> Stage:
+    """A stage for ``plans``: hosts of the simulated drivers join ``fleet_hosts`` in the
+    fleet (each with its own configuration), the others run as agents of their own."""
+    fleet = list(fleet_hosts)
+    agents = []
+    for plan in plans:
+        if plan.driver in FLEET_DRIVERS:
+            conf = agent_config(plan.name, plan.driver, overrides=plan.overrides())
+            fleet.append(FleetHost(plan.name, conf, functools.partial(load_driver, conf)))
+        else:
+            agents.append(plan)
+    return Stage(workdir, fleet, agents, api_workers=api_workers)
+
+
 def play(configuration: Configuration, plans: Sequence[HostPlan],
          flavors: Sequence[Mapping[str, Any]], images: Sequence[Mapping[str, Any]],
          boots: Sequence[tuple[str, str]], workdir: Path, *,
          progress: Progress | None = None, boot_timeout: float = 120.0,
-         overrides: Sequence[tuple[str, str, object]] = ()) -> ConfigurationResult:
+         concurrency: int = 1) -> ConfigurationResult:
     """Boot ``boots`` ((image name, flavor name) pairs, in order) on a fresh cloud of
     ``plans`` scheduled as ``configuration`` says."""
-    cloud = EmbeddedCloud(workdir / _slug(configuration.name), plans,
-                          overrides=[*THROWAWAY_DATABASES, *configuration.options,
-                                     *overrides],
-                          api_port=0, placement_port=0)
-    result = ConfigurationResult(configuration)
-    started = time.perf_counter()
-    cloud.start()
+    stage = stage_of(plans, workdir / _slug(configuration.name)).start()
     try:
-        api = ComputeApiClient(cloud.api_url, "admin")
-        placement = PlacementClient(cloud.placement_url, "admin")
+        return play_on(stage, configuration, flavors, images, boots, progress=progress,
+                       boot_timeout=boot_timeout, concurrency=concurrency)
+    finally:
+        stage.stop()
+
+
+def play_on(stage: Stage, configuration: Configuration,
+            flavors: Sequence[Mapping[str, Any]], images: Sequence[Mapping[str, Any]],
+            boots: Sequence[tuple[str, str]], *, progress: Progress | None = None,
+            boot_timeout: float = 120.0, concurrency: int = 1) -> ConfigurationResult:
+    """Play one configuration on ``stage`` (started): fresh placement and compute API,
+    the workload booted through the API ``concurrency`` servers at a time."""
+    result = ConfigurationResult(configuration, concurrency=concurrency)
+    started = time.perf_counter()
+    try:
+        scene = stage.open(_slug(configuration.name), configuration.options)
+    except Exception as exc:
+        raise PlayError(f"the cloud of configuration {configuration.name!r} did not "
+                        f"start: {exc}") from exc
+    try:
+        api = ComputeApiClient(scene.api_url, "admin")
+        assert scene.placement is not None
+        census = Census(PlacementClient(scene.placement.url, "admin"))
         flavor_ids = {f["name"]: str(api.create_flavor(
             f["name"], int(f["ram"]), int(f["vcpus"]), int(f.get("disk", 0)),
             extra_specs=f.get("extra_specs") or None)["id"]) for f in flavors}
@@ -101,27 +134,73 @@ def play(configuration: Configuration, plans: Sequence[HostPlan],
             i["name"], disk_format=i.get("disk_format"),
             container_format=i.get("container_format", "bare"),
             properties=i.get("properties") or None)["id"]) for i in images}
-        hosts_total = _compute_nodes(placement)
+        booting = time.perf_counter()
+        servers = _boot_all(api, scene.api_url, configuration.name, boots, flavor_ids,
+                            image_ids, concurrency, boot_timeout, progress)
+        result.boots_seconds = time.perf_counter() - booting
         for index, (image, flavor) in enumerate(boots):
-            if progress is not None:
-                progress(configuration.name, index, len(boots))
-            server = _boot(api, f"vm-{index}", flavor_ids[flavor], image_ids[image],
-                           boot_timeout)
-            result.boots.append(_result(index, image, flavor, server, placement,
-                                        hosts_total))
-        if progress is not None:
-            progress(configuration.name, len(boots), len(boots))
-        # The cloud is thrown away; only guests that are real QEMU processes need
-        # deleting (a server on a simulated host vanishes with its agent).
-        real = {plan.name for plan in plans if plan.driver == "libvirt"}
-        for server in api.servers():
-            if server.get("OS-EXT-SRV-ATTR:host") in real:
-                api.delete_server(str(server["id"]))
-        _wait_deleted(api, boot_timeout, real)
+            result.boots.append(_result(index, image, flavor, servers[index], census))
+        _clear_guests(stage, result)
     finally:
-        cloud.stop()
+        scene.stop()
     result.wall_seconds = time.perf_counter() - started
     return result
+
+
+def _boot_all(api: ComputeApiClient, api_url: str, name: str,
+              boots: Sequence[tuple[str, str]], flavor_ids: Mapping[str, str],
+              image_ids: Mapping[str, str], concurrency: int, timeout: float,
+              progress: Progress | None) -> list[dict[str, Any]]:
+    """Every boot's server once at rest, by index. One at a time (concurrency 1: the
+    same order every time) or ``concurrency`` at a time, watched together."""
+    total = len(boots)
+    if progress is not None:
+        progress(name, 0, total)
+    if concurrency <= 1:
+        found = []
+        for index, (image, flavor) in enumerate(boots):
+            found.append(_boot(api, f"vm-{index}", flavor_ids[flavor], image_ids[image],
+                               timeout))
+            if progress is not None:
+                progress(name, index + 1, total)
+        return found
+    watcher = ServerWatcher(api_url).start()
+    done = [0]
+    lock = threading.Lock()
+
+    def boot(index: int) -> dict[str, Any]:
+        image, flavor = boots[index]
+        client = ComputeApiClient(api_url, "admin")
+        uuid = str(client.create_server(f"vm-{index}", flavor_ids[flavor],
+                                        image_ids[image])["id"])
+        try:
+            server = watcher.wait(uuid, timeout)
+        except TimeoutError as exc:
+            raise PlayError(f"server vm-{index}: {exc}") from None
+        if server is None:
+            raise PlayError(f"server vm-{index} was deleted while it was built")
+        with lock:
+            done[0] += 1
+            if progress is not None:
+                progress(name, done[0], total)
+        return server
+
+    try:
+        with ThreadPoolExecutor(concurrency, thread_name_prefix="boot") as pool:
+            return list(pool.map(boot, range(total)))
+    finally:
+        watcher.stop()
+
+
+def _clear_guests(stage: Stage, result: ConfigurationResult) -> None:
+    """The next configuration starts with no guest: each is destroyed by its host's
+    own driver (the scene's databases are thrown away with their records)."""
+    for boot in result.boots:
+        if boot.host is None or boot.server_id is None:
+            continue
+        agent = stage.agent_of(boot.host)
+        if agent is not None:
+            agent.driver.destroy(boot.server_id)
 
 
 def _boot(api: ComputeApiClient, name: str, flavor: str, image: str,
@@ -137,11 +216,28 @@ def _boot(api: ComputeApiClient, name: str, flavor: str, image: str,
         time.sleep(0.005)
 
 
-def _wait_deleted(api: ComputeApiClient, timeout: float, hosts: set[str]) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(
-            s.get("OS-EXT-SRV-ATTR:host") in hosts for s in api.servers()):
-        time.sleep(0.02)
+class Census:
+    """How many compute hosts (root providers) have a trait, asked of placement once
+    per trait and configuration: the hosts' traits do not change during a run."""
+
+    def __init__(self, placement: PlacementClient | None, *,
+                 total: int | None = None) -> None:
+        self.placement = placement
+        self._with: dict[str, int | None] = {}
+        self._total = total
+
+    @property
+    def total(self) -> int:
+        if self._total is None:
+            assert self.placement is not None
+            self._total = _compute_nodes(self.placement)
+        return self._total
+
+    def hosts_with(self, trait: str) -> int | None:
+        if trait not in self._with:
+            assert self.placement is not None
+            self._with[trait] = _hosts_with(self.placement, trait)
+        return self._with[trait]
 
 
 def _fault_kind(server: Mapping[str, Any]) -> str | None:
@@ -156,7 +252,7 @@ def _fault_kind(server: Mapping[str, Any]) -> str | None:
 
 
 def _result(index: int, image: str, flavor: str, server: Mapping[str, Any],
-            placement: PlacementClient, hosts_total: int) -> BootResult:
+            census: Census) -> BootResult:
     scheduling = server.get("moorage:scheduling") or {}
     attempts = [a for a in scheduling.get("attempts", [])
                 if a.get("result") in ("ok", "failed")]
@@ -164,10 +260,9 @@ def _result(index: int, image: str, flavor: str, server: Mapping[str, Any],
     fault = server.get("fault") or {}
     exclusions: list[Exclusion] = []
     if kind == "NoValidHost":
-        exclusions = exclusions_of(fault.get("details") or {}, scheduling, placement,
-                                   hosts_total)
+        exclusions = exclusions_of(fault.get("details") or {}, scheduling, census)
     elif kind is not None:
-        exclusions = late_exclusions(attempts, hosts_total)
+        exclusions = late_exclusions(attempts, census.total)
     candidates = scheduling.get("candidates")
     if candidates is None and kind == "NoValidHost":
         candidates = (fault.get("details") or {}).get("candidates", 0)
@@ -176,7 +271,8 @@ def _result(index: int, image: str, flavor: str, server: Mapping[str, Any],
         host=server.get("OS-EXT-SRV-ATTR:host"), spawn_attempts=len(attempts),
         candidates=int(candidates) if isinstance(candidates, int) else None,
         scheduling_seconds=scheduling.get("seconds"), fault=kind,
-        message=fault.get("message"), exclusions=exclusions)
+        message=fault.get("message"), exclusions=exclusions,
+        server_id=str(server["id"]) if "id" in server else None)
 
 
 def late_exclusions(attempts: Sequence[Mapping[str, Any]],
@@ -192,16 +288,17 @@ def late_exclusions(attempts: Sequence[Mapping[str, Any]],
 
 
 def exclusions_of(details: Mapping[str, Any], scheduling: Mapping[str, Any],
-                  placement: PlacementClient, hosts_total: int) -> list[Exclusion]:
+                  census: Census) -> list[Exclusion]:
     """Which constraint of a NoValidHost request left no host, and how many of the
     cloud's hosts each excluded on its own: one cheap placement query per required or
     forbidden trait of the request (root providers having it), plus the host filters'
     rejections."""
     found: list[Exclusion] = []
+    hosts_total = census.total
     origins = _trait_origins(scheduling)
     request = details.get("request") or {}
     for trait in _traits(request, "required"):
-        having = _hosts_with(placement, trait)
+        having = census.hosts_with(trait)
         if having is None:
             continue
         excluded = hosts_total - having
@@ -209,13 +306,15 @@ def exclusions_of(details: Mapping[str, Any], scheduling: Mapping[str, Any],
             found.append(Exclusion(_describe("required trait", trait, origins), excluded,
                                    hosts_total))
     for trait in _traits(request, "forbidden"):
-        having = _hosts_with(placement, trait)
+        having = census.hosts_with(trait)
         if having:
             found.append(Exclusion(_describe("forbidden trait", trait, origins), having,
                                    hosts_total))
-    rejections = details.get("rejections") or []
     by_filter: dict[str, int] = {}
-    for rejection in rejections:
+    counted = details.get("rejections_by_filter")
+    if isinstance(counted, Mapping):
+        by_filter = {str(name): int(count) for name, count in counted.items()}
+    for rejection in [] if by_filter else details.get("rejections") or []:
         if isinstance(rejection, Mapping):
             name = str(rejection.get("filter") or rejection.get("by") or "host filter")
             by_filter[name] = by_filter.get(name, 0) + 1

@@ -48,13 +48,20 @@ class BootResult:
     fault: str | None              # "NoValidHost", "MaxRetriesExceeded", ... or None
     message: str | None = None     # the fault's message
     exclusions: Sequence[Exclusion] = ()
+    server_id: str | None = None
 
 
 @dataclass
 class ConfigurationResult:
     configuration: Configuration
     boots: list[BootResult] = field(default_factory=list)
-    wall_seconds: float = 0.0
+    wall_seconds: float = 0.0      # its cloud's start and stop included
+    boots_seconds: float = 0.0     # from the first create to the last server at rest
+    concurrency: int = 1           # servers booted at a time
+
+    @property
+    def boots_per_second(self) -> float | None:
+        return len(self.boots) / self.boots_seconds if self.boots_seconds > 0 else None
 
     @property
     def active(self) -> int:
@@ -126,6 +133,10 @@ class ConfigurationResult:
             "failures": [{"constraint": c, "boots": n, "hosts_excluded": h}
                          for c, n, h in self.failures_by_constraint()],
             "wall_seconds": round(self.wall_seconds, 3),
+            "boots_seconds": round(self.boots_seconds, 3),
+            "boots_per_second": (round(self.boots_per_second, 1)
+                                 if self.boots_per_second is not None else None),
+            "concurrency": self.concurrency,
         }
 
 

@@ -86,6 +86,7 @@ MIX = _object({"total": _POSITIVE,
               required=("total", "weights"))
 WORKLOAD = _object({
     "order": {"enum": list(ORDERS)},
+    "concurrency": {"type": "integer", "minimum": 1, "maximum": 256},
     "boots": {"type": "array", "items": BOOT, "minItems": 1},
     "mix": MIX,
 })

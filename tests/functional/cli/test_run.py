@@ -119,3 +119,33 @@ def test_an_unknown_configuration_is_refused(tmp_path: Path) -> None:
     result = _run("--only", "everything", timeout=60)
     assert result.returncode == 1
     assert "unknown configuration 'everything'" in result.stderr
+
+
+def test_a_burst_is_played_many_at_a_time_and_the_report_says_so(tmp_path: Path) -> None:
+    cloud = tmp_path / "small.yaml"
+    cloud.write_text(SMALL_CLOUD)
+    path = tmp_path / "burst.json"
+    result = _run(str(cloud), "--only", "both", "--concurrency", "4", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    run = json.loads(path.read_text())
+    both = _by_name(run)["both"]
+    assert both["concurrency"] == 4 and both["boots_per_second"] > 0
+    assert [s["index"] for s in both["servers"]] == list(range(8))
+    assert {s["status"] for s in both["servers"]} == {"ACTIVE"}
+    assert both["reschedules"] == 0
+    assert any("4 at a time" in note and "not fixed" in note for note in run["notes"])
+    assert "boots/s" in result.stderr, "the progress says how fast it goes"
+
+
+def test_bad_run_options_are_refused_in_one_line(tmp_path: Path) -> None:
+    cloud = tmp_path / "small.yaml"
+    cloud.write_text(SMALL_CLOUD)
+    for args, message in [
+            (["--concurrency", "0"], "--concurrency 0: allowed: 1 to 256"),
+            (["--api-workers", "-1"], "--api-workers -1: allowed: 0 to 64"),
+            ([str(cloud), "--example", "large"], "give a cloud file or --example, not both"),
+    ]:
+        result = _run(*args, timeout=60)
+        assert result.returncode == 1, (args, result.stderr)
+        assert message in result.stderr
+        assert "Traceback" not in result.stderr and result.stdout == ""

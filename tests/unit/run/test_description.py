@@ -13,6 +13,7 @@ from moorage.embedded import EmbeddedCloud
 from moorage.placement.client import PlacementClient
 from moorage.run.description import (
     BUNDLED_EXAMPLE,
+    EXAMPLES,
     CloudDescription,
     CloudError,
     backend_image_types,
@@ -87,6 +88,23 @@ def test_bundled_example_loads() -> None:
     images = {i.name: i for i in cloud.images}
     assert images["dos-ide"].properties == {"hw_disk_bus": "ide"}
     assert {i.disk_format for i in cloud.images} >= {"qcow2", "raw", "vmdk"}
+
+
+def test_large_example_loads_as_a_burst_on_simulated_hosts() -> None:
+    cloud = load_cloud(EXAMPLES["large"])
+    assert sum(g.count for g in cloud.host_groups) == 2000
+    assert {g.driver for g in cloud.host_groups} == {"fake", "vmware", "ironic"}
+    assert cloud.workload.total == len(boots(cloud)) == 10000
+    assert cloud.workload.concurrency == 16
+    assert EXAMPLES["small"] == BUNDLED_EXAMPLE
+    assert load_cloud(BUNDLED_EXAMPLE).workload.concurrency == 1
+
+
+def test_concurrency_out_of_range_is_refused(tmp_path: Path) -> None:
+    text = GOOD.replace("workload:\n", "workload:\n  concurrency: 0\n", 1)
+    assert text != GOOD
+    with pytest.raises(CloudError, match="concurrency"):
+        load_cloud(write(tmp_path, text))
 
 
 def test_good_file_loads(tmp_path: Path) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+import re
 
 from moorage.cli.run import ProgressBar
-from moorage.run.player import _result, _trait_origins, _traits, late_exclusions
+from moorage.run.player import Census, _result, _trait_origins, _traits, late_exclusions
 from moorage.run.results import Exclusion
 
 
@@ -55,7 +56,7 @@ def test_result_of_a_rescheduled_build() -> None:
                          {"host": "b", "result": "claim-failed"},
                          {"host": "c", "result": "ok"}]},
     }
-    boot = _result(3, "img", "small", server, placement=None, hosts_total=4)  # type: ignore[arg-type]
+    boot = _result(3, "img", "small", server, Census(None, total=4))
     assert (boot.index, boot.status, boot.host, boot.spawn_attempts, boot.candidates,
             boot.scheduling_seconds, boot.fault) == (3, "ACTIVE", "c", 2, 4, 0.012, None)
 
@@ -69,7 +70,7 @@ def test_result_of_max_retries() -> None:
             {"host": "a", "result": "failed", "feature": "disk_format=vhd"},
             {"host": "b", "result": "failed", "feature": "disk_format=vhd"}]},
     }
-    boot = _result(0, "img", "small", server, placement=None, hosts_total=3)  # type: ignore[arg-type]
+    boot = _result(0, "img", "small", server, Census(None, total=3))
     assert boot.fault == "MaxRetriesExceeded"
     assert boot.spawn_attempts == 2
     assert list(boot.exclusions) == [Exclusion("refused at spawn: disk_format=vhd", 2, 3)]
@@ -82,5 +83,8 @@ def test_progress_without_a_terminal_prints_a_line_per_configuration() -> None:
         progress("prefilters off", done, 3)
     progress("both", 0, 3)
     progress.finish()
-    assert stream.getvalue() == ("[1/2] prefilters off: 3 boots\n"
-                                 "[2/2] both: 3 boots\n")
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[1/2] prefilters off: 3 boots"
+    assert re.fullmatch(r"\[1/2\] prefilters off: 3 boots in \d+\.\ds "
+                        r"\(\s*\d+\.\d boots/s\)", lines[1]), lines[1]
+    assert lines[2:] == ["[2/2] both: 3 boots"]

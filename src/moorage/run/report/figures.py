@@ -56,6 +56,7 @@ FIGURES: tuple[Figure, ...] = (
            chart="latency-p50", chart_title="Scheduling latency p50 (ms)"),
     Figure("scheduling latency p95 ms", _latency_ms(0.95), decimals=1, unit="ms",
            chart="latency-p95", chart_title="Scheduling latency p95 (ms)"),
+    Figure("boots per second", lambda r: r.boots_per_second, decimals=1),
     Figure("wall time s", lambda r: r.wall_seconds, decimals=1, unit="s"),
 )
 
