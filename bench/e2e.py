@@ -7,10 +7,11 @@ processes) and a fleet of N simulated fake hosts (``moorage compute fleet``), al
 SQLite in a temporary directory or on PostgreSQL (``--db``). Both prefilters are on
 and the image asks for ``hw_vif_model=virtio`` and ``disk_format=raw``. Then
 ``--clients`` threads each create a server and wait for it to be ACTIVE (or ERROR),
-over and over, until ``--boots`` boots are done. A single watcher polls ``GET
-/servers/detail?changes-since=`` (what changed since its last poll) and wakes the
-waiting clients, as a dashboard would, rather than every client polling its own
-server.
+over and over, until ``--boots`` boots are done. A single watcher
+(``moorage.run.watcher``, as ``moorage run`` uses) polls ``GET
+/servers/detail?changes-since=...&status=ACTIVE&status=ERROR...`` (what came to rest
+since its last poll) and wakes the waiting clients, as a dashboard would, rather than
+every client polling its own server.
 
 It prints a table (and writes JSON): boots/s, create-to-ACTIVE latency, the
 scheduler's own time per decision (``moorage:scheduling.seconds``, claim
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
 import json
 import sys
 import tempfile
@@ -42,11 +42,12 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
+from moorage.api.client import ComputeApiClient, ComputeApiError
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.compute.provider_tree import provider_uuid
 from moorage.placement.launcher import PlacementProcess
+from moorage.run.watcher import ServerWatcher
 
-FINAL = ("ACTIVE", "ERROR")
 TOKEN = {"X-Auth-Token": "admin"}
 
 
@@ -116,74 +117,8 @@ host_groups:
     return path
 
 
-class Watcher:
-    """Polls what changed and wakes the clients waiting for their servers."""
-
-    def __init__(self, url: str, interval: float) -> None:
-        self.url = url
-        self.interval = interval
-        self.session = requests.Session()
-        self.session.headers.update(TOKEN)
-        self.waiting: dict[str, threading.Event] = {}
-        self.since_when: dict[str, float] = {}  # uuid -> when a client started waiting
-        self.final: dict[str, dict[str, Any]] = {}
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.since = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=5)
-
-    def expect(self, uuid: str) -> threading.Event:
-        with self.lock:
-            if uuid in self.final:
-                event = threading.Event()
-                event.set()
-                return event
-            self.since_when.setdefault(uuid, time.monotonic())
-            return self.waiting.setdefault(uuid, threading.Event())
-
-    def _settle(self, server: dict[str, Any]) -> None:
-        if server["status"] in FINAL and server["OS-EXT-STS:task_state"] is None:
-            uuid = server["id"]
-            self.final[uuid] = server
-            self.since_when.pop(uuid, None)
-            event = self.waiting.pop(uuid, None)
-            if event is not None:
-                event.set()
-
-    def _stragglers(self) -> None:
-        """A change committed after a later poll had started is not in any answer
-        (updated_at is stamped before the commit, as in nova): servers waited on for
-        over a second are looked at one by one."""
-        now = time.monotonic()
-        with self.lock:
-            late = [u for u, since in self.since_when.items() if now - since > 1.0]
-        for uuid in late:
-            reply = self.session.get(f"{self.url}/v2.1/servers/{uuid}", timeout=60)
-            if reply.status_code == 200:
-                with self.lock:
-                    self.since_when[uuid] = time.monotonic()
-                    self._settle(reply.json()["server"])
-
-    def run(self) -> None:
-        polls = 0
-        while not self.stop.wait(self.interval):
-            polls += 1
-            if polls % 25 == 0:
-                self._stragglers()
-            started = datetime.datetime.now(datetime.UTC)
-            params = {"all_tenants": "1", "changes-since": self.since.isoformat()}
-            reply = self.session.get(self.url + "/v2.1/servers/detail", params=params,
-                                     timeout=60)
-            reply.raise_for_status()
-            # What changed from 50 ms before this poll on: clocks of one machine.
-            self.since = started - datetime.timedelta(milliseconds=50)
-            with self.lock:
-                for server in reply.json()["servers"]:
-                    self._settle(server)
-
-
 def boot_all(api_url: str, flavor: str, image: str, boots: int, clients: int,
-             watcher: Watcher) -> tuple[float, list[float], list[str]]:
+             watcher: ServerWatcher) -> tuple[float, list[float], list[str]]:
     """``boots`` creates by ``clients`` threads, each waiting for its server."""
     next_index = iter(range(boots))
     index_lock = threading.Lock()
@@ -191,22 +126,22 @@ def boot_all(api_url: str, flavor: str, image: str, boots: int, clients: int,
     problems: list[str] = []
 
     def client() -> None:
-        session = requests.Session()
-        session.headers.update(TOKEN)
+        api = ComputeApiClient(api_url, "admin", timeout=120)
         while True:
             with index_lock:
                 index = next(next_index, None)
             if index is None:
                 return
             started = time.perf_counter()
-            reply = session.post(api_url + "/v2.1/servers", json={"server": {
-                "name": f"vm-{index}", "flavorRef": flavor, "imageRef": image}}, timeout=120)
-            if reply.status_code != 202:
-                problems.append(f"create {index}: {reply.status_code} {reply.text[:200]}")
+            try:
+                uuid = str(api.create_server(f"vm-{index}", flavor, image)["id"])
+            except ComputeApiError as exc:
+                problems.append(f"create {index}: {exc}")
                 continue
-            uuid = reply.json()["server"]["id"]
-            if not watcher.expect(uuid).wait(300):
-                problems.append(f"server {uuid} not ACTIVE or ERROR after 300 s")
+            try:
+                watcher.wait(uuid, 300)
+            except TimeoutError as exc:
+                problems.append(str(exc))
                 continue
             latencies.append(time.perf_counter() - started)
 
@@ -290,7 +225,8 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         placement_db, api_db = stack.enter_context(
             databases(args.db, ["placement", "api"], workdir))
         placement = stack.enter_context(PlacementProcess(
-            workdir / "placement", database_url=placement_db, config=randomized))
+            workdir / "placement", database_url=placement_db, config=randomized,
+            workers=args.placement_workers))
         api = ComputeApiProcess(workdir / "api", placement_url=placement.url,
                                 database_url=api_db, workers=api_workers,
                                 config=api_config(args))
@@ -321,15 +257,13 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         image = session.post(base + "/images", json={
             "name": "virtio", "disk_format": "raw", "container_format": "bare",
             "properties": {"hw_vif_model": "virtio"}}).json()["id"]
-        watcher = Watcher(api.url, args.poll)
-        watcher.thread.start()
+        watcher = ServerWatcher(api.url, interval=args.poll).start()
         try:
             boot_all(api.url, flavor, image, args.warmup, args.clients, watcher)
             seconds, latencies, problems = boot_all(api.url, flavor, image, args.boots,
                                                     args.clients, watcher)
         finally:
-            watcher.stop.set()
-            watcher.thread.join()
+            watcher.stop()
         servers = all_servers(api.url)
         problems += check(api.url, placement.url, servers)
     warmup = {f"vm-{i}" for i in range(args.warmup)}
@@ -370,6 +304,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--boots", type=int, default=3000, help="boots timed per run")
     parser.add_argument("--warmup", type=int, default=100, help="boots before timing")
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--placement-workers", type=int, default=1,
+                        help="placement processes (default 1)")
     parser.add_argument("--conductors", type=int, default=0,
                         help="separate conductor processes (the API processes then run "
                         "none; default 0: a conductor in each API process)")

@@ -119,7 +119,7 @@ class ServerQuery:
     """What GET /servers may filter on (the subset of nova's filters we keep)."""
 
     project_id: str | None = None  # None: every project (admin with all_tenants)
-    status: str | None = None
+    statuses: tuple[str, ...] | None = None  # any of these
     host: str | None = None
     name: str | None = None
     limit: int | None = None
@@ -137,8 +137,8 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
         statement = statement.where(servers.c.status != ServerStatus.DELETED)
     if query.project_id is not None:
         statement = statement.where(servers.c.project_id == query.project_id)
-    if query.status is not None:
-        statement = statement.where(servers.c.status == query.status)
+    if query.statuses is not None:
+        statement = statement.where(servers.c.status.in_(query.statuses))
     if query.host is not None:
         statement = statement.where(servers.c.host == query.host)
     if query.name is not None:

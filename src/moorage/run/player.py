@@ -167,12 +167,15 @@ def _boot_all(api: ComputeApiClient, api_url: str, name: str,
     watcher = ServerWatcher(api_url).start()
     done = [0]
     lock = threading.Lock()
+    # A client (and so a kept-alive connection) per thread of the pool.
+    clients = threading.local()
 
     def boot(index: int) -> dict[str, Any]:
         image, flavor = boots[index]
-        client = ComputeApiClient(api_url, "admin")
-        uuid = str(client.create_server(f"vm-{index}", flavor_ids[flavor],
-                                        image_ids[image])["id"])
+        if not hasattr(clients, "api"):
+            clients.api = ComputeApiClient(api_url, "admin")
+        uuid = str(clients.api.create_server(f"vm-{index}", flavor_ids[flavor],
+                                             image_ids[image])["id"])
         try:
             server = watcher.wait(uuid, timeout)
         except TimeoutError as exc:

@@ -89,6 +89,25 @@ def test_create_show_list_delete(cloud: Cloud) -> None:
     assert cloud.allocations(uuid) == {}
 
 
+def test_list_filters_on_any_of_several_statuses(cloud: Cloud) -> None:
+    """nova's ``status`` filter, repeated: servers in any of the statuses given."""
+    image = cloud.image("raw", "raw")
+    active = cloud.boot_and_wait(cloud.flavor("small"), image)["id"]
+    failed = cloud.boot_and_wait(cloud.flavor("huge", vcpus=4096), image)["id"]
+    assert cloud.show(failed)["status"] == "ERROR"
+
+    def listed(query: str) -> set[str]:
+        return {s["id"] for s in cloud.ok("GET", f"/servers/detail?{query}")["servers"]}
+
+    assert listed("status=ACTIVE") == {active}
+    assert listed("status=error") == {failed}
+    assert listed("status=ACTIVE&status=ERROR") == {active, failed}
+    assert listed("status=BUILD&status=REBUILD") == set()
+    response = cloud.call("GET", "/servers?status=ACTIVE&status=SLEEPY")
+    assert response.status_code == 400
+    assert "Invalid status value 'SLEEPY'" in response.json()["badRequest"]["message"]
+
+
 def test_delete_during_build_wins(make_cloud: Any) -> None:
     cloud: Cloud = make_cloud([fake_host("a")])
     flavor, image = cloud.flavor("small"), cloud.image("raw", "raw")

@@ -128,16 +128,16 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
             limit = -1
         if limit < 0:
             raise BadRequest(f"limit must be a non-negative integer, not {limit_text!r}.")
-    status = req.query.get("status")
-    if status is not None:
-        status = status.upper()
+    # nova takes the filter more than once (``status=ACTIVE&status=ERROR``): any of them.
+    statuses = tuple(value.upper() for value in req.query.getall("status"))
+    for status in statuses:
         if status not in VM_STATES or status == DELETED:
             allowed = ", ".join(s for s in VM_STATES if s != DELETED)
             raise BadRequest(f"Invalid status value {status!r}; allowed: {allowed}.")
     host = req.query.get("host")
     if host is not None and not req.context.is_admin:
         host = None  # nova ignores admin-only filters for users
-    query = ServerQuery(project_id=project, status=status, host=host,
+    query = ServerQuery(project_id=project, statuses=statuses or None, host=host,
                         name=req.query.get("name"), limit=limit,
                         marker=req.query.get("marker"),
                         changes_since=_changes_since(req.query.get("changes-since")))
