@@ -220,7 +220,10 @@ def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
 
 def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -> RunResult:
     label = "postgresql" if args.db else "sqlite"
-    randomized = {"placement": {"randomize_allocation_candidates": True}}
+    randomized: dict[str, dict[str, object]] = {
+        "placement": {"randomize_allocation_candidates": True}}
+    if args.placement_threads:
+        randomized["placement_server"] = {"threads": args.placement_threads}
     with contextlib.ExitStack() as stack:
         placement_db, api_db = stack.enter_context(
             databases(args.db, ["placement", "api"], workdir))
@@ -306,6 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--placement-workers", type=int, default=1,
                         help="placement processes (default 1)")
+    parser.add_argument("--placement-threads", type=int, default=0,
+                        help="request threads per placement process (default: "
+                        "[placement_server] threads' default)")
     parser.add_argument("--conductors", type=int, default=0,
                         help="separate conductor processes (the API processes then run "
                         "none; default 0: a conductor in each API process)")
