@@ -125,8 +125,7 @@ def play_on(stage: Stage, configuration: Configuration,
                         f"start: {exc}") from exc
     try:
         api = ComputeApiClient(scene.api_url, "admin")
-        assert scene.placement is not None
-        census = Census(PlacementClient(scene.placement.url, "admin"))
+        census = Census(PlacementClient(scene.stage.placement_url, "admin"))
         flavor_ids = {f["name"]: str(api.create_flavor(
             f["name"], int(f["ram"]), int(f["vcpus"]), int(f.get("disk", 0)),
             extra_specs=f.get("extra_specs") or None)["id"]) for f in flavors}
