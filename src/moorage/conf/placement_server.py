@@ -23,13 +23,9 @@ OPTS = (
     ),
     cfg.IntOpt(
         "threads",
-        default=1,
+        default=4,
         min=1,
-        help="Request threads per worker process. Placement's work is CPU in "
-        "Python, so threads of one process take turns on one interpreter: one "
-        "thread registered 10,000 hosts in 57 s where four took 80 s. Scale with "
-        "workers; more threads only help a worker whose requests wait on a remote "
-        "database.",
+        help="Request threads per worker process.",
     ),
 )
 
