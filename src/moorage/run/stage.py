@@ -10,12 +10,12 @@ hosts (real QEMU, or recorded) as agents of their own, all registered with a
 placement server whose database then serves as a template. Each configuration runs
 a placement server (on the same port) on a fresh copy of that database, where every
 host is registered and nothing is allocated, and a compute API with its conductor (on
-the same port) on a fresh database, which every host registers with at once. Both run
-in this process for a small cloud (starting a placement process, mostly Python's
-imports, took a second of each configuration's 1.7 s of set-up), and as processes of
-their own past ``api_workers`` 0, as in a cloud. The agents remember what they wrote, and the copy
-holds exactly that, so they owe placement nothing. Between configurations each
-host's guests are destroyed by its own driver.
+the same port) on a fresh database, which every host registers with at once. With
+``api_workers`` 0 (a small cloud) both run in this process: starting a placement
+process, mostly Python's imports, took a second of each configuration's 1.7 s of
+set-up. Otherwise both are processes of their own, as in a cloud. The agents
+remember what they wrote, and the copy holds exactly that, so they owe placement
+nothing. Between configurations each host's guests are destroyed by its own driver.
 
 What is real: placement, the compute API, its scheduler and conductor, and the
 hosts' agents and drivers are the services' own code, over HTTP where users and
