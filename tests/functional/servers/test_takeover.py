@@ -71,16 +71,20 @@ def _hosts_of(cloud: Cloud, consumer: str) -> list[str]:
 def _new_server(cloud: Cloud, flavor: str, image: str) -> str:
     """A server in BUILD/scheduling with no operation: the dead conductor's."""
     conductor = cloud.state.conductor
+    assert conductor is not None
+    # Stopped, so that no poll of the live conductor takes the operation before the
+    # dead one does (under load one did, between the accept and the claim below).
+    conductor.stop()
     cloud.state.conductor = None  # accept without running: as if nobody took it yet
     try:
         cloud.state.conf.set_override("run_in_api", False, group="conductor")
         uuid = cloud.boot(flavor, image)
+        with cloud.state.database.writer() as writer:
+            [op] = operations.pending(writer.conn, [uuid])
+            assert operations.claim(writer.conn, op, DEAD, 600)  # the dead one got it
     finally:
         cloud.state.conf.clear_override("run_in_api", group="conductor")
-        cloud.state.conductor = conductor
-    with cloud.state.database.writer() as writer:
-        [op] = operations.pending(writer.conn, [uuid])
-        assert operations.claim(writer.conn, op, DEAD, 600)  # the dead one got it first
+        cloud.state.conductor = conductor.start()
     return uuid
 
 
