@@ -220,15 +220,15 @@ def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
 
 def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -> RunResult:
     label = "postgresql" if args.db else "sqlite"
-    randomized: dict[str, dict[str, object]] = {
+    placement_config: dict[str, dict[str, object]] = {
         "placement": {"randomize_allocation_candidates": True}}
     if args.placement_threads:
-        randomized["placement_server"] = {"threads": args.placement_threads}
+        placement_config["placement_server"] = {"threads": args.placement_threads}
     with contextlib.ExitStack() as stack:
         placement_db, api_db = stack.enter_context(
             databases(args.db, ["placement", "api"], workdir))
         placement = stack.enter_context(PlacementProcess(
-            workdir / "placement", database_url=placement_db, config=randomized,
+            workdir / "placement", database_url=placement_db, config=placement_config,
             workers=args.placement_workers))
         api = ComputeApiProcess(workdir / "api", placement_url=placement.url,
                                 database_url=api_db, workers=api_workers,

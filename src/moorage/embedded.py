@@ -91,6 +91,15 @@ def parse_host(text: str) -> HostPlan:
     return HostPlan(name, driver, options)
 
 
+def serve_placement(conf: cfg.ConfigOpts, listen: str,
+                    port: int) -> tuple[PlacementService, ApiServer]:
+    """The placement service of ``conf`` (its database migrated), served from this
+    process on ``listen``:``port`` (0: a free port)."""
+    service = PlacementService(conf)
+    service.prepare(migrate=True)
+    return service, ApiServer(make_app(service), listen, port).start()
+
+
 class EmbeddedCloud:
     """Placement, the compute API and agents, started and stopped together."""
 
@@ -144,10 +153,8 @@ class EmbeddedCloud:
             ("placement_database", "connection",
              f"sqlite:///{self.workdir / 'placement.sqlite'}"),
         ])
-        service = PlacementService(placement_conf)
-        service.prepare(migrate=True)
-        self.placement_server = ApiServer(make_app(service), self.listen,
-                                          self.placement_port).start()
+        _service, self.placement_server = serve_placement(placement_conf, self.listen,
+                                                          self.placement_port)
         LOG.info("placement serving %s", self.placement_server.url)
         api_conf = self._conf([
             ("api", "auth_strategy", "noauth2"),

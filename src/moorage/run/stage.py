@@ -41,8 +41,7 @@ from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.compute.registration import Heartbeat
 from moorage.compute.remote import LocalAgentClient
 from moorage.conf import load_config
-from moorage.embedded import HostPlan
-from moorage.placement.app import make_app
+from moorage.embedded import HostPlan, serve_placement
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess, free_port
 from moorage.placement.service import PlacementService
@@ -97,9 +96,7 @@ class Stage:
         conf = load_config([], [("api", "auth_strategy", "noauth2"),
                                 ("placement_database", "connection", f"sqlite:///{database}"),
                                 ("placement_database", "sqlite_synchronous", False)])
-        service = PlacementService(conf)
-        service.prepare(migrate=True)
-        return service, ApiServer(make_app(service), "127.0.0.1", self.placement_port).start()
+        return serve_placement(conf, "127.0.0.1", self.placement_port)
 
     def start(self, progress: Progress | None = None) -> Stage:
         """Start every host and register it, once, in the template database: the fleet,
