@@ -8,6 +8,11 @@ its way, and the poller need not read every step.
 A change committed after a later poll had started is in no answer (``updated_at`` is
 stamped before the commit, as in nova), so servers waited on for longer than
 ``straggler_after`` are also looked at one by one (a deleted one is found so: 404).
+
+Each server is meant to be waited for once, after the request that set it going: a
+server at rest is kept until its waiter asks, since it may come to rest before the
+waiter does, so a second wait for the same server may be handed a state from before
+the second request (polls overlap). ``moorage run`` waits once per server.
 """
 
 from __future__ import annotations
