@@ -18,7 +18,7 @@ from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, make_conductor
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
-from moorage.cli.listen import check_port_free
+from moorage.cli.listen import claim_port
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
@@ -100,31 +100,31 @@ class Serve(Command):
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
-        check_port_free(host, port)
-        if conf.database.sync_on_startup:
-            _migrate(conf)
-        if conf.api.auth_strategy == "noauth2":
-            LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
-        placement = conf.placement.endpoint_override or "(none configured)"
-        conductor = ("a conductor in each worker" if conf.conductor.run_in_api
-                     else "no conductor: work is left to `moorage conductor serve`")
-        self.app.stdout.write(
-            f"compute api: serving {_redacted(database_url(conf))} on http://{host}:{port} "
-            f"with {conf.osapi_compute_workers} worker(s), {conductor} (auth: "
-            f"{conf.api.auth_strategy}; placement: {placement})\n")
-        self.app.stdout.flush()
-        export_config(parsed_args.config_file, overrides)
-        Granian(
-            "moorage.api.wsgi:create_app",
-            address=host,
-            port=port,
-            interface=Interfaces.WSGI,
-            workers=conf.osapi_compute_workers,
-            blocking_threads=conf.osapi_compute_threads,
-            factory=True,
-            log_access=False,
-            respawn_failed_workers=True,
-        ).serve()
+        with claim_port(host, port):
+            if conf.database.sync_on_startup:
+                _migrate(conf)
+            if conf.api.auth_strategy == "noauth2":
+                LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
+            placement = conf.placement.endpoint_override or "(none configured)"
+            conductor = ("a conductor in each worker" if conf.conductor.run_in_api
+                         else "no conductor: work is left to `moorage conductor serve`")
+            self.app.stdout.write(
+                f"compute api: serving {_redacted(database_url(conf))} on http://{host}:{port} "
+                f"with {conf.osapi_compute_workers} worker(s), {conductor} (auth: "
+                f"{conf.api.auth_strategy}; placement: {placement})\n")
+            self.app.stdout.flush()
+            export_config(parsed_args.config_file, overrides)
+            Granian(
+                "moorage.api.wsgi:create_app",
+                address=host,
+                port=port,
+                interface=Interfaces.WSGI,
+                workers=conf.osapi_compute_workers,
+                blocking_threads=conf.osapi_compute_threads,
+                factory=True,
+                log_access=False,
+                respawn_failed_workers=True,
+            ).serve()
         return 0
 
 

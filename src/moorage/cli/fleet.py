@@ -10,7 +10,7 @@ from typing import Any
 
 from cliff.command import Command
 
-from moorage.cli.listen import check_port_free
+from moorage.cli.listen import claim_port
 from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
@@ -68,24 +68,24 @@ class FleetRun(Command):
         fleet_hosts(description.name, description.host_groups,
                     config_files=parsed_args.config_file, overrides=overrides)
         opts = conf.compute_agent
-        check_port_free(opts.listen, opts.port)
-        if not conf.service_token:
-            LOG.warning("fleet %s: [DEFAULT] service_token is not set: its HTTP API is open "
-                        "to anyone who can reach it (DEVELOPMENT MODE)", description.name)
-        self.app.stdout.write(
-            f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
-            f"hosts in {len(description.host_groups)} groups, registering with placement "
-            f"at {conf.placement.endpoint_override}, then serving "
-            f"http://{opts.listen}:{opts.port}\n")
-        self.app.stdout.flush()
-        export_config(parsed_args.config_file, overrides)
-        os.environ[FLEET_FILE_ENV] = str(Path(parsed_args.fleet).resolve())
-        os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
-        # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
-        # a minute before it serves.
-        Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
-                port=opts.port, interface=Interfaces.WSGI, workers=1, blocking_threads=16,
-                factory=True, log_access=False, respawn_failed_workers=True).serve()
+        with claim_port(opts.listen, opts.port):
+            if not conf.service_token:
+                LOG.warning("fleet %s: [DEFAULT] service_token is not set: its HTTP API is open "
+                            "to anyone who can reach it (DEVELOPMENT MODE)", description.name)
+            self.app.stdout.write(
+                f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
+                f"hosts in {len(description.host_groups)} groups, registering with placement "
+                f"at {conf.placement.endpoint_override}, then serving "
+                f"http://{opts.listen}:{opts.port}\n")
+            self.app.stdout.flush()
+            export_config(parsed_args.config_file, overrides)
+            os.environ[FLEET_FILE_ENV] = str(Path(parsed_args.fleet).resolve())
+            os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
+            # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
+            # a minute before it serves.
+            Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
+                    port=opts.port, interface=Interfaces.WSGI, workers=1, blocking_threads=16,
+                    factory=True, log_access=False, respawn_failed_workers=True).serve()
         return 0
 
 

@@ -11,7 +11,7 @@ from cliff.command import Command
 from oslo_config import cfg
 
 from moorage.cli import candidates, demo, provider
-from moorage.cli.listen import check_port_free
+from moorage.cli.listen import claim_port
 from moorage.conf import load_config
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
@@ -63,27 +63,27 @@ class Serve(Command):
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         server = conf.placement_server
-        check_port_free(server.host, server.port)
-        if conf.placement_database.sync_on_startup:
-            _migrate(conf)
-        if conf.api.auth_strategy == "noauth2":
-            LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
-        self.app.stdout.write(
-            f"placement: serving {_redacted(database_url(conf))} on "
-            f"http://{server.host}:{server.port} (auth: {conf.api.auth_strategy})\n"
-        )
-        self.app.stdout.flush()
-        wsgi.export_config(parsed_args.config_file, overrides)
-        Granian(
-            "moorage.placement.wsgi:create_app",
-            address=server.host,
-            port=server.port,
-            interface=Interfaces.WSGI,
-            workers=server.workers,
-            blocking_threads=server.threads,
-            factory=True,
-            log_access=False,
-        ).serve()
+        with claim_port(server.host, server.port):
+            if conf.placement_database.sync_on_startup:
+                _migrate(conf)
+            if conf.api.auth_strategy == "noauth2":
+                LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
+            self.app.stdout.write(
+                f"placement: serving {_redacted(database_url(conf))} on "
+                f"http://{server.host}:{server.port} (auth: {conf.api.auth_strategy})\n"
+            )
+            self.app.stdout.flush()
+            wsgi.export_config(parsed_args.config_file, overrides)
+            Granian(
+                "moorage.placement.wsgi:create_app",
+                address=server.host,
+                port=server.port,
+                interface=Interfaces.WSGI,
+                workers=server.workers,
+                blocking_threads=server.threads,
+                factory=True,
+                log_access=False,
+            ).serve()
         return 0
 
 

@@ -12,18 +12,30 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import requests
 
+# Ports this process has handed out: the kernel may offer a port again as soon as
+# the probe closes it, before the server it was picked for binds it, and two
+# servers started side by side (the compat runner's threads) must not get the same.
+_handed_out: set[int] = set()
+_handed_out_lock = threading.Lock()
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
+    """A TCP port nobody listens on right now, never the same twice in this process."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind((host, 0))
+            port = int(sock.getsockname()[1])
+        with _handed_out_lock:
+            if port not in _handed_out:
+                _handed_out.add(port)
+                return port
 
 
 def write_config(path: Path, sections: Mapping[str, Mapping[str, object]]) -> Path:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from moorage.placement.launcher import PlacementProcess
+from moorage.cli.listen import claim_port
+from moorage.placement.launcher import PlacementProcess, free_port
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -42,6 +43,32 @@ def test_a_busy_port_is_refused_not_shared(tmp_path: Path) -> None:
         assert f"cannot listen on 127.0.0.1:{server.port}" in result.stderr
     finally:
         server.stop()
+
+
+def test_a_port_claimed_by_a_server_still_starting_is_refused(tmp_path: Path) -> None:
+    """Two servers started at once both find the port free; granian's SO_REUSEPORT
+    would then let both bind it and split the connections between two databases.
+    The claim a server holds from before its probe until it stops refuses the second."""
+    port = free_port()
+    with claim_port("127.0.0.1", port):  # a server between its probe and its bind
+        result = _run("serve", "--port", str(port), "--db",
+                      f"sqlite:///{tmp_path / 'second.sqlite'}", "--auth-strategy", "noauth2")
+    assert result.returncode == 1
+    assert (f"cannot listen on 127.0.0.1:{port}: Address already in use (another Moorage "
+            "server has claimed it)") in result.stderr
+    assert not (tmp_path / "second.sqlite").exists()  # refused before anything started
+
+
+def test_a_serving_server_keeps_its_claim(tmp_path: Path) -> None:
+    server = PlacementProcess(tmp_path / "first").start()
+    try:
+        with (pytest.raises(RuntimeError, match="another Moorage server has claimed it"),
+              claim_port("127.0.0.1", server.port)):
+            pass
+    finally:
+        server.stop()
+    with claim_port("127.0.0.1", server.port):  # released when the server stopped
+        pass
 
 
 def test_db_sync_reports_the_revisions(tmp_path: Path) -> None:
