@@ -35,6 +35,7 @@ def open_database(conf: cfg.ConfigOpts) -> Database:
         database_url(conf),
         sqlite_synchronous=conf.placement_database.sqlite_synchronous,
         pool_size=conf.placement_database.max_pool_size,
+        group_commit=True,
     )
 
 
