@@ -137,6 +137,25 @@ def test_a_writer_that_fails_in_a_batch_is_undone_alone(db: Database) -> None:
     assert len(commits) == 1
 
 
+def test_the_first_writer_of_a_batch_failing_leaves_the_others_to_the_next(
+        db: Database) -> None:
+    def fails(w: Writer) -> None:
+        providers.create(w, str(uuidlib.uuid4()), "undone", None)
+        raise RuntimeError("the handler refused it")
+
+    writers = _Writers(db)
+    writers.start("undone", fails, first=True)
+    for name in ("second", "third"):
+        writers.start(name, _create(name))
+    _wait_for_queue(db, 2)
+    writers.finish()
+
+    assert writers.outcomes["undone"][0] == "raised"
+    assert writers.outcomes["second"] == ("done", True)
+    assert writers.outcomes["third"] == ("done", True)
+    assert _names(db) == {"second", "third"}
+
+
 def test_a_failed_commit_fails_every_writer_of_the_batch(db: Database) -> None:
     def refuse(conn: sa.Connection) -> None:
         if _is_write(conn):

@@ -169,6 +169,23 @@ class _Batch:
         self.error: BaseException | None = None
 
 
+class _Savepoint:
+    """A SAVEPOINT run on the DBAPI connection under SQLAlchemy's transaction."""
+
+    def __init__(self, conn: Connection) -> None:
+        self._cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        self._cursor.execute("SAVEPOINT writer")
+
+    def commit(self) -> None:
+        self._cursor.execute("RELEASE writer")
+        self._cursor.close()
+
+    def rollback(self) -> None:
+        self._cursor.execute("ROLLBACK TO writer")
+        self._cursor.execute("RELEASE writer")
+        self._cursor.close()
+
+
 class _GroupCommit:
     """SQLite writers of one process take turns in one transaction, committed once.
 
@@ -204,10 +221,12 @@ class _GroupCommit:
         with self._count_lock:
             self._waiting -= 1
         try:
-            batch = self._batch or self._open()
-            # Alone in its transaction, a writer needs no savepoint: a failure rolls
-            # the transaction back.
-            savepoint = batch.conn.begin_nested() if self.max_batch > 1 else None
+            joined = self._batch
+            batch = joined or self._open()
+            # The first writer of a batch needs no savepoint: should it fail, it rolls
+            # the transaction back. Savepoints are the DBAPI's own statements:
+            # SQLAlchemy's begin_nested() cost 25% of a small write's CPU.
+            savepoint = _Savepoint(batch.conn) if joined is not None else None
         except BaseException:
             self._turn.release()
             raise
@@ -215,7 +234,7 @@ class _GroupCommit:
             yield batch.conn
         except BaseException as raised:
             if savepoint is None:
-                batch.error = raised  # alone in the transaction: roll it back
+                batch.error = raised  # first in the transaction: roll it back
             else:
                 try:
                     savepoint.rollback()

@@ -56,14 +56,27 @@ def check_generation(provider: ProviderRow, expected: int) -> None:
         raise ConcurrentUpdate("resource provider generation conflict")
 
 
+# Built once: the statements of every inventory write (building one costs more CPU
+# than SQLite takes to run it).
+# SELECT name, id FROM resource_classes WHERE name IN (...)
+_CLASS_IDS = sa.select(_rc.c.name, _rc.c.id).where(
+    _rc.c.name.in_(sa.bindparam("names", expanding=True)))
+# SELECT resource_class_id, total, reserved, min_unit, max_unit, step_size,
+# allocation_ratio FROM inventories WHERE resource_provider_id = :id
+_CURRENT = sa.select(
+    _inv.c.resource_class_id, _inv.c.total, _inv.c.reserved, _inv.c.min_unit,
+    _inv.c.max_unit, _inv.c.step_size, _inv.c.allocation_ratio,
+).where(_inv.c.resource_provider_id == sa.bindparam("rp_id"))
+# INSERT INTO inventories (resource_provider_id, resource_class_id, total, ...) VALUES ...
+_INSERT = sa.insert(_inv)
+
+
 def _class_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
     """Resource class name -> id; UnknownResourceClass for the first unknown name."""
     wanted = list(dict.fromkeys(names))
     if not wanted:
         return {}
-    # SELECT name, id FROM resource_classes WHERE name IN (...)
-    query = sa.select(_rc.c.name, _rc.c.id).where(_rc.c.name.in_(wanted))
-    found = {name: rc_id for name, rc_id in conn.execute(query)}
+    found = {name: rc_id for name, rc_id in conn.execute(_CLASS_IDS, {"names": wanted})}
     for name in wanted:
         if name not in found:
             raise UnknownResourceClass(f"No such resource class {name}.")
@@ -79,14 +92,7 @@ def _class_names(conn: Connection, rc_ids: Iterable[int]) -> dict[int, str]:
 
 def _current(conn: Connection, provider_id: int) -> dict[int, Inventory]:
     """The provider's inventories as stored: resource class id -> values."""
-    # SELECT resource_class_id, total, reserved, min_unit, max_unit, step_size,
-    # allocation_ratio FROM inventories WHERE resource_provider_id = :id
-    rows = conn.execute(
-        sa.select(
-            _inv.c.resource_class_id, _inv.c.total, _inv.c.reserved, _inv.c.min_unit,
-            _inv.c.max_unit, _inv.c.step_size, _inv.c.allocation_ratio,
-        ).where(_inv.c.resource_provider_id == provider_id)
-    )
+    rows = conn.execute(_CURRENT, {"rp_id": provider_id})
     return {
         row[0]: Inventory(row[1], row[2], row[3], row[4], row[5], float(row[6])) for row in rows
     }
@@ -136,7 +142,7 @@ def _insert(w: Writer, provider: ProviderRow, rows: Mapping[int, Inventory]) -> 
     if rows:
         # INSERT INTO inventories (resource_provider_id, resource_class_id, total, ...)
         # VALUES (...), ...
-        w.conn.execute(sa.insert(_inv), [
+        w.conn.execute(_INSERT, [
             {"resource_provider_id": provider.id, "resource_class_id": rc_id,
              "created_at": w.now, **inventory.fields()}
             for rc_id, inventory in rows.items()

@@ -6,6 +6,7 @@ Every function takes the ``Writer`` of an open write transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -28,24 +29,49 @@ class ProviderRow:
     root_id: int
 
 
-def _row(conn: Connection, where: sa.ColumnElement[bool], lock: bool) -> ProviderRow | None:
-    # SELECT id, uuid, name, generation, parent_provider_id, root_provider_id
-    # FROM resource_providers WHERE ... [FOR UPDATE]
-    query = sa.select(
-        _rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation, _rp.c.parent_provider_id,
-        _rp.c.root_provider_id,
-    ).where(where)
-    if lock:
-        query = query.with_for_update()
-    row = conn.execute(query).first()
+# Statements run by every provider write are built once: building one costs more
+# CPU than SQLite takes to run it.
+# SELECT id, uuid, name, generation, parent_provider_id, root_provider_id
+# FROM resource_providers WHERE ... [FOR UPDATE]
+_SELECT_ROW = sa.select(
+    _rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation, _rp.c.parent_provider_id,
+    _rp.c.root_provider_id,
+)
+_ROW_BY_UUID = _SELECT_ROW.where(_rp.c.uuid == sa.bindparam("rp_uuid"))
+_ROW_BY_UUID_LOCKED = _ROW_BY_UUID.with_for_update()
+# SELECT id FROM resource_providers WHERE name = :name
+_ID_BY_NAME = sa.select(_rp.c.id).where(_rp.c.name == sa.bindparam("rp_name"))
+# UPDATE resource_providers SET generation = :new, updated_at = :now
+# WHERE id = :id AND generation = :expected
+_BUMP_GENERATION = (
+    sa.update(_rp)
+    .where(_rp.c.id == sa.bindparam("rp_id"), _rp.c.generation == sa.bindparam("expected"))
+    .values(generation=sa.bindparam("new_generation"), updated_at=sa.bindparam("now"))
+)
+# INSERT INTO resource_providers (uuid, name, generation, ...) VALUES (...)
+_INSERT = sa.insert(_rp)
+# UPDATE resource_providers SET root_provider_id = id WHERE id = :id
+_ROOT_OF_ITSELF = (sa.update(_rp).where(_rp.c.id == sa.bindparam("rp_id"))
+                   .values(root_provider_id=_rp.c.id))
+
+
+def _provider(row: Any) -> ProviderRow | None:
     if row is None:
         return None
     return ProviderRow(row[0], row[1], row[2], row[3], row[4], row[5] or row[0])
 
 
+def _row(conn: Connection, where: sa.ColumnElement[bool], lock: bool) -> ProviderRow | None:
+    query = _SELECT_ROW.where(where)
+    if lock:
+        query = query.with_for_update()
+    return _provider(conn.execute(query).first())
+
+
 def find(conn: Connection, uuid: str, *, lock: bool = False) -> ProviderRow | None:
     """The provider with ``uuid``, or None. ``lock`` holds its row until commit."""
-    return _row(conn, _rp.c.uuid == uuid, lock)
+    query = _ROW_BY_UUID_LOCKED if lock else _ROW_BY_UUID
+    return _provider(conn.execute(query, {"rp_uuid": uuid}).first())
 
 
 def get(conn: Connection, uuid: str, *, lock: bool = False) -> ProviderRow:
@@ -64,13 +90,9 @@ def bump_generation(w: Writer, provider: ProviderRow, expected: int | None = Non
     nothing: the caller's transaction is rolled back by the raised error.
     """
     expected = provider.generation if expected is None else expected
-    # UPDATE resource_providers SET generation = :new, updated_at = :now
-    # WHERE id = :id AND generation = :expected
-    result = w.conn.execute(
-        sa.update(_rp)
-        .where(_rp.c.id == provider.id, _rp.c.generation == expected)
-        .values(generation=expected + 1, updated_at=w.now)
-    )
+    result = w.conn.execute(_BUMP_GENERATION, {
+        "rp_id": provider.id, "expected": expected, "new_generation": expected + 1,
+        "now": w.now})
     if result.rowcount != 1:
         raise ConcurrentUpdate(
             "resource provider generation conflict",
@@ -85,8 +107,7 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
     duplicates = []
     if find(conn, uuid) is not None:
         duplicates.append(f"uuid: {uuid}")
-    # SELECT id FROM resource_providers WHERE name = :name
-    if conn.execute(sa.select(_rp.c.id).where(_rp.c.name == name)).first() is not None:
+    if conn.execute(_ID_BY_NAME, {"rp_name": name}).first() is not None:
         duplicates.append(f"name: {name}")
     if duplicates:
         raise Conflict(
@@ -107,18 +128,15 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
                 f'Unable to create resource provider "{name}", {uuid}: Object action create '
                 "failed because: parent provider UUID does not exist."
             )
-    # INSERT INTO resource_providers (uuid, name, generation, ...) VALUES (...)
-    new_id: int = conn.execute(
-        sa.insert(_rp).values(
-            uuid=uuid, name=name, generation=0, change_version=0, created_at=w.now,
-            updated_at=w.now,
-            parent_provider_id=parent.id if parent else None,
-            root_provider_id=parent.root_id if parent else None,
-        )
-    ).inserted_primary_key[0]  # type: ignore[index]
+    new_id: int = conn.execute(_INSERT, {
+        "uuid": uuid, "name": name, "generation": 0, "change_version": 0,
+        "created_at": w.now, "updated_at": w.now,
+        "parent_provider_id": parent.id if parent else None,
+        "root_provider_id": parent.root_id if parent else None,
+    }).inserted_primary_key[0]  # type: ignore[index]
     root_id = parent.root_id if parent else new_id
     if parent is None:
-        conn.execute(sa.update(_rp).where(_rp.c.id == new_id).values(root_provider_id=new_id))
+        conn.execute(_ROOT_OF_ITSELF, {"rp_id": new_id})
     w.touch(new_id)
     return ProviderRow(new_id, uuid, name, 0, parent.id if parent else None, root_id)
 

@@ -96,6 +96,18 @@ def delete(w: Writer, name: str) -> None:
     w.change_catalog()
 
 
+# Built once: the statements of every PUT of a provider's traits.
+# SELECT id, name, created_at, updated_at FROM traits WHERE name IN (:names)
+_TRAITS_NAMED = sa.select(
+    _traits.c.id, _traits.c.name, _traits.c.created_at, _traits.c.updated_at
+).where(_traits.c.name.in_(sa.bindparam("names", expanding=True)))
+# SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = :id
+_TRAIT_IDS_OF = sa.select(_rpt.c.trait_id).where(
+    _rpt.c.resource_provider_id == sa.bindparam("rp_id"))
+# INSERT INTO resource_provider_traits (resource_provider_id, trait_id, created_at)
+_INSERT_PROVIDER_TRAITS = sa.insert(_rpt)
+
+
 def set_for_provider(
     w: Writer, provider: providers.ProviderRow, names: Collection[str]
 ) -> tuple[list[Trait], int]:
@@ -106,25 +118,12 @@ def set_for_provider(
     """
     conn = w.conn
     wanted = sorted(set(names))
-    # SELECT id, name, created_at, updated_at FROM traits WHERE name IN (:names)
-    found = {
-        row.name: row
-        for row in conn.execute(
-            sa.select(
-                _traits.c.id, _traits.c.name, _traits.c.created_at, _traits.c.updated_at
-            ).where(_traits.c.name.in_(wanted))
-        )
-    }
+    found = {row.name: row for row in conn.execute(_TRAITS_NAMED, {"names": wanted})}
     missing = [name for name in wanted if name not in found]
     if missing:
         raise InvalidData(f"No such trait {', '.join(missing)}")
     want_ids = {row.id for row in found.values()}
-    # SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = :id
-    have_ids = set(
-        conn.execute(
-            sa.select(_rpt.c.trait_id).where(_rpt.c.resource_provider_id == provider.id)
-        ).scalars()
-    )
+    have_ids = set(conn.execute(_TRAIT_IDS_OF, {"rp_id": provider.id}).scalars())
     # In catalogue (id) order, the order upstream lists a provider's traits in.
     traits = [Trait(row.name, row.created_at, row.updated_at)
               for row in sorted(found.values(), key=lambda row: row.id)]
@@ -140,9 +139,8 @@ def set_for_provider(
             )
         )
     if want_ids - have_ids:
-        # INSERT INTO resource_provider_traits (resource_provider_id, trait_id, created_at)
         conn.execute(
-            sa.insert(_rpt),
+            _INSERT_PROVIDER_TRAITS,
             [
                 {"resource_provider_id": provider.id, "trait_id": trait_id, "created_at": w.now}
                 for trait_id in sorted(want_ids - have_ids)
