@@ -28,7 +28,7 @@ _handed_out_lock = threading.Lock()
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on right now, never the same twice in this process."""
-    while True:
+    for _attempt in range(1000):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
             port = int(sock.getsockname()[1])
@@ -36,6 +36,8 @@ def free_port(host: str = "127.0.0.1") -> int:
             if port not in _handed_out:
                 _handed_out.add(port)
                 return port
+    raise RuntimeError(f"no free port on {host} that this process has not handed out "
+                       f"already ({len(_handed_out)} handed out)")
 
 
 def write_config(path: Path, sections: Mapping[str, Mapping[str, object]]) -> Path:

@@ -44,3 +44,11 @@ def test_free_port_is_bindable() -> None:
     port = launcher.free_port()
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", port))
+
+
+def test_a_kernel_offering_only_handed_out_ports_is_an_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(launcher, "_handed_out", {41001})
+    monkeypatch.setattr(launcher.socket, "socket", _ProbeOffering([41001] * 1000))
+    with pytest.raises(RuntimeError, match=r"no free port on 127\.0\.0\.1"):
+        launcher.free_port()

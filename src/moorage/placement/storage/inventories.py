@@ -140,8 +140,6 @@ def _warn_over_capacity(conn: Connection, provider: ProviderRow,
 
 def _insert(w: Writer, provider: ProviderRow, rows: Mapping[int, Inventory]) -> None:
     if rows:
-        # INSERT INTO inventories (resource_provider_id, resource_class_id, total, ...)
-        # VALUES (...), ...
         w.conn.execute(_INSERT, [
             {"resource_provider_id": provider.id, "resource_class_id": rc_id,
              "created_at": w.now, **inventory.fields()}
