@@ -192,9 +192,10 @@ class _GroupCommit:
     Why: SQLite has one writer at a time and, with ``synchronous = FULL``, each
     COMMIT waits for the disk. Registering 10,000 hosts (three writes each) spent
     most of its time queued on the write turn and in COMMIT. Here the writers still
-    run one after another, each in a savepoint of its own (its failure undoes only
-    its changes), but a writer that finishes while others wait for the turn hands
-    the open transaction on instead of committing it; the last one commits for all
+    run one after another, each that joins an open batch in a savepoint of its own
+    (its failure undoes only its changes; the first one's rolls the batch back), but
+    a writer that finishes while others wait for the turn hands the open
+    transaction on instead of committing it; the last one commits for all
     (``max_batch`` writers at most). Nothing is reported done before it is
     committed: each writer waits for the COMMIT that holds its changes, and if that
     COMMIT fails, every writer of the batch gets its error.
@@ -370,9 +371,10 @@ class Database:
         if the block raises.
 
         On SQLite the writers of a process share transactions (``_GroupCommit``):
-        each block runs in a savepoint of its own, one after another, and one COMMIT
-        covers the blocks that queued up meanwhile. On PostgreSQL each block is a
-        transaction of its own; the server orders concurrent writers itself."""
+        the blocks run one after another, each after a batch's first in a savepoint of
+        its own, and one COMMIT covers the blocks that queued up meanwhile. On
+        PostgreSQL each block is a transaction of its own; the server orders concurrent
+        writers itself."""
         if self._group_commit is not None:
             with self._group_commit.member() as conn:
                 writer = Writer(conn)
