@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import logging
 
+from moorage import heap
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.service import attach_workers, make_state
 from moorage.conf.environment import config_from_environment
@@ -28,4 +29,6 @@ def create_app() -> WSGIApp:
     conductor = attach_workers(state)
     if conductor is not None:
         atexit.register(conductor.stop)
-    return build_app(state)
+    app = build_app(state)
+    heap.settle()
+    return app

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from pathlib import Path
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import platformdirs
 from oslo_config import cfg
 
+from moorage import heap
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.http import BadRequest, RequestEntityTooLarge
 from moorage.placement.policy import Policy
@@ -56,9 +56,8 @@ class PlacementService:
         self.index.catch_up()
         # The index is a large, long-lived heap: keep the garbage collector's full
         # collections from walking it on every request (they cost tens of ms at
-        # 10,000 providers). Objects created later are collected as usual.
-        gc.collect()
-        gc.freeze()
+        # 10,000 providers).
+        heap.settle()
         LOG.info("placement index loaded: %d providers at version %d",
                  len(self.index.by_id), self.index.version)
 

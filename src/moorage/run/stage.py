@@ -31,6 +31,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from moorage import heap
 from moorage.api.app import build_app
 from moorage.api.launcher import ComputeApiProcess
 from moorage.api.service import ApiServer, attach_workers, make_state
@@ -122,6 +123,8 @@ class Stage:
             self._start_agents()
         finally:
             template.stop()
+        # The thousands of simulated hosts live until the end of the run.
+        heap.settle()
         return self
 
     def _start_agents(self) -> None:
