@@ -32,8 +32,8 @@ from moorage.virt.driver import (
     ComputeDriver,
     Guest,
     NodeProvider,
+    ReportedSupport,
     UnsupportedHardware,
-    check_reported_support,
 )
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.traits import HW_ARCH, KNOWN, reportable, trait_name
@@ -191,6 +191,8 @@ class FakeDriver(ComputeDriver):
         self.capabilities = self.host.capabilities
         self._guests: dict[str, Guest] = {}
         self._lock = threading.Lock()
+        # A fake host never changes: its reports are read once per node.
+        self._support: dict[str, ReportedSupport] = {}
 
     def nodes(self) -> list[str]:
         return list(self.host.nodes)
@@ -244,7 +246,10 @@ class FakeDriver(ComputeDriver):
             raise UnsupportedHardware(
                 f"hw_architecture={wanted}",
                 f"{node} runs {self.host.architecture} guests only ({self.host.origin})")
-        check_reported_support(guest, self.trait_reports(node))
+        support = self._support.get(node)
+        if support is None:
+            support = self._support[node] = ReportedSupport.of(self.trait_reports(node))
+        support.check(guest)
         for rule in self.host.rules:
             reason = rule.refuses(guest)
             if reason is not None:
