@@ -6,17 +6,20 @@ compute API's)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import email.utils
 import http
 import logging
 import re
+import socket
 import socketserver
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, Self, TypeVar
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from typing import IO, Any, Generic, Self, TypeVar, cast
+from wsgiref.headers import Headers
+from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 
 JSON = "application/json"
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
@@ -113,9 +116,153 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
     # kernel's queue instead of being reset (socketserver's default is 5).
     request_queue_size = 1024
 
+    def server_activate(self) -> None:
+        super().server_activate()
+        self.stopping = False
+        self._lock = threading.Lock()
+        self._idle: set[socket.socket] = set()  # kept-alive, waiting for a request
+
+    def waiting(self, connection: socket.socket, idle: bool) -> bool:
+        """Mark a connection idle or busy; False when the server stops (close it)."""
+        with self._lock:
+            if idle:
+                self._idle.add(connection)
+            else:
+                self._idle.discard(connection)
+            return not self.stopping
+
+    def close_idle(self) -> None:
+        """Stop: close every kept-alive connection waiting for a request, and make the
+        busy ones close after their answer. A request already sent on an idle
+        connection was not read yet: its client sees the connection closed and
+        nothing done."""
+        with self._lock:
+            self.stopping = True
+            idle, self._idle = self._idle, set()
+        for connection in idle:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+
+class _Body:
+    """A request's body as ``wsgi.input``: never reads past its Content-Length, so
+    the next request on a kept-alive connection starts where it should."""
+
+    def __init__(self, stream: Any, length: int) -> None:
+        self._stream = stream
+        self.left = length
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self.left:
+            size = self.left
+        data = self._stream.read(size) if size else b""
+        self.left -= len(data)
+        return data
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0 or size > self.left:
+            size = self.left
+        data = self._stream.readline(size) if size else b""
+        self.left -= len(data)
+        return data
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        lines = []
+        while self.left:
+            lines.append(self.readline())
+        return lines
+
+    def __iter__(self) -> Iterator[bytes]:
+        while self.left:
+            yield self.readline()
+
+
+class _Answer(ServerHandler):
+    """wsgiref's handler answering in HTTP/1.1: an answer whose length is known keeps
+    the connection open for the next request; any other closes it."""
+
+    http_version = "1.1"
+    request_handler: _QuietHandler
+
+    def cleanup_headers(self) -> None:
+        super().cleanup_headers()
+        handler = self.request_handler
+        # Set by start_response, before this (the stubs do not declare it).
+        headers = cast(Headers, getattr(self, "headers"))  # noqa: B009
+        if "Content-Length" not in headers:
+            handler.close_connection = True
+        if handler.close_connection:
+            headers["Connection"] = "close"
+
+    def handle_error(self) -> None:
+        self.request_handler.close_connection = True
+        super().handle_error()
+
 
 class _QuietHandler(WSGIRequestHandler):
-    """Request lines go to the log at DEBUG, not to stderr."""
+    """HTTP/1.1 with keep-alive (wsgiref's own handler answers one request per
+    connection: under a burst of spawns a fleet's server started a thread and the
+    conductor a TCP connection for every request). Request lines go to the log at
+    DEBUG, not to stderr. A connection idle for ``timeout`` seconds is closed, so idle
+    clients do not pin the server's threads."""
+
+    protocol_version = "HTTP/1.1"
+    timeout = 60.0
+    # The status line, headers and body go out in separate writes: without this, a
+    # kept-alive connection waits for the client's delayed ACK between them.
+    disable_nagle_algorithm = True
+    # Bodies a handler left unread up to this size are read and dropped to keep the
+    # connection; a larger remainder closes it.
+    _DRAIN_LIMIT = 1 << 16
+
+    def handle(self) -> None:
+        server = self.server
+        assert isinstance(server, _ThreadingWSGIServer)
+        self.close_connection = True
+        try:
+            while server.waiting(self.connection, idle=True):
+                self.raw_requestline = self.rfile.readline(65537)
+                if not server.waiting(self.connection, idle=False) or not self.raw_requestline:
+                    return
+                if not self._answer():
+                    return
+        except (TimeoutError, ConnectionError):
+            return  # idle too long, or the client went away
+        finally:
+            server.waiting(self.connection, idle=False)
+
+    def _answer(self) -> bool:
+        """Answer the request whose line was read; True to read another on this
+        connection."""
+        if len(self.raw_requestline) > 65536:
+            self.requestline = self.request_version = self.command = ""
+            self.send_error(414)
+            return False
+        if not self.parse_request():  # an error was sent
+            return False
+        if self.headers.get("Transfer-Encoding"):
+            # wsgiref reads no chunked bodies; answer, then close.
+            self.close_connection = True
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = 0
+            self.close_connection = True
+        body = _Body(self.rfile, max(length, 0))
+        server = self.server
+        assert isinstance(server, _ThreadingWSGIServer)
+        answer = _Answer(cast(IO[bytes], body), cast(IO[bytes], self.wfile),
+                         self.get_stderr(), self.get_environ(), multithread=True)
+        answer.request_handler = self
+        app = server.get_app()
+        assert app is not None
+        answer.run(app)
+        self.wfile.flush()
+        if body.left:
+            if body.left > self._DRAIN_LIMIT:
+                return False
+            body.read()
+        return not self.close_connection
 
     def log_message(self, format: str, *args: Any) -> None:
         LOG.debug("%s " + format, self.address_string(), *args)
@@ -153,4 +300,5 @@ class ThreadedServer:
         if self._thread is not None and self._thread.is_alive():
             self._server.shutdown()
             self._thread.join(timeout=10)
+        self._server.close_idle()
         self._server.server_close()
