@@ -42,6 +42,10 @@ class ServerWatcher:
         self._client = ComputeApiClient(api_url, token)
         self._waiting: dict[str, tuple[threading.Event, float]] = {}
         self._rested: dict[str, dict[str, Any] | None] = {}  # None: deleted
+        # The state each server was last handed on in (status and "updated"): the
+        # polls overlap, so most servers come back in two or three answers, and
+        # nobody waits for them any more.
+        self._handed: dict[str, str] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._since = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=5)
@@ -76,6 +80,10 @@ class ServerWatcher:
             return
         if server["status"] not in AT_REST and server["status"] != "DELETED":
             return
+        state = f"{server['status']} {server.get('updated')}"
+        if self._handed.get(uuid) == state and uuid not in self._waiting:
+            return  # handed on already, seen again in an overlapping poll
+        self._handed[uuid] = state
         self._rested[uuid] = None if server["status"] == "DELETED" else dict(server)
         waiting = self._waiting.pop(uuid, None)
         if waiting is not None:

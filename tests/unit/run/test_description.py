@@ -95,7 +95,7 @@ def test_large_example_loads_as_a_burst_on_simulated_hosts() -> None:
     assert sum(g.count for g in cloud.host_groups) == 2000
     assert {g.driver for g in cloud.host_groups} == {"fake", "vmware", "ironic"}
     assert cloud.workload.total == len(boots(cloud)) == 10000
-    assert cloud.workload.concurrency == 32
+    assert cloud.workload.concurrency == 64
     assert EXAMPLES["small"] == BUNDLED_EXAMPLE
     assert load_cloud(BUNDLED_EXAMPLE).workload.concurrency == 1
 
