@@ -339,6 +339,7 @@ class Database:
             if self.dialect == "sqlite" else None)
         self._poll: Any = None
         self._poll_lock = threading.Lock()
+        self._serial_writer: Connection | None = None  # writer(serial=True)'s
 
     def _sqlite_file(self) -> str | None:
         database = sa.engine.make_url(self.url).database
@@ -395,7 +396,7 @@ class Database:
                 yield conn
 
     @contextmanager
-    def writer(self) -> Iterator[Writer]:
+    def writer(self, *, serial: bool = False) -> Iterator[Writer]:
         """A write transaction; committed before the block's caller goes on, undone
         if the block raises.
 
@@ -403,12 +404,33 @@ class Database:
         the blocks run one after another, each after a batch's first in a savepoint of
         its own, and one COMMIT covers the blocks that queued up meanwhile. On
         PostgreSQL each block is a transaction of its own; the server orders concurrent
-        writers itself."""
+        writers itself.
+
+        ``serial``: the caller never runs two of these blocks at once (a committer
+        thread): on PostgreSQL its blocks share one connection, kept between them,
+        instead of checking one out of the pool each time (with the pool's ping, a
+        round trip to the server per transaction). A block that fails drops it."""
         if self._group_commit is not None:
             with self._group_commit.member() as conn:
                 writer = Writer(conn)
                 yield writer
                 writer._finish()
+            return
+        if serial:
+            kept = self._serial_writer
+            if kept is None:
+                kept = self.engine.connect().execution_options(**{_WRITE_OPTION: True})
+                self._serial_writer = kept
+            try:
+                with kept.begin():
+                    writer = Writer(kept)
+                    yield writer
+                    writer._finish()
+            except BaseException:
+                self._serial_writer = None
+                with contextlib.suppress(Exception):
+                    kept.close()
+                raise
             return
         with self.engine.connect() as conn:
             conn = conn.execution_options(**{_WRITE_OPTION: True})
@@ -460,4 +482,8 @@ class Database:
             self._close_poll()
         if self._group_commit is not None:
             self._group_commit.close()
+        kept, self._serial_writer = self._serial_writer, None
+        if kept is not None:
+            with contextlib.suppress(Exception):
+                kept.close()
         self.engine.dispose()
