@@ -322,68 +322,106 @@ class ServerTasks:
                          scheduling: Mapping[str, Any] | None = None) -> Outcome:
         """Spawn on the first destination (already claimed), then on each alternate
         whose claim still fits, until one succeeds or a failure says another host
-        would fail the same way. Claims of failed hosts are released."""
+        would fail the same way. Claims of failed hosts are released.
+
+        A build moves a failed host's claim to the next alternate in one request
+        (``Scheduler.move_claim``) instead of a release and a claim: a burst that
+        reschedules thousands of builds saves a placement write for each. It counts
+        the consumer's generation from 1, where placement starts a new consumer;
+        should placement say otherwise, the claim is released and made afresh."""
         building = expect_status == (BUILD,)
         attempts = list(record.attempts) if building else []
         retries = self._retries(spec)
         task = (T.SPAWNING if building else T.RESIZE_MIGRATING
                 if expect_status == (RESIZE,) else T.REBUILD_SPAWNING)
-        for index, destination in enumerate(destinations):
-            if index > 0:
-                if not retries:
-                    break
-                if not self.scheduler.claim(spec, destination):
-                    attempts.append(faults.attempt_claim_lost(destination.host,
-                                                              destination.node))
+        # The consumer generation of the claim this build holds (None: not known),
+        # and that of a failed host's claim kept for the next alternate.
+        generation: int | None = 1 if building else None
+        held: int | None = None
+        try:
+            for index, destination in enumerate(destinations):
+                if index > 0:
+                    if not retries:
+                        break
+                    claimed, generation, held = self._claim_alternate(spec, destination,
+                                                                      held)
+                    if not claimed:
+                        attempts.append(faults.attempt_claim_lost(destination.host,
+                                                                  destination.node))
+                        continue
+                changes: dict[str, Any] = {"task_state": task}
+                if building:
+                    changes.update(host=destination.host, node=destination.node)
+                if index == 0 and scheduling is not None:
+                    changes["scheduling"] = scheduling
+                expect_task = (T.SCHEDULING, T.SPAWNING, T.RESIZE_PREP, T.RESIZE_MIGRATING,
+                               T.REBUILDING, T.REBUILD_SPAWNING)
+                if building:
+                    # Not waited for: a successor finds the host from the claim in
+                    # placement, and the build's last transition expects SPAWNING, so
+                    # a delete that came first makes it fail there (committed in
+                    # order).
+                    self.update_later(job, expect_status=expect_status,
+                                      expect_task=expect_task, **changes)
+                elif not self.update(job, expect_status=expect_status,
+                                     expect_task=expect_task,
+                                     progress={"dest_host": destination.host,
+                                               "dest_node": destination.node}, **changes):
+                    # A move records its destination on the operation, for a successor.
+                    return Outcome(attempts=attempts, interrupted=True)
+                guest = Guest(uuid=record.uuid, name=record.name, node=destination.node,
+                              flavor=flavor or record.flavor, image=spec.image,
+                              allocations=destination.allocation_request,
+                              volume_backed=record.is_bfv)
+                try:
+                    self.agents.spawn(destination.host, guest)
+                except SpawnFailed as exc:
+                    attempt = faults.attempt_failed(destination.host, destination.node, exc)
+                    attempts.append(attempt)
+                    LOG.info("server %s: spawn on %s failed (%s: %s)%s", record.uuid,
+                             destination.host, exc.kind, exc.message,
+                             "" if exc.reschedule else "; not rescheduling")
+                    if not exc.reschedule:
+                        self.scheduler.release(record.uuid)
+                        return Outcome(attempts=attempts,
+                                       fault=faults.build_aborted(record.uuid, attempt))
+                    if generation is None:
+                        self.scheduler.release(record.uuid)
+                    else:
+                        held, generation = generation, None  # kept for the next one
                     continue
-            changes: dict[str, Any] = {"task_state": task}
-            if building:
-                changes.update(host=destination.host, node=destination.node)
-            if index == 0 and scheduling is not None:
-                changes["scheduling"] = scheduling
-            expect_task = (T.SCHEDULING, T.SPAWNING, T.RESIZE_PREP, T.RESIZE_MIGRATING,
-                           T.REBUILDING, T.REBUILD_SPAWNING)
-            if building:
-                # Not waited for: a successor finds the host from the claim in
-                # placement, and the build's last transition expects SPAWNING, so a
-                # delete that came first makes it fail there (committed in order).
-                self.update_later(job, expect_status=expect_status, expect_task=expect_task,
-                                  **changes)
-            elif not self.update(job, expect_status=expect_status, expect_task=expect_task,
-                                 progress={"dest_host": destination.host,
-                                           "dest_node": destination.node}, **changes):
-                # A move records its destination on the operation, for a successor.
-                return Outcome(attempts=attempts, interrupted=True)
-            guest = Guest(uuid=record.uuid, name=record.name, node=destination.node,
-                          flavor=flavor or record.flavor, image=spec.image,
-                          allocations=destination.allocation_request,
-                          volume_backed=record.is_bfv)
-            try:
-                self.agents.spawn(destination.host, guest)
-            except SpawnFailed as exc:
+                except AgentUnreachable as exc:
+                    self.scheduler.release(record.uuid)
+                    generation = None
+                    # The spawn may have happened before the answer was lost.
+                    self._cleanup(destination.host, record.uuid, f"spawn answer lost: {exc}")
+                    attempts.append(faults.attempt_unreachable(destination.host,
+                                                               destination.node, str(exc)))
+                    continue
+                attempts.append(faults.attempt_ok(destination.host, destination.node))
+                # Deleted while spawning? The caller's next transition expects the task
+                # this one set, so it fails then, and the delete destroys and releases.
+                return Outcome(attempts=attempts, placed=destination)
+            return Outcome(attempts=attempts,
+                           fault=faults.build_failed(record.uuid, attempts, retries=retries))
+        finally:
+            if held is not None:
+                # No alternate took the failed host's claim over.
                 self.scheduler.release(record.uuid)
-                attempt = faults.attempt_failed(destination.host, destination.node, exc)
-                attempts.append(attempt)
-                LOG.info("server %s: spawn on %s failed (%s: %s)%s", record.uuid,
-                         destination.host, exc.kind, exc.message,
-                         "" if exc.reschedule else "; not rescheduling")
-                if not exc.reschedule:
-                    return Outcome(attempts=attempts,
-                                   fault=faults.build_aborted(record.uuid, attempt))
-                continue
-            except AgentUnreachable as exc:
-                self.scheduler.release(record.uuid)
-                # The spawn may have happened before the answer was lost.
-                self._cleanup(destination.host, record.uuid, f"spawn answer lost: {exc}")
-                attempts.append(faults.attempt_unreachable(destination.host,
-                                                           destination.node, str(exc)))
-                continue
-            attempts.append(faults.attempt_ok(destination.host, destination.node))
-            # Deleted while spawning? The caller's next transition expects the task
-            # this one set, so it fails then, and the delete destroys and releases.
-            return Outcome(attempts=attempts, placed=destination)
-        return Outcome(attempts=attempts,
-                       fault=faults.build_failed(record.uuid, attempts, retries=retries))
+
+    def _claim_alternate(self, spec: RequestSpec, destination: Destination,
+                         held: int | None) -> tuple[bool, int | None, int | None]:
+        """Claim an alternate, moving the failed host's claim still ``held`` (at that
+        consumer generation) when there is one: (claimed, the generation of the new
+        claim when known, that of a failed host's claim still held)."""
+        if held is not None:
+            moved = self.scheduler.move_claim(spec, destination, held)
+            if moved:
+                return True, held + 1, None
+            if moved is False:
+                return False, None, held  # no room there: the old claim stays held
+            self.scheduler.release(spec.instance_uuid)  # not at that generation
+        return self.scheduler.claim(spec, destination), None, None
 
     # -- delete ----------------------------------------------------------------------
     def delete(self, job: Job) -> None:

@@ -473,9 +473,19 @@ class PlacementClient:
         one request instead of two. None when placement says the consumer exists (its
         generation must be read and the claim made with it); False when the resources
         are no longer free."""
+        return self.claim_at(consumer_uuid, allocation_request, project_id, user_id, None)
+
+    def claim_at(self, consumer_uuid: str,
+                 allocation_request: Mapping[str, Mapping[str, int]], project_id: str,
+                 user_id: str, consumer_generation: int | None) -> bool | None:
+        """``claim`` for a consumer believed to be at ``consumer_generation`` (None: to
+        hold nothing). None when placement says it is not (nothing changed: read its
+        generation and claim again); False when the resources are no longer free
+        (what the consumer held, it still holds)."""
         try:
             self.request("PUT", f"/allocations/{consumer_uuid}", microversion=CLAIM_MICROVERSION,
-                         json=_claim_body(allocation_request, project_id, user_id, None))
+                         json=_claim_body(allocation_request, project_id, user_id,
+                                          consumer_generation))
         except PlacementError as exc:
             if exc.status != 409:
                 raise

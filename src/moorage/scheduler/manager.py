@@ -221,6 +221,16 @@ class Scheduler:
         return self.placement.claim(spec.instance_uuid, destination.allocation_request,
                                     spec.project_id, spec.user_id, generation)
 
+    def move_claim(self, spec: RequestSpec, destination: Destination,
+                   generation: int) -> bool | None:
+        """Replace what the instance holds (a failed host's claim, the consumer at
+        ``generation``) with ``destination``'s allocation request, in one request
+        instead of a release and a claim. True: claimed (the consumer is now at
+        ``generation + 1``). False: it no longer fits, and the old claim is still
+        held. None: the consumer is not at ``generation``; nothing changed."""
+        return self.placement.claim_at(spec.instance_uuid, destination.allocation_request,
+                                       spec.project_id, spec.user_id, generation)
+
     def release(self, consumer_uuid: str) -> None:
         """Give back everything ``consumer_uuid`` holds."""
         self.placement.delete_allocations(consumer_uuid)

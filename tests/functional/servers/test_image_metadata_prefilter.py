@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moorage.scheduler.manager import Scheduler
 from tests.functional.servers.conftest import fake_host
 
 E1000 = "COMPUTE_NET_VIF_MODEL_E1000"
@@ -55,6 +56,35 @@ def test_prefilter_off_reschedules_until_capable_host(make_cloud: Any) -> None:
     assert all(a["kind"] == "UnsupportedHardware" for a in attempts[:-1])
     assert all(a["feature"] == "hw_vif_model=e1000" for a in attempts[:-1])
     # The failed hosts' claims were released: only the final host holds anything.
+    held = cloud.allocations(server["id"])
+    assert [cloud.host_of_provider(rp) for rp in held] == ["small"]
+    # Each failed host's claim moved to the next alternate in one write (a claim, then
+    # two moves), not released and made again (which starts a new consumer at 1).
+    assert cloud.placement.request(
+        "GET", f"/allocations/{server['id']}")["consumer_generation"] == 3
+
+
+def test_a_reschedule_claims_afresh_when_the_consumer_generation_is_not_the_expected(
+        make_cloud: Any, monkeypatch: Any) -> None:
+    """Should placement start consumers at another generation than upstream's 1, the
+    move is refused (409, concurrent update) and the build releases and claims
+    again: same outcome, one request more."""
+    moves: list[bool | None] = []
+    original = Scheduler.move_claim
+
+    def skewed(self: Scheduler, spec: Any, destination: Any, generation: int) -> bool | None:
+        moved = original(self, spec, destination, generation + 10)
+        moves.append(moved)
+        return moved
+
+    monkeypatch.setattr(Scheduler, "move_claim", skewed)
+    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": False,
+                                            "max_attempts": 3})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["OS-EXT-SRV-ATTR:host"] == "small"
+    assert moves == [None]  # refused once; after that the generation is not guessed
     held = cloud.allocations(server["id"])
     assert [cloud.host_of_provider(rp) for rp in held] == ["small"]
 
