@@ -41,8 +41,7 @@ class ComputeApiProcess(ServerProcess):
         }, config))
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "moorage", "api", "serve",
-                "--config-file", str(self.config_file)]
+        return self.moorage("api", "serve", "--config-file", str(self.config_file))
 
 
 class ConductorProcess(ServerProcess):

@@ -69,9 +69,17 @@ class ServerProcess:
         self.log_path = self.workdir / f"{self.name}.log"
         self._process: subprocess.Popen[bytes] | None = None
 
+    #: Run the server with ``moorage -q``: its log keeps warnings and errors only,
+    #: not a line per request (``moorage run`` quiets its services so).
+    quiet = False
+
     def command(self) -> list[str]:
         """The argv that runs the server."""
         raise NotImplementedError
+
+    def moorage(self, *args: str) -> list[str]:
+        """The argv of a ``moorage`` command, ``-q`` first when ``quiet``."""
+        return [sys.executable, "-m", "moorage", *(["-q"] if self.quiet else []), *args]
 
     # Variables added to this process's environment (failpoints, for the tests).
     extra_env: dict[str, str] = {}
@@ -183,8 +191,7 @@ class PlacementProcess(ServerProcess):
         self.config_file = write_config(self.workdir / "placement.conf", sections)
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "moorage", "placement", "serve",
-                "--config-file", str(self.config_file)]
+        return self.moorage("placement", "serve", "--config-file", str(self.config_file))
 
     def start(self, timeout: float = 60.0) -> PlacementProcess:
         super().start(timeout)

@@ -3,7 +3,10 @@ one boot at a time (repeatable) or many at a time."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from moorage.compute.agent import ComputeAgent
 from moorage.run import description
@@ -127,3 +130,17 @@ def test_many_boots_at_a_time_all_come_to_rest(tmp_path: Path) -> None:
         b.index for b in one.boots if b.fault}
     assert eight.reschedules == 0
     assert {b.host for b in eight.boots if b.image == "legacy"} <= {"pc-1", "lv-1"}
+
+
+def test_services_log_requests_only_when_the_run_does(tmp_path: Path,
+                                                      caplog: pytest.LogCaptureFixture
+                                                      ) -> None:
+    stage, _cloud = _stage(tmp_path, "quiet")
+    logger = logging.getLogger("moorage")
+    with caplog.at_level(logging.WARNING, logger="moorage"):
+        quiet = stage._placement("placement-q", tmp_path / "q.sqlite")
+        assert quiet.command()[3] == "-q"
+    with caplog.at_level(logging.INFO, logger="moorage"):
+        assert logger.isEnabledFor(logging.INFO)
+        verbose = stage._placement("placement-v", tmp_path / "v.sqlite")
+        assert "-q" not in verbose.command()
