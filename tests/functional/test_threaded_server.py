@@ -151,7 +151,7 @@ def test_many_clients_at_once(server: ThreadedServer) -> None:
                 conn.request("POST", "/echo", body=f"{n}".encode())
                 assert conn.getresponse().read() == f"{n}".encode()
             conn.close()
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=client) for _ in range(16)]
