@@ -153,16 +153,15 @@ class _Body:
         self.left = length
 
     def read(self, size: int | None = -1) -> bytes:
-        if size is None or size < 0 or size > self.left:
-            size = self.left
-        data = self._stream.read(size) if size else b""
-        self.left -= len(data)
-        return data
+        return self._take(self._stream.read, size)
 
     def readline(self, size: int | None = -1) -> bytes:
+        return self._take(self._stream.readline, size)
+
+    def _take(self, read: Callable[[int], bytes], size: int | None) -> bytes:
         if size is None or size < 0 or size > self.left:
             size = self.left
-        data = self._stream.readline(size) if size else b""
+        data = read(size) if size else b""
         self.left -= len(data)
         return data
 

@@ -25,6 +25,18 @@ def _hosts() -> list[Any]:
     ]
 
 
+def _rescheduled_e1000_boot(make_cloud: Any) -> tuple[Any, dict[str, Any]]:
+    """With the prefilter off, an e1000 image tried on the big hosts, then placed on
+    the small one (three attempts allowed)."""
+    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": False,
+                                            "max_attempts": 3})
+    server = cloud.boot_and_wait(cloud.flavor("small"),
+                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert server["OS-EXT-SRV-ATTR:host"] == "small"
+    return cloud, server
+
+
 def test_prefilter_on_sends_e1000_only_to_capable_host(make_cloud: Any) -> None:
     cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": True})
     flavor = cloud.flavor("small")
@@ -44,12 +56,7 @@ def test_prefilter_on_sends_e1000_only_to_capable_host(make_cloud: Any) -> None:
 
 
 def test_prefilter_off_reschedules_until_capable_host(make_cloud: Any) -> None:
-    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": False,
-                                            "max_attempts": 3})
-    server = cloud.boot_and_wait(cloud.flavor("small"),
-                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
-    assert server["status"] == "ACTIVE", server.get("fault")
-    assert server["OS-EXT-SRV-ATTR:host"] == "small"
+    cloud, server = _rescheduled_e1000_boot(make_cloud)
     attempts = server["moorage:scheduling"]["attempts"]
     assert [a["host"] for a in attempts][-1] == "small"
     assert sorted(a["host"] for a in attempts[:-1]) == ["big1", "big2"]
@@ -78,12 +85,7 @@ def test_a_reschedule_claims_afresh_when_the_consumer_generation_is_not_the_expe
         return moved
 
     monkeypatch.setattr(Scheduler, "move_claim", skewed)
-    cloud = make_cloud(_hosts(), scheduler={"image_metadata_prefilter": False,
-                                            "max_attempts": 3})
-    server = cloud.boot_and_wait(cloud.flavor("small"),
-                                 cloud.image("e1000", "raw", {"hw_vif_model": "e1000"}))
-    assert server["status"] == "ACTIVE", server.get("fault")
-    assert server["OS-EXT-SRV-ATTR:host"] == "small"
+    cloud, server = _rescheduled_e1000_boot(make_cloud)
     assert moves == [None]  # refused once; after that the generation is not guessed
     held = cloud.allocations(server["id"])
     assert [cloud.host_of_provider(rp) for rp in held] == ["small"]
