@@ -43,6 +43,9 @@ class GroupCommit:
         self._queue: list[tuple[Change, Future[Any]]] = []
         self._ready = threading.Condition()
         self._stopping = False
+        # On PostgreSQL, one connection for all the batches (not a pool checkout and
+        # its ping, a round trip, per batch); dropped when a batch fails.
+        self._kept = database.kept_connection()
         self._thread = threading.Thread(target=self._run, daemon=True, name=name)
         self._thread.start()
 
@@ -90,7 +93,7 @@ class GroupCommit:
         is rolled back and each change written again in a transaction of its own, so
         that it fails alone (savepoints would cost two statements per change)."""
         try:
-            with self.database.writer() as writer:
+            with self.database.writer(kept=self._kept) as writer:
                 results = [change(writer.conn) for change, _future in batch]
         except Exception as exc:
             if len(batch) == 1:

@@ -317,6 +317,19 @@ class _GroupCommit:
             batch.committed.set()
 
 
+class KeptConnection:
+    """A write connection kept for one caller's transactions (``Database.writer``)."""
+
+    def __init__(self) -> None:
+        self.conn: Connection | None = None
+
+    def close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+
 class Database:
     """An engine plus the transaction disciplines placement uses."""
 
@@ -339,7 +352,7 @@ class Database:
             if self.dialect == "sqlite" else None)
         self._poll: Any = None
         self._poll_lock = threading.Lock()
-        self._serial_writer: Connection | None = None  # writer(serial=True)'s
+        self._kept: list[KeptConnection] = []  # handed out by kept_connection()
 
     def _sqlite_file(self) -> str | None:
         database = sa.engine.make_url(self.url).database
@@ -395,8 +408,15 @@ class Database:
             with conn.begin():
                 yield conn
 
+    def kept_connection(self) -> KeptConnection:
+        """A connection for ``writer(kept=...)``, kept between the transactions of a
+        caller that runs one at a time (a committer thread); closed by ``dispose``."""
+        kept = KeptConnection()
+        self._kept.append(kept)
+        return kept
+
     @contextmanager
-    def writer(self, *, serial: bool = False) -> Iterator[Writer]:
+    def writer(self, *, kept: KeptConnection | None = None) -> Iterator[Writer]:
         """A write transaction; committed before the block's caller goes on, undone
         if the block raises.
 
@@ -406,30 +426,27 @@ class Database:
         PostgreSQL each block is a transaction of its own; the server orders concurrent
         writers itself.
 
-        ``serial``: the caller never runs two of these blocks at once (a committer
-        thread): on PostgreSQL its blocks share one connection, kept between them,
-        instead of checking one out of the pool each time (with the pool's ping, a
-        round trip to the server per transaction). A block that fails drops it."""
+        ``kept``: on PostgreSQL, run the block on that connection, kept between the
+        caller's blocks, instead of one checked out of the pool each time (with the
+        pool's ping, a round trip to the server per transaction). A block that
+        fails drops it; the next opens another."""
         if self._group_commit is not None:
             with self._group_commit.member() as conn:
                 writer = Writer(conn)
                 yield writer
                 writer._finish()
             return
-        if serial:
-            kept = self._serial_writer
-            if kept is None:
-                kept = self.engine.connect().execution_options(**{_WRITE_OPTION: True})
-                self._serial_writer = kept
+        if kept is not None:
+            if kept.conn is None:
+                kept.conn = self.engine.connect().execution_options(**{_WRITE_OPTION: True})
+            conn = kept.conn
             try:
-                with kept.begin():
-                    writer = Writer(kept)
+                with conn.begin():
+                    writer = Writer(conn)
                     yield writer
                     writer._finish()
             except BaseException:
-                self._serial_writer = None
-                with contextlib.suppress(Exception):
-                    kept.close()
+                kept.close()
                 raise
             return
         with self.engine.connect() as conn:
@@ -482,8 +499,7 @@ class Database:
             self._close_poll()
         if self._group_commit is not None:
             self._group_commit.close()
-        kept, self._serial_writer = self._serial_writer, None
-        if kept is not None:
-            with contextlib.suppress(Exception):
-                kept.close()
+        for kept in self._kept:
+            kept.close()
+        self._kept.clear()
         self.engine.dispose()
