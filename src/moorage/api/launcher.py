@@ -3,7 +3,6 @@ the benchmarks (the real services, as an operator runs them)."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -56,8 +55,7 @@ class ConductorProcess(ServerProcess):
         self.config_file = config_file
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "moorage", "conductor", "serve",
-                "--config-file", str(self.config_file)]
+        return self.moorage("conductor", "serve", "--config-file", str(self.config_file))
 
     def ready(self) -> bool:
         return "conductor " in self.output() and ": serving " in self.output()
@@ -80,5 +78,5 @@ class FleetProcess(ServerProcess):
         }, config))
 
     def command(self) -> list[str]:
-        return [sys.executable, "-m", "moorage", "compute", "fleet", str(self.fleet_file),
-                "--config-file", str(self.config_file)]
+        return self.moorage("compute", "fleet", str(self.fleet_file),
+                            "--config-file", str(self.config_file))

@@ -162,6 +162,27 @@ class _FileTurn:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
+class KeptConnection:
+    """A write connection kept between the transactions of a caller that runs one
+    at a time (a group commit's writers, a committer thread): opened when first
+    needed, closed after a failed transaction so that the next gets a fresh one."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+        self._conn: Connection | None = None
+
+    def connection(self) -> Connection:
+        if self._conn is None:
+            self._conn = self._engine.connect().execution_options(**{_WRITE_OPTION: True})
+        return self._conn
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(Exception):
+                conn.close()
+
+
 class _Batch:
     """One SQLite write transaction shared by the writers of a group commit."""
 
@@ -210,13 +231,15 @@ class _GroupCommit:
     """
 
     def __init__(self, engine: Engine, path: str | None, max_batch: int = 32) -> None:
-        self._engine = engine
         self._file = _FileTurn(path)
         self._turn = threading.Lock()  # held by the writer running its changes
         self._count_lock = threading.Lock()
         self._waiting = 0  # writers queued for the turn
         self._batch: _Batch | None = None
-        self._conn: Connection | None = None  # the writers' connection, kept
+        # Kept between batches, used by one writer at a time (under the turn):
+        # checking a connection out of the pool and back cost a tenth of a compute
+        # API's CPU under a burst of boots.
+        self._kept = KeptConnection(engine)
         self.max_batch = max_batch
 
     @contextmanager
@@ -261,17 +284,11 @@ class _GroupCommit:
     def _open(self) -> _Batch:
         self._file.acquire()
         try:
-            conn = self._conn
-            if conn is None:
-                # Kept between batches, used by one writer at a time (under the
-                # turn): checking a connection out of the pool and back cost a
-                # tenth of a compute API's CPU under a burst of boots.
-                conn = self._engine.connect().execution_options(**{_WRITE_OPTION: True})
-                self._conn = conn
+            conn = self._kept.connection()
             try:
                 batch = _Batch(conn, conn.begin())
             except BaseException:
-                self._drop_connection()
+                self._kept.close()
                 raise
         except BaseException:
             self._file.release()
@@ -279,16 +296,10 @@ class _GroupCommit:
         self._batch = batch
         return batch
 
-    def _drop_connection(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
-
     def close(self) -> None:
         """Close the kept connection (the database is being disposed of)."""
         with self._turn:
-            self._drop_connection()
+            self._kept.close()
 
     def _end_turn(self, batch: _Batch) -> None:
         """Hand the open batch to a waiting writer, or commit it; release the turn."""
@@ -311,23 +322,10 @@ class _GroupCommit:
                 batch.transaction.rollback()
         finally:
             if batch.error is not None:
-                self._drop_connection()  # a fresh one for the next batch
+                self._kept.close()  # a fresh one for the next batch
             self._file.release()
             self._turn.release()
             batch.committed.set()
-
-
-class KeptConnection:
-    """A write connection kept for one caller's transactions (``Database.writer``)."""
-
-    def __init__(self) -> None:
-        self.conn: Connection | None = None
-
-    def close(self) -> None:
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
 
 
 class Database:
@@ -411,7 +409,7 @@ class Database:
     def kept_connection(self) -> KeptConnection:
         """A connection for ``writer(kept=...)``, kept between the transactions of a
         caller that runs one at a time (a committer thread); closed by ``dispose``."""
-        kept = KeptConnection()
+        kept = KeptConnection(self.engine)
         self._kept.append(kept)
         return kept
 
@@ -437,9 +435,7 @@ class Database:
                 writer._finish()
             return
         if kept is not None:
-            if kept.conn is None:
-                kept.conn = self.engine.connect().execution_options(**{_WRITE_OPTION: True})
-            conn = kept.conn
+            conn = kept.connection()
             try:
                 with conn.begin():
                     writer = Writer(conn)

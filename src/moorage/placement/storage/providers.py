@@ -61,13 +61,6 @@ def _provider(row: Any) -> ProviderRow | None:
     return ProviderRow(row[0], row[1], row[2], row[3], row[4], row[5] or row[0])
 
 
-def _row(conn: Connection, where: sa.ColumnElement[bool], lock: bool) -> ProviderRow | None:
-    query = _SELECT_ROW.where(where)
-    if lock:
-        query = query.with_for_update()
-    return _provider(conn.execute(query).first())
-
-
 def find(conn: Connection, uuid: str, *, lock: bool = False) -> ProviderRow | None:
     """The provider with ``uuid``, or None. ``lock`` holds its row until commit."""
     query = _ROW_BY_UUID_LOCKED if lock else _ROW_BY_UUID
