@@ -75,7 +75,14 @@ def provider_url(uuid: str) -> str:
 
 def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dict[str, Any]:
     """A provider as the requested microversion shows it."""
-    return _representation(req.version, index, record)
+    return _representation(req.version, record, *_tree_uuids(index, record))
+
+
+def _tree_uuids(index: ProviderIndex, record: ProviderRecord) -> tuple[str | None, str]:
+    """The uuids of ``record``'s parent (None for a root) and root."""
+    parent = index.by_id.get(record.parent_id) if record.parent_id else None
+    root = index.by_id.get(record.root_id)
+    return parent.uuid if parent else None, root.uuid if root else record.uuid
 
 
 @functools.cache
@@ -92,12 +99,13 @@ def serialized(version: Version, index: ProviderIndex, record: ProviderRecord) -
     key = _fragment_key(version)
     cached = record.fragments.get(key)
     if cached is None:
-        cached = record.fragments[key] = json_fragment(_representation(version, index, record))
+        cached = record.fragments[key] = json_fragment(
+            _representation(version, record, *_tree_uuids(index, record)))
     return cached
 
 
-def _representation(version: Version, index: ProviderIndex, record: ProviderRecord
-                    ) -> dict[str, Any]:
+def _representation(version: Version, record: ProviderRecord, parent_uuid: str | None,
+                    root_uuid: str) -> dict[str, Any]:
     url = provider_url(record.uuid)
     rels = ["inventories", "usages"]
     if version >= (1, 1):
@@ -115,10 +123,8 @@ def _representation(version: Version, index: ProviderIndex, record: ProviderReco
         ],
     }
     if version >= (1, 14):
-        parent = index.by_id.get(record.parent_id) if record.parent_id else None
-        root = index.by_id.get(record.root_id)
-        data["parent_provider_uuid"] = parent.uuid if parent else None
-        data["root_provider_uuid"] = root.uuid if root else record.uuid
+        data["parent_provider_uuid"] = parent_uuid
+        data["root_provider_uuid"] = root_uuid
     return data
 
 
@@ -137,16 +143,16 @@ def create_provider(req: Request) -> Response:
     data = req.json_body(POST_1_14 if req.version >= (1, 14) else POST)
     uuid = canonical_uuid(data["uuid"]) if data.get("uuid") else str(uuidlib.uuid4())
     with req.service.db.writer() as w:
-        providers.create(w, uuid, data["name"], data.get("parent_provider_uuid"))
+        new = providers.create(w, uuid, data["name"], data.get("parent_provider_uuid"))
     location = [("location", provider_url(uuid))]
     if req.version < (1, 20):
         return req.empty_response(201, location)
-    with req.service.index.fresh() as index:
-        record = index.by_uuid[uuid]
-        body = serialize(req, index, record)
-    return req.json_response(
-        body, headers=location, last_modified=record.updated_at or record.created_at
-    )
+    # Answered from what was written: the index catches up at its next read.
+    row = new.row
+    record = ProviderRecord(row.id, row.uuid, row.name, row.generation, row.parent_id,
+                            row.root_id, created_at=w.now, updated_at=w.now)
+    body = _representation(req.version, record, new.parent_uuid, new.root_uuid)
+    return req.json_response(body, headers=location, last_modified=w.now)
 
 
 def show_provider(req: Request) -> Response:

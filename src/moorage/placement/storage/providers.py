@@ -39,8 +39,11 @@ _SELECT_ROW = sa.select(
 )
 _ROW_BY_UUID = _SELECT_ROW.where(_rp.c.uuid == sa.bindparam("rp_uuid"))
 _ROW_BY_UUID_LOCKED = _ROW_BY_UUID.with_for_update()
-# SELECT id FROM resource_providers WHERE name = :name
-_ID_BY_NAME = sa.select(_rp.c.id).where(_rp.c.name == sa.bindparam("rp_name"))
+# SELECT uuid, name FROM resource_providers WHERE uuid = :uuid OR name = :name
+_TAKEN = sa.select(_rp.c.uuid, _rp.c.name).where(
+    (_rp.c.uuid == sa.bindparam("rp_uuid")) | (_rp.c.name == sa.bindparam("rp_name")))
+# SELECT uuid FROM resource_providers WHERE id = :id
+_UUID_BY_ID = sa.select(_rp.c.uuid).where(_rp.c.id == sa.bindparam("rp_id"))
 # UPDATE resource_providers SET generation = :new, updated_at = :now
 # WHERE id = :id AND generation = :expected
 _BUMP_GENERATION = (
@@ -94,13 +97,23 @@ def bump_generation(w: Writer, provider: ProviderRow, expected: int | None = Non
     return expected + 1
 
 
-def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> ProviderRow:
+@dataclass(frozen=True)
+class NewProvider:
+    """A provider just created, with the uuids of its tree that its answer shows."""
+
+    row: ProviderRow
+    parent_uuid: str | None
+    root_uuid: str
+
+
+def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> NewProvider:
     """Insert a provider (a root, or a child of ``parent_uuid``)."""
     conn = w.conn
+    taken = conn.execute(_TAKEN, {"rp_uuid": uuid, "rp_name": name}).all()
     duplicates = []
-    if find(conn, uuid) is not None:
+    if any(row.uuid == uuid for row in taken):
         duplicates.append(f"uuid: {uuid}")
-    if conn.execute(_ID_BY_NAME, {"rp_name": name}).first() is not None:
+    if any(row.name == name for row in taken):
         duplicates.append(f"name: {name}")
     if duplicates:
         raise Conflict(
@@ -108,6 +121,7 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
             code=errors.DUPLICATE_NAME,
         )
     parent: ProviderRow | None = None
+    root_uuid = uuid
     if parent_uuid is not None:
         if parent_uuid == uuid:
             raise InvalidData(
@@ -121,6 +135,8 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
                 f'Unable to create resource provider "{name}", {uuid}: Object action create '
                 "failed because: parent provider UUID does not exist."
             )
+        root_uuid = parent.uuid if parent.root_id == parent.id else str(
+            conn.execute(_UUID_BY_ID, {"rp_id": parent.root_id}).scalar_one())
     new_id: int = conn.execute(_INSERT, {
         "uuid": uuid, "name": name, "generation": 0, "change_version": 0,
         "created_at": w.now, "updated_at": w.now,
@@ -131,7 +147,8 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> Provider
     if parent is None:
         conn.execute(_ROOT_OF_ITSELF, {"rp_id": new_id})
     w.touch(new_id)
-    return ProviderRow(new_id, uuid, name, 0, parent.id if parent else None, root_id)
+    row = ProviderRow(new_id, uuid, name, 0, parent.id if parent else None, root_id)
+    return NewProvider(row, parent.uuid if parent else None, root_uuid)
 
 
 def _subtree_ids(conn: Connection, provider_id: int) -> list[int]:
