@@ -103,9 +103,9 @@ def postgresql_admin_url() -> str | None:
     return os.environ.get(PG_ENV) or None
 
 
-@pytest.fixture
-def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test; dropped afterwards."""
+def require_postgresql(request: pytest.FixtureRequest) -> str:
+    """The admin URL of the tests' PostgreSQL server; without one the test FAILS,
+    saying so, unless PostgreSQL tests are skipped explicitly."""
     admin = postgresql_admin_url()
     if admin is None:
         if os.environ.get(PG_SKIP_ENV) == "1":
@@ -116,6 +116,13 @@ def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
             f"DATABASE (./dev test starts one when run as root), or set {PG_SKIP_ENV}=1 to "
             "skip these tests explicitly."
         )
+    return admin
+
+
+@pytest.fixture
+def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test; dropped afterwards."""
+    admin = require_postgresql(request)
     engine = sa.create_engine(normalize_url(admin), isolation_level="AUTOCOMMIT")
     name = f"moorage_test_{uuid.uuid4().hex[:12]}"
     with engine.connect() as conn:

@@ -1,12 +1,13 @@
 """Run upstream placement's gabbi suite against Moorage's placement server.
 
-Each YAML file gets a fresh server (its own SQLite database), configured the way
+Each YAML file gets a fresh server (its own SQLite database, or with ``--postgresql
+URL`` its own PostgreSQL database made with that admin URL), configured the way
 the file's fixture configures upstream's service (legacy or secure-RBAC policy
 defaults, an open policy file, CORS), then populated and named by the matching
 function of ``tests.compat.fixtures``; upstream's own ``gabbi-run`` from the
 compat venv then sends the file's requests over HTTP.
 
-    .venv/bin/python -m tests.compat.runner [-v] [-j JOBS] [NAME ...]
+    .venv/bin/python -m tests.compat.runner [-v] [-j JOBS] [--postgresql URL] [NAME ...]
 
 prints one line per file (passed and failed tests) and the total.
 ``tests/compat/test_gabbi.py`` runs the whole suite once under pytest.
@@ -15,22 +16,26 @@ prints one line per file (passed and failed tests) and the total.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 import yaml
 
 from moorage.placement.launcher import PlacementProcess, ServerStartError
 from moorage.placement.policy import ADMIN_API, list_rules
+from moorage.placement.storage.database import normalize_url
 from tests.compat import upstream
 from tests.compat.fixtures import FIXTURES, FixtureError, FixtureFunction
 
@@ -100,9 +105,30 @@ def server_config(fixture: str, workdir: Path) -> dict[str, dict[str, object]]:
     return config
 
 
-def start_server(workdir: Path, config: Mapping[str, Mapping[str, object]]) -> PlacementProcess:
+@contextlib.contextmanager
+def postgresql_database(admin_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL database made with ``admin_url`` (whose user may CREATE
+    DATABASE), dropped afterwards."""
+    admin = sa.create_engine(normalize_url(admin_url), isolation_level="AUTOCOMMIT")
+    name = f"moorage_gabbi_{uuid.uuid4().hex[:12]}"
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        try:
+            yield sa.engine.make_url(normalize_url(admin_url)).set(
+                database=name).render_as_string(hide_password=False)
+        finally:
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        admin.dispose()
+
+
+def start_server(workdir: Path, config: Mapping[str, Mapping[str, object]],
+                 database_url: str | None = None) -> PlacementProcess:
     for attempt in range(1, START_ATTEMPTS + 1):
-        server = PlacementProcess(workdir / f"server-{attempt}", config=config)
+        server = PlacementProcess(workdir / f"server-{attempt}", config=config,
+                                  database_url=database_url)
         try:
             return server.start()
         except ServerStartError as error:
@@ -126,18 +152,22 @@ def parse_outcomes(output: str, test_names: list[str]) -> tuple[list[str], list[
     return passed, failed
 
 
-def run_file(path: Path) -> FileResult:
-    """One YAML file against one fresh, suitably configured and populated server."""
+def run_file(path: Path, postgresql: str | None = None) -> FileResult:
+    """One YAML file against one fresh, suitably configured and populated server (on
+    a fresh database made with the ``postgresql`` admin URL when given)."""
     started = time.monotonic()
     suite = yaml.safe_load(path.read_text())
     fixture = fixture_of(suite)
     test_names = [str(test["name"]) for test in suite["tests"]]
     gabbi_run = str(upstream.venv_tool("gabbi-run"))
     server_log = ""
-    with tempfile.TemporaryDirectory(prefix=f"compat-{path.stem}-") as tmp:
-        workdir = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        workdir = Path(stack.enter_context(
+            tempfile.TemporaryDirectory(prefix=f"compat-{path.stem}-")))
+        database_url = (stack.enter_context(postgresql_database(postgresql))
+                        if postgresql else None)
         try:
-            server = start_server(workdir, server_config(fixture, workdir))
+            server = start_server(workdir, server_config(fixture, workdir), database_url)
         except ServerStartError as error:
             output = f"the server did not start: {error}"
         else:
@@ -187,11 +217,13 @@ def default_jobs() -> int:
 
 
 def run_suite(files: Iterable[Path], jobs: int | None = None,
-              on_result: Callable[[FileResult], None] | None = None) -> list[FileResult]:
-    """Run the files, ``jobs`` at a time; results in the files' order."""
+              on_result: Callable[[FileResult], None] | None = None, *,
+              postgresql: str | None = None) -> list[FileResult]:
+    """Run the files, ``jobs`` at a time; results in the files' order. ``postgresql``:
+    an admin URL; each file then runs on a PostgreSQL database of its own."""
     files = list(files)
     with ThreadPoolExecutor(max_workers=jobs or default_jobs()) as pool:
-        futures = [pool.submit(run_file, path) for path in files]
+        futures = [pool.submit(run_file, path, postgresql) for path in files]
         results = []
         for future in futures:
             results.append(future.result())
@@ -218,6 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"files run at once (default {default_jobs()})")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="print gabbi-run's whole report for every file")
+    parser.add_argument("--postgresql", metavar="URL",
+                        help="run each file on a fresh PostgreSQL database made with this "
+                             "admin URL (default: SQLite)")
     args = parser.parse_args(argv)
     try:
         files = suite_files(args.names)
@@ -234,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(result.output)
 
     started = time.monotonic()
-    results = run_suite(files, args.jobs, on_result=report)
+    results = run_suite(files, args.jobs, on_result=report, postgresql=args.postgresql)
     passed, total = summary(results)
     print(f"TOTAL {passed}/{total} passed, {total - passed} failed, "
           f"{len(results)} files, {time.monotonic() - started:.0f}s")

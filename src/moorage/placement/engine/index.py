@@ -230,22 +230,28 @@ class ProviderIndex:
         version, catalog_version = self._db.state_versions()
         if version == self.version:
             return
+        if self.version >= 0 and catalog_version == self.catalog_version:
+            # After writes, the usual case: one statement, one round trip.
+            with self._db.statement_reader() as conn:
+                changes = record_store.changes_since(
+                    conn, self.version, self.catalog_version, self._trait_names,
+                    self._rc_names)
+            if changes is not None:
+                self._apply(changes)
+                return
+        # The first load, or the catalogue changed too: both in one snapshot.
         with self._db.reader() as conn:
-            if catalog_version != self.catalog_version:
-                self.catalog = catalog_store.load(conn)
-                self._trait_names = self.catalog.trait_names
-                self._rc_names = self.catalog.rc_names
-                self.catalog_version = catalog_version
-            changes = record_store.load_changes(
-                conn, max(self.version, 0), self._trait_names, self._rc_names
-            )
-        # A newer catalogue may have been committed between the two reads.
-        if changes.catalog_version != self.catalog_version:
-            with self._db.reader() as conn:
-                self.catalog = catalog_store.load(conn)
-                self._trait_names = self.catalog.trait_names
-                self._rc_names = self.catalog.rc_names
-                self.catalog_version = changes.catalog_version
+            catalog_version = record_store.versions(conn)[1]
+            self.catalog = catalog_store.load(conn)
+            self._trait_names = self.catalog.trait_names
+            self._rc_names = self.catalog.rc_names
+            self.catalog_version = catalog_version
+            if self.version < 0:
+                changes = record_store.load_all(conn, self._trait_names, self._rc_names)
+            else:
+                changes = record_store.changes_since(conn, self.version, catalog_version,
+                                                     self._trait_names, self._rc_names)
+        assert changes is not None, "the catalogue moved within one snapshot"
         self._apply(changes)
 
     def _apply(self, changes: record_store.Changes) -> None:

@@ -26,7 +26,7 @@ import datetime
 import functools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -132,7 +132,6 @@ class Plan:
     type_ids: dict[str, int]
     provider_ids: dict[str, int]
     held: list[_Held]
-    bumped: set[int] = field(default_factory=set)
 
 
 # -- the claim's SQL ----------------------------------------------------------------------
@@ -360,27 +359,61 @@ def apply(w: Writer, plan: Plan) -> None:
         for rp_id in (plan.provider_ids[rp_uuid],)
         for rc, amount in amounts.items()
     ]
-    if rows:
-        _run_many(conn, "INSERT INTO allocations (resource_provider_id, consumer_id, "
-                        "resource_class_id, used, created_at, updated_at) "
-                        "VALUES (?, ?, ?, ?, ?, ?)", rows)
-
     emptied = {c.consumer_uuid for c in plan.claims if not c.resources}
     # As upstream: the providers named in the new allocations, and those an emptied
     # consumer gave up, get a new generation.
     bumped = set(plan.provider_ids.values())
     bumped.update(h.provider_id for h in plan.held if h.consumer_uuid in emptied)
-    if bumped:
-        _run(conn, "UPDATE resource_providers SET generation = generation + 1, updated_at = ? "
-                   f"WHERE id IN ({_marks(bumped)})", [now, *sorted(bumped)])
-    plan.bumped = bumped
-    _write_consumers(w, plan, emptied, now)
+    w.new_generation(bumped)
+    created = _write_consumers(w, plan, emptied, now)
+    _insert(conn, rows, created)
     w.touch(*plan.provider_ids.values(), *(h.provider_id for h in plan.held))
 
 
-def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Any) -> None:
-    """Create the new consumers, bump the generation (and owner, type) of the others,
-    and delete those left without allocations."""
+_INSERT_ALLOCATIONS = ("INSERT INTO allocations (resource_provider_id, consumer_id, "
+                       "resource_class_id, used, created_at, updated_at) VALUES ")
+_INSERT_CONSUMERS = ("INSERT INTO consumers (uuid, project_id, user_id, consumer_type_id, "
+                     "created_at, updated_at, generation) VALUES ")
+
+
+@functools.lru_cache(maxsize=256)
+def _rows_of(rows: int, width: int, extra: str = "") -> str:
+    """``(?, ?), (?, ?)``: the placeholders of ``rows`` rows of ``width`` values (and
+    ``extra``, a constant closing each row)."""
+    one = "(" + ", ".join("?" * width) + extra + ")"
+    return ", ".join([one] * rows)
+
+
+def _insert(conn: Connection, allocations: list[tuple[Any, ...]],
+            consumers: list[tuple[Any, ...]]) -> None:
+    """Insert the new allocations and the new consumers. On PostgreSQL in one
+    statement (the consumers in a data-modifying CTE): one round trip, not two
+    pipelines. ConcurrentClaim when another writer created one of the consumers
+    since ``prepare`` looked."""
+    try:
+        if conn.dialect.name == "postgresql" and allocations:
+            sql, params = _INSERT_ALLOCATIONS + _rows_of(len(allocations), 6), [
+                value for row in allocations for value in row]
+            if consumers:
+                sql = (f"WITH added AS ({_INSERT_CONSUMERS}"
+                       f"{_rows_of(len(consumers), 6, ', 1')}) {sql}")
+                params = [value for row in consumers for value in row] + params
+            _run(conn, sql, params)
+            return
+        if allocations:
+            _run_many(conn, _INSERT_ALLOCATIONS + "(?, ?, ?, ?, ?, ?)", allocations)
+        if consumers:
+            _run_many(conn, _INSERT_CONSUMERS + "(?, ?, ?, ?, ?, ?, 1)", consumers)
+    except sa.exc.IntegrityError:
+        if not consumers:
+            raise
+        raise ConcurrentClaim() from None
+
+
+def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Any
+                     ) -> list[tuple[Any, ...]]:
+    """Bump the generation (and owner, type) of the stored consumers, delete those
+    left without allocations; the rows of the new consumers, for ``_insert``."""
     conn = w.conn
     created: list[tuple[Any, ...]] = []
     gone: list[int] = []
@@ -406,14 +439,7 @@ def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Any) -> None
                 raise ConcurrentClaim()
     if gone:
         _run(conn, f"DELETE FROM consumers WHERE id IN ({_marks(gone)})", gone)
-    if created:
-        try:
-            _run_many(conn, "INSERT INTO consumers (uuid, project_id, user_id, "
-                            "consumer_type_id, created_at, updated_at, generation) "
-                            "VALUES (?, ?, ?, ?, ?, ?, 1)", created)
-        except sa.exc.IntegrityError:
-            # Another writer created one of these consumers since ``prepare`` looked.
-            raise ConcurrentClaim() from None
+    return created
 
 
 def replace(w: Writer, claims: Sequence[Claim]) -> None:

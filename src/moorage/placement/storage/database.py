@@ -18,7 +18,7 @@ import fcntl
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -71,12 +71,21 @@ class Writer:
         self.now = utcnow()
         self.touched: set[int] = set()
         self.deleted: set[int] = set()
+        self.new_generations: set[int] = set()
         self.catalog_changed = False
         self.version: int | None = None
 
     def touch(self, *provider_ids: int) -> None:
         """Record that these providers' state (inventory, traits, usage, ...) changed."""
         self.touched.update(provider_ids)
+
+    def new_generation(self, provider_ids: Iterable[int]) -> None:
+        """Give these providers (locked by the caller) a new generation and
+        ``updated_at`` at commit, as part of the version stamp: on PostgreSQL that
+        saves a round trip while every writer waits for the version row."""
+        ids = set(provider_ids)
+        self.new_generations.update(ids)
+        self.touched.update(ids)
 
     def delete(self, provider_id: int) -> None:
         """Record that this provider was deleted, for the indexes of every process."""
@@ -92,13 +101,18 @@ class Writer:
         if not (self.touched or self.deleted or self.catalog_changed):
             return
         touched = sorted(self.touched - self.deleted)
+        generations = sorted(self.new_generations - self.deleted)
         if self.conn.dialect.name == "postgresql":
             # One round trip: the version row stays locked (every writer waits for
             # it) from this statement to the COMMIT, so the fewer between, the better.
             version = int(self.conn.execute(
                 _BUMP_AND_STAMP_CATALOG if self.catalog_changed else _BUMP_AND_STAMP,
-                {"ids": touched}).scalar_one())
+                {"ids": touched, "generations": generations, "now": self.now}).scalar_one())
         else:
+            if generations:
+                # UPDATE resource_providers SET generation = generation + 1,
+                # updated_at = :now WHERE id IN (...)
+                self.conn.execute(_NEW_GENERATIONS, {"ids": generations, "now": self.now})
             # UPDATE placement_state SET version = version + 1 [, catalog_version = ...]
             # WHERE id = 1 RETURNING version
             version = int(self.conn.execute(
@@ -134,18 +148,31 @@ _STAMP = (
 )
 
 
+_NEW_GENERATIONS = (
+    sa.update(schema.resource_providers)
+    .where(schema.resource_providers.c.id.in_(sa.bindparam("ids", expanding=True)))
+    .values(generation=schema.resource_providers.c.generation + 1,
+            updated_at=sa.bindparam("now"))
+)
+
+
 def _bump_and_stamp(version_values: str) -> sa.TextClause:
-    """PostgreSQL: bump the version and stamp the touched providers in one statement
-    (a data-modifying CTE runs whether or not the main query reads it)."""
+    """PostgreSQL: bump the version, stamp the touched providers and give some of them
+    a new generation, in one statement (a data-modifying CTE runs whether or not the
+    main query reads it)."""
     return sa.text(f"""
         WITH bumped AS (
             UPDATE placement_state SET {version_values} WHERE id = 1 RETURNING version
         ), stamped AS (
-            UPDATE resource_providers SET change_version = (SELECT version FROM bumped)
+            UPDATE resource_providers SET change_version = (SELECT version FROM bumped),
+                generation = generation + CASE WHEN id = ANY(:generations) THEN 1 ELSE 0 END,
+                updated_at = CASE WHEN id = ANY(:generations) THEN :now ELSE updated_at END
             WHERE id = ANY(:ids)
         )
         SELECT version FROM bumped""").bindparams(
-        sa.bindparam("ids", type_=postgresql.ARRAY(sa.BigInteger)))
+        sa.bindparam("ids", type_=postgresql.ARRAY(sa.BigInteger)),
+        sa.bindparam("generations", type_=postgresql.ARRAY(sa.BigInteger)),
+        sa.bindparam("now", type_=sa.DateTime))
 
 
 _BUMP_AND_STAMP = _bump_and_stamp("version = version + 1")
@@ -465,6 +492,16 @@ class Database:
                 conn = conn.execution_options(isolation_level="REPEATABLE READ")
             with conn.begin():
                 yield conn
+
+    @contextmanager
+    def statement_reader(self) -> Iterator[Connection]:
+        """A connection outside any transaction, for reads of one statement each: a
+        statement is its own snapshot on both backends, and PostgreSQL is spared the
+        BEGIN and COMMIT round trips of ``reader()``."""
+        with self.engine.connect() as conn:
+            if self.dialect == "postgresql":
+                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+            yield conn
 
     def kept_connection(self) -> KeptConnection:
         """A connection for ``writer(kept=...)``, kept between the transactions of a

@@ -1,14 +1,17 @@
 """Provider records: the full state of providers as the in-memory index holds it.
 
-``load_changes`` reads what changed since a version, in one snapshot, with a
-fixed handful of queries whatever the number of providers.
+``load_all`` reads every provider, in one snapshot, with a fixed handful of queries
+whatever their number; ``changes_since`` reads what changed since a version in a
+single statement (its own snapshot, one round trip), which is what an index pays
+after every write it has not seen.
 """
 
 from __future__ import annotations
 
 import datetime
+import enum
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +21,7 @@ from sqlalchemy.engine import Connection
 from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
 
-__all__ = ["Changes", "Inventory", "ProviderRecord", "load_changes"]
+__all__ = ["Changes", "Inventory", "ProviderRecord", "changes_since", "load_all", "versions"]
 
 _rp = schema.resource_providers
 
@@ -61,11 +64,6 @@ class Changes:
     changed: list[ProviderRecord]
 
 
-def _chunks(ids: list[int], size: int = 900) -> Iterator[list[int]]:
-    for start in range(0, len(ids), size):
-        yield ids[start : start + size]
-
-
 _state = schema.placement_state
 _tomb = schema.deleted_providers
 _rpt = schema.resource_provider_traits
@@ -73,19 +71,16 @@ _rpa = schema.resource_provider_aggregates
 _agg = schema.placement_aggregates
 _inv = schema.inventories
 _alloc = schema.allocations
-_IDS: sa.BindParameter[list[int]] = sa.bindparam("ids", expanding=True)
 _SINCE: sa.BindParameter[int] = sa.bindparam("since")
 
-# Built once: a reader catches up after every write it has not seen.
+# Built once.
 # SELECT version, catalog_version FROM placement_state WHERE id = 1
 _STATE = sa.select(_state.c.version, _state.c.catalog_version).where(_state.c.id == 1)
-# SELECT provider_id FROM deleted_providers WHERE change_version > :since
-_DELETED = sa.select(_tomb.c.provider_id).where(_tomb.c.change_version > _SINCE)
-# SELECT id, uuid, ... FROM resource_providers WHERE change_version > :since
-_CHANGED = sa.select(
+# SELECT id, uuid, ... FROM resource_providers
+_PROVIDERS = sa.select(
     _rp.c.id, _rp.c.uuid, _rp.c.name, _rp.c.generation, _rp.c.parent_provider_id,
     _rp.c.root_provider_id, _rp.c.created_at, _rp.c.updated_at,
-).where(_rp.c.change_version > _SINCE)
+)
 # SELECT resource_provider_id, trait_id FROM resource_provider_traits
 _TRAITS = sa.select(_rpt.c.resource_provider_id, _rpt.c.trait_id)
 # SELECT rpa.resource_provider_id, agg.uuid FROM rpa JOIN placement_aggregates agg
@@ -102,69 +97,162 @@ _USAGES = sa.select(
     _alloc.c.resource_provider_id, _alloc.c.resource_class_id, sa.func.sum(_alloc.c.used)
 ).group_by(_alloc.c.resource_provider_id, _alloc.c.resource_class_id)
 
-# The same four, restricted to some providers (WHERE resource_provider_id IN (:ids)).
-_DETAILS_ALL = (_TRAITS, _AGGREGATES, _INVENTORIES, _USAGES)
-_DETAILS_OF = (
-    _TRAITS.where(_rpt.c.resource_provider_id.in_(_IDS)),
-    _AGGREGATES.where(_rpa.c.resource_provider_id.in_(_IDS)),
-    _INVENTORIES.where(_inv.c.resource_provider_id.in_(_IDS)),
-    _USAGES.where(_alloc.c.resource_provider_id.in_(_IDS)),
-)
-
-
-def load_changes(
-    conn: Connection, since: int, trait_names: dict[int, str], rc_names: dict[int, str]
-) -> Changes:
-    """Providers changed (or deleted) after version ``since``, read in ``conn``'s snapshot."""
+def versions(conn: Connection) -> tuple[int, int]:
+    """(version, catalog_version) in ``conn``'s snapshot."""
     version, catalog_version = conn.execute(_STATE).one()
-    deleted = list(conn.execute(_DELETED, {"since": since}).scalars())
+    return int(version), int(catalog_version)
+
+
+def load_all(conn: Connection, trait_names: dict[int, str], rc_names: dict[int, str]
+             ) -> Changes:
+    """Every provider, read in ``conn``'s snapshot (start-up: one query per table)."""
+    version, catalog_version = conn.execute(_STATE).one()
     records = {
         r.id: ProviderRecord(
             id=r.id, uuid=r.uuid, name=r.name, generation=r.generation,
             parent_id=r.parent_provider_id, root_id=r.root_provider_id or r.id,
             created_at=r.created_at, updated_at=r.updated_at,
         )
-        for r in conn.execute(_CHANGED, {"since": since})
+        for r in conn.execute(_PROVIDERS)
     }
-    if records:
-        _attach_details(conn, records, None if since == 0 else sorted(records), trait_names,
-                        rc_names)
-    return Changes(int(version), int(catalog_version), deleted, list(records.values()))
-
-
-def _detail_rows(conn: Connection, which: int, ids: list[int] | None) -> Iterator[Any]:
-    """Rows of one detail query, for all providers (``ids`` None) or for ``ids``."""
-    if ids is None:
-        yield from conn.execute(_DETAILS_ALL[which])
-        return
-    for chunk in _chunks(ids):
-        yield from conn.execute(_DETAILS_OF[which], {"ids": chunk})
-
-
-def _attach_details(
-    conn: Connection,
-    records: dict[int, ProviderRecord],
-    ids: list[int] | None,
-    trait_names: dict[int, str],
-    rc_names: dict[int, str],
-) -> None:
-    """Fill traits, aggregates, inventories and usages; ``ids`` None means all providers."""
     traits: dict[int, set[str]] = defaultdict(set)
     aggs: dict[int, set[str]] = defaultdict(set)
-    for rp_id, trait_id in _detail_rows(conn, 0, ids):
+    for rp_id, trait_id in conn.execute(_TRAITS):
         traits[rp_id].add(trait_names[trait_id])
-    for rp_id, agg_uuid in _detail_rows(conn, 1, ids):
+    for rp_id, agg_uuid in conn.execute(_AGGREGATES):
         aggs[rp_id].add(agg_uuid)
-    for row in _detail_rows(conn, 2, ids):
+    for row in conn.execute(_INVENTORIES):
         record = records.get(row[0])
         if record is not None:
             record.inventories[rc_names[row[1]]] = Inventory(
-                row[2], row[3], row[4], row[5], row[6], float(row[7])
-            )
-    for rp_id, rc_id, used in _detail_rows(conn, 3, ids):
+                row[2], row[3], row[4], row[5], row[6], float(row[7]))
+    for rp_id, rc_id, used in conn.execute(_USAGES):
         record = records.get(rp_id)
         if record is not None:
             record.usages[rc_names[rc_id]] = int(used)
+    _set_traits_and_aggregates(records, traits, aggs)
+    return Changes(int(version), int(catalog_version), [], list(records.values()))
+
+
+class _Kind(enum.IntEnum):
+    """What a row of the changes statement is (its first column)."""
+
+    STATE = 0
+    DELETED = 1
+    PROVIDER = 2
+    TRAIT = 3
+    AGGREGATE = 4
+    INVENTORY = 5
+    USAGE = 6
+
+
+# The changes statement's columns after the kind, typed once for every branch of the
+# UNION (a branch leaves the columns it has no use for NULL).
+_SLOTS: tuple[tuple[str, Any], ...] = (
+    ("id", sa.BigInteger), ("n1", sa.BigInteger), ("n2", sa.BigInteger),
+    ("n3", sa.BigInteger), ("n4", sa.BigInteger), ("n5", sa.BigInteger),
+    ("n6", sa.BigInteger), ("f", sa.Float), ("s1", sa.String), ("s2", sa.String),
+    ("t1", sa.DateTime), ("t2", sa.DateTime),
+)
+
+
+def _tagged(kind: _Kind, **columns: Any) -> sa.Select[Any]:
+    """One branch of the changes statement: ``kind`` and its columns in their slots."""
+    unknown = columns.keys() - {name for name, _ in _SLOTS}
+    assert not unknown, unknown
+    # Only the NULLs are cast (a CAST of a text timestamp would mangle it on SQLite);
+    # the result takes its types from the first branch.
+    return sa.select(sa.literal_column(str(int(kind)), sa.Integer).label("kind"), *(
+        columns[name].label(name) if name in columns
+        else sa.cast(sa.null(), type_).label(name)
+        for name, type_ in _SLOTS))
+
+
+_CHANGED_RP = _rp.alias("changed")
+_IS_CHANGED = _CHANGED_RP.c.change_version > _SINCE
+# SELECT 0, version, catalog_version FROM placement_state WHERE id = 1
+# UNION ALL SELECT 1, provider_id FROM deleted_providers WHERE change_version > :since
+# UNION ALL SELECT 2, id, generation, ... FROM resource_providers WHERE change_version > :since
+# UNION ALL SELECT 3, rpt.resource_provider_id, rpt.trait_id FROM resource_provider_traits
+#   rpt JOIN resource_providers changed ON ... WHERE changed.change_version > :since
+# UNION ALL the same for aggregates (4), inventories (5) and usages (6, SUM(used) per class)
+_CHANGES = sa.union_all(
+    _tagged(_Kind.STATE, n1=_state.c.version, n2=_state.c.catalog_version)
+    .where(_state.c.id == 1),
+    _tagged(_Kind.DELETED, id=_tomb.c.provider_id).where(_tomb.c.change_version > _SINCE),
+    _tagged(_Kind.PROVIDER, id=_rp.c.id, n1=_rp.c.generation, n2=_rp.c.parent_provider_id,
+            n3=_rp.c.root_provider_id, s1=_rp.c.uuid, s2=_rp.c.name, t1=_rp.c.created_at,
+            t2=_rp.c.updated_at).where(_rp.c.change_version > _SINCE),
+    _tagged(_Kind.TRAIT, id=_rpt.c.resource_provider_id, n1=_rpt.c.trait_id)
+    .join_from(_rpt, _CHANGED_RP, _CHANGED_RP.c.id == _rpt.c.resource_provider_id)
+    .where(_IS_CHANGED),
+    _tagged(_Kind.AGGREGATE, id=_rpa.c.resource_provider_id, s1=_agg.c.uuid)
+    .join_from(_rpa, _agg, _rpa.c.aggregate_id == _agg.c.id)
+    .join(_CHANGED_RP, _CHANGED_RP.c.id == _rpa.c.resource_provider_id)
+    .where(_IS_CHANGED),
+    _tagged(_Kind.INVENTORY, id=_inv.c.resource_provider_id, n1=_inv.c.resource_class_id,
+            n2=_inv.c.total, n3=_inv.c.reserved, n4=_inv.c.min_unit, n5=_inv.c.max_unit,
+            n6=_inv.c.step_size, f=_inv.c.allocation_ratio)
+    .join_from(_inv, _CHANGED_RP, _CHANGED_RP.c.id == _inv.c.resource_provider_id)
+    .where(_IS_CHANGED),
+    _tagged(_Kind.USAGE, id=_alloc.c.resource_provider_id, n1=_alloc.c.resource_class_id,
+            n2=sa.func.sum(_alloc.c.used))
+    .join_from(_alloc, _CHANGED_RP, _CHANGED_RP.c.id == _alloc.c.resource_provider_id)
+    .where(_IS_CHANGED)
+    .group_by(_alloc.c.resource_provider_id, _alloc.c.resource_class_id),
+)
+
+
+def changes_since(conn: Connection, since: int, catalog_version: int,
+                  trait_names: dict[int, str], rc_names: dict[int, str]) -> Changes | None:
+    """Providers changed (or deleted) after version ``since``, in one statement: its
+    own snapshot, whether or not ``conn`` is in a transaction. None when the
+    catalogue is no longer at ``catalog_version`` (the names of its trait and class
+    ids are then not known here)."""
+    state: Any = None
+    deleted: list[int] = []
+    records: dict[int, ProviderRecord] = {}
+    traits: dict[int, set[int]] = defaultdict(set)
+    aggs: dict[int, set[str]] = defaultdict(set)
+    inventories: list[Any] = []
+    usages: list[Any] = []
+    for row in conn.execute(_CHANGES, {"since": since}):
+        kind = row[0]
+        if kind == _Kind.PROVIDER:
+            records[row.id] = ProviderRecord(
+                id=row.id, uuid=row.s1, name=row.s2, generation=row.n1, parent_id=row.n2,
+                root_id=row.n3 or row.id, created_at=row.t1, updated_at=row.t2)
+        elif kind == _Kind.TRAIT:
+            traits[row.id].add(row.n1)
+        elif kind == _Kind.AGGREGATE:
+            aggs[row.id].add(row.s1)
+        elif kind == _Kind.INVENTORY:
+            inventories.append(row)
+        elif kind == _Kind.USAGE:
+            usages.append(row)
+        elif kind == _Kind.DELETED:
+            deleted.append(row.id)
+        else:
+            state = row
+    if int(state.n2) != catalog_version:
+        return None
+    for row in inventories:
+        record = records.get(row.id)
+        if record is not None:
+            record.inventories[rc_names[row.n1]] = Inventory(
+                row.n2, row.n3, row.n4, row.n5, row.n6, float(row.f))
+    for row in usages:
+        record = records.get(row.id)
+        if record is not None:
+            record.usages[rc_names[row.n1]] = int(row.n2)
+    named = {rp_id: {trait_names[t] for t in ids} for rp_id, ids in traits.items()}
+    _set_traits_and_aggregates(records, named, aggs)
+    return Changes(int(state.n1), catalog_version, deleted, list(records.values()))
+
+
+def _set_traits_and_aggregates(records: dict[int, ProviderRecord],
+                               traits: Mapping[int, set[str]],
+                               aggs: Mapping[int, set[str]]) -> None:
     interned: dict[frozenset[str], frozenset[str]] = {}
     for rp_id, record in records.items():
         # Many providers carry the same trait set: share one frozenset between them.

@@ -110,7 +110,6 @@ def reshape(w: Writer, wanted: Sequence[ProviderInventories], claims: Sequence[C
             )
     allocations.apply(w, plan)
     for item in wanted:
-        row = rows[item.provider_uuid]
-        if row.id in plan.bumped:
-            row = dataclasses.replace(row, generation=row.generation + 1)
-        inventories.replace(w, row, item.inventories)
+        # The claim's new generations are written at commit (Writer.new_generation),
+        # so each row still holds the generation it was read with.
+        inventories.replace(w, rows[item.provider_uuid], item.inventories)

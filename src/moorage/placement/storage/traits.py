@@ -65,7 +65,7 @@ def listing(
 def find(conn: Connection, name: str) -> Trait | None:
     # SELECT name, created_at, updated_at FROM traits WHERE name = :name
     row = conn.execute(_select().where(_traits.c.name == name)).first()
-    return Trait(*row.tuple()) if row is not None else None
+    return Trait(*row) if row is not None else None
 
 
 def ensure(w: Writer, name: str) -> tuple[Trait, bool]:
