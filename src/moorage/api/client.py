@@ -17,9 +17,8 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 import orjson
-import urllib3
 
-from moorage.placement.client import _connection_problem
+from moorage import transport
 
 URL_ENV = "MOORAGE_COMPUTE_URL"
 TOKEN_ENV = "MOORAGE_TOKEN"
@@ -28,6 +27,9 @@ DEFAULT_URL = "http://127.0.0.1:8774"
 # and "admin" is an administrator.
 DEFAULT_TOKEN = "admin"
 API_PREFIX = "/v2.1"
+# Requests sent once more should the server close a kept-alive connection as they
+# went out on it (nothing was answered; repeating them changes nothing).
+IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 Json = dict[str, Any]
 
@@ -57,8 +59,7 @@ class ComputeApiClient:
         self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
         self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
         self.timeout = timeout
-        self._pool = urllib3.PoolManager(
-            maxsize=4, retries=False, timeout=urllib3.Timeout(total=timeout))
+        self._server = transport.Server(self.url, timeout=timeout, maxsize=4)
         self._headers = {"x-auth-token": self.token, "accept": "application/json"}
 
     # -- transport ------------------------------------------------------------
@@ -66,26 +67,24 @@ class ComputeApiClient:
                 params: Sequence[tuple[str, str]] = (), json: Any = None) -> Any:
         """Send one request to ``/v2.1`` + ``path``; the decoded JSON body (None when
         empty), or ComputeApiError."""
-        url = self.url + API_PREFIX + path + ("?" + urlencode(params) if params else "")
+        url = API_PREFIX + path + ("?" + urlencode(params) if params else "")
         body = None if json is None else orjson.dumps(json)
         headers = self._headers if body is None else {
             **self._headers, "content-type": "application/json"}
         try:
-            response = self._pool.request(method, url, body=body, headers=headers)
-        except urllib3.exceptions.NewConnectionError as exc:
+            response = self._server.request(method, url, body=body, headers=headers,
+                                            resend=method in IDEMPOTENT)
+        except transport.TransportError as exc:
+            if exc.unreachable:
+                raise ComputeApiError(
+                    f"compute API at {self.url} is not reachable: {exc}") from None
+            if exc.timed_out:
+                raise ComputeApiError(
+                    f"compute API at {self.url} did not answer {method} {path} "
+                    f"within {self.timeout:g}s"
+                ) from None
             raise ComputeApiError(
-                f"compute API at {self.url} is not reachable: {_connection_problem(exc)}"
-            ) from None
-        except urllib3.exceptions.TimeoutError:
-            raise ComputeApiError(
-                f"compute API at {self.url} did not answer {method} {path} "
-                f"within {self.timeout:g}s"
-            ) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ComputeApiError(
-                f"compute API at {self.url}: {method} {path} failed: "
-                f"{_connection_problem(exc)}"
-            ) from None
+                f"compute API at {self.url}: {method} {path} failed: {exc}") from None
         if response.status >= 400:
             raise ComputeApiError(
                 f"{method} {path}: {response.status} {response.reason}: "

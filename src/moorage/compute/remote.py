@@ -15,9 +15,9 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-import urllib3
 from oslo_config import cfg
 
+from moorage import transport
 from moorage.compute import wire
 from moorage.compute.client import AgentUnreachable
 from moorage.compute.service import TOKEN_HEADER
@@ -29,16 +29,15 @@ LOG = logging.getLogger(__name__)
 class HTTPAgentClient:
     """AgentClient over HTTP. ``resolve(host)`` is the agent's URL (AgentUnreachable for
     a host it does not know); ``token`` goes in X-Service-Token when set. Connections
-    are kept alive and shared by the conductor's workers (urllib3's thread-safe pool,
-    as the placement client's)."""
+    are kept alive and shared by the conductor's workers (``moorage.transport``, as
+    the placement client's)."""
 
     def __init__(self, resolve: Callable[[str], str], token: str | None,
                  timeout: float, *, connections: int = 16) -> None:
         self.resolve = resolve
         self.token = token
         self.timeout = timeout
-        self._pool = urllib3.PoolManager(num_pools=256, maxsize=connections, retries=False,
-                                         timeout=urllib3.Timeout(total=timeout))
+        self._servers = transport.Servers(timeout=timeout, maxsize=connections)
         self._headers = {"accept": "application/json", "content-type": "application/json",
                          **({TOKEN_HEADER: token} if token else {})}
 
@@ -47,18 +46,21 @@ class HTTPAgentClient:
         url = self.resolve(host).rstrip("/") + path
         data = None if body is None else json.dumps(body).encode()
         try:
-            try:
-                response = self._pool.request(method, url, body=data, headers=self._headers)
-            except urllib3.exceptions.ProtocolError:
-                # A kept-alive connection the agent closed just as the request went
-                # out: nothing was done, send it once more on a fresh connection.
-                response = self._pool.request(method, url, body=data, headers=self._headers)
-        except urllib3.exceptions.TimeoutError:
-            raise AgentUnreachable(f"the agent of {host} at {url} did not answer within "
-                                   f"{self.timeout:g}s") from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            server, target = self._servers.for_url(url)
+        except ValueError:
+            raise AgentUnreachable(f"the agent of {host} has no usable URL: {url!r}"
+                                   ) from None
+        try:
+            # Should the agent close a kept-alive connection as the request went out
+            # on it, nothing was done: the request is sent once more.
+            response = server.request(method, target, body=data, headers=self._headers,
+                                      resend=True)
+        except transport.TransportError as exc:
+            if exc.timed_out and not exc.unreachable:
+                raise AgentUnreachable(f"the agent of {host} at {url} did not answer "
+                                       f"within {self.timeout:g}s") from None
             raise AgentUnreachable(f"the agent of {host} at {url} cannot be reached: "
-                                   f"{_reason(exc)}") from None
+                                   f"{exc}") from None
         return _Answer(method, url, response.status, response.reason or "", response.data)
 
     def spawn(self, host: str, guest: Guest) -> None:
@@ -117,18 +119,6 @@ def _unexpected(host: str, answer: _Answer) -> AgentUnreachable:
     return AgentUnreachable(
         f"the agent of {host} at {answer.method} {answer.url} answered "
         f"{answer.status}: {message}{hint}")
-
-
-def _reason(exc: BaseException) -> str:
-    """The innermost cause of a connection error, in one line (urllib3 wraps it)."""
-    cause: BaseException = exc
-    while not isinstance(cause, OSError) and (cause.__cause__ or cause.__context__):
-        cause = cause.__cause__ or cause.__context__  # type: ignore[assignment]
-    reason = getattr(exc, "reason", None)
-    if isinstance(reason, BaseException) and not isinstance(cause, OSError):
-        cause = reason
-    text = str(cause).strip() or type(cause).__name__
-    return text.splitlines()[0]
 
 
 class LocalAgent(Protocol):

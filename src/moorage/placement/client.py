@@ -12,7 +12,6 @@ for many providers run concurrently, sharing one pool of keep-alive connections.
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -20,9 +19,8 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import orjson
-import urllib3
-import urllib3.connectionpool
 
+from moorage import transport
 from moorage.placement.storage.records import Inventory
 
 URL_ENV = "MOORAGE_PLACEMENT_URL"
@@ -172,15 +170,7 @@ class PlacementClient:
         self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
         self.timeout = timeout
         self.concurrency = concurrency
-        # urllib3 (the transport under requests) directly: its thread-safe pool costs
-        # a third of requests' time per call, which is what limits listing thousands
-        # of providers (each needs its own GETs).
-        # One connection pool for the one placement host: urlopen with a path skips the
-        # URL parsing and pool lookup of a PoolManager on every call.
-        self._pool = urllib3.connectionpool.connection_from_url(
-            self.url, maxsize=concurrency, retries=False,
-            timeout=urllib3.Timeout(total=timeout))
-        self._prefix = urllib3.util.parse_url(self.url).path or ""
+        self._server = transport.Server(self.url, timeout=timeout, maxsize=concurrency)
         self._headers = {
             "x-auth-token": self.token,
             "openstack-api-version": f"placement {MICROVERSION}",
@@ -200,38 +190,28 @@ class PlacementClient:
         """Send one request; the decoded JSON body (None when empty), or PlacementError.
 
         ``microversion`` pins the request to one version (the latest by default)."""
-        url = self._prefix + path + (("&" if "?" in path else "?") + urlencode(params)
-                                     if params else "")
+        url = path + (("&" if "?" in path else "?") + urlencode(params) if params else "")
         body = None if json is None else orjson.dumps(json)
         headers = self._headers if body is None else {
             **self._headers, "content-type": "application/json"}
         if microversion is not None:
             headers = {**headers, "openstack-api-version": f"placement {microversion}"}
         try:
-            try:
-                response = self._pool.urlopen(method, url, body=body, headers=headers,
-                                              retries=False, assert_same_host=False)
-            except urllib3.exceptions.ProtocolError:
-                # A kept-alive connection the server closed just as this request
-                # went out on it ("Remote end closed connection without response"):
-                # an idempotent request is sent once more, on a fresh connection.
-                if method not in _IDEMPOTENT:
-                    raise
-                response = self._pool.urlopen(method, url, body=body, headers=headers,
-                                              retries=False, assert_same_host=False)
-        except urllib3.exceptions.NewConnectionError as exc:
+            # A request safe to repeat is sent once more should the server close a
+            # kept-alive connection just as it went out on it.
+            response = self._server.request(method, url, body=body, headers=headers,
+                                            resend=method in _IDEMPOTENT)
+        except transport.TransportError as exc:
+            if exc.unreachable:
+                raise PlacementError(f"placement at {self.url} is not reachable: {exc}"
+                                     ) from None
+            if exc.timed_out:
+                raise PlacementError(
+                    f"placement at {self.url} did not answer {method} {path} "
+                    f"within {self.timeout:g}s"
+                ) from None
             raise PlacementError(
-                f"placement at {self.url} is not reachable: {_connection_problem(exc)}"
-            ) from None
-        except urllib3.exceptions.TimeoutError:
-            raise PlacementError(
-                f"placement at {self.url} did not answer {method} {path} "
-                f"within {self.timeout:g}s"
-            ) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise PlacementError(
-                f"placement at {self.url}: {method} {path} failed: {_connection_problem(exc)}"
-            ) from None
+                f"placement at {self.url}: {method} {path} failed: {exc}") from None
         if response.status >= 400:
             raise PlacementError(
                 f"{method} {path}: {response.status} {response.reason}: "
@@ -534,20 +514,6 @@ def _claim_body(allocation_request: Mapping[str, Mapping[str, int]], project_id:
         "consumer_generation": consumer_generation,
         "consumer_type": CONSUMER_TYPE_INSTANCE,
     }
-
-
-def _connection_problem(exc: BaseException) -> str:
-    """The root cause of a connection failure, in a few words."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
-        if isinstance(cause, socket.gaierror):
-            return "unknown host name"
-        if isinstance(cause, ConnectionResetError):
-            return "connection reset"
-        cause = cause.__cause__
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def _error_code(body: bytes) -> str | None:

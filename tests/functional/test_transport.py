@@ -1,0 +1,166 @@
+"""moorage.transport over real sockets: kept-alive connections reused, a hang-up sent
+again only when allowed, and every failure a TransportError saying why."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from moorage import transport
+from moorage.placement.launcher import free_port
+
+Behaviour = Callable[[int, bytes], bytes | None]  # (request number, request) -> answer
+
+
+def _answer(body: bytes, *, close: bool = False) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            + (b"Connection: close\r\n" if close else b"")
+            + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+
+class StandIn:
+    """A server that answers each request as ``behaviour`` says (None: hang up), and
+    counts the connections it accepted and the requests it read."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
+
+    def _talk(self, conn: socket.socket) -> None:
+        with conn:
+            while True:
+                try:
+                    data = conn.recv(65536)
+                except OSError:
+                    return
+                if not data:
+                    return
+                self.requests.append(data.split(b"\r\n", 1)[0])
+                answer = self.behaviour(len(self.requests), data)
+                if answer is None:
+                    return  # hang up without answering
+                conn.sendall(answer)
+                if b"Connection: close" in answer:
+                    return
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+
+
+@pytest.fixture
+def stand_in() -> Iterator[Callable[[Behaviour], StandIn]]:
+    made: list[StandIn] = []
+
+    def make(behaviour: Behaviour) -> StandIn:
+        made.append(StandIn(behaviour))
+        return made[-1]
+
+    yield make
+    for server in made:
+        server.stop()
+
+
+def test_requests_share_one_kept_alive_connection(stand_in: Callable[[Behaviour], StandIn]
+                                                  ) -> None:
+    server = stand_in(lambda n, _req: _answer(f'{{"n": {n}}}'.encode()))
+    client = transport.Server(server.url + "/prefix", timeout=5)
+    replies = [client.request("GET", f"/thing/{n}") for n in range(5)]
+    assert [r.data for r in replies] == [f'{{"n": {n}}}'.encode() for n in range(1, 6)]
+    assert all(r.status == 200 and r.reason == "OK" for r in replies)
+    assert server.requests[0] == b"GET /prefix/thing/0 HTTP/1.1"
+    assert server.connections == 1
+
+
+def test_an_answer_that_closes_is_not_reused(stand_in: Callable[[Behaviour], StandIn]
+                                             ) -> None:
+    server = stand_in(lambda _n, _req: _answer(b"{}", close=True))
+    client = transport.Server(server.url, timeout=5)
+    for _ in range(3):
+        assert client.request("GET", "/").data == b"{}"
+    assert server.connections == 3
+
+
+def test_a_hang_up_is_sent_again_when_allowed(stand_in: Callable[[Behaviour], StandIn]
+                                              ) -> None:
+    # The second request finds its kept-alive connection closed without an answer.
+    server = stand_in(lambda n, _req: None if n == 2 else _answer(b"{}"))
+    client = transport.Server(server.url, timeout=5)
+    client.request("GET", "/first")
+    assert client.request("PUT", "/second", body=b"{}", resend=True).data == b"{}"
+    assert server.requests == [b"GET /first HTTP/1.1", b"PUT /second HTTP/1.1",
+                               b"PUT /second HTTP/1.1"]
+    assert server.connections == 2
+
+
+def test_a_hang_up_is_an_error_when_not_allowed(stand_in: Callable[[Behaviour], StandIn]
+                                                ) -> None:
+    server = stand_in(lambda n, _req: None if n == 2 else _answer(b"{}"))
+    client = transport.Server(server.url, timeout=5)
+    client.request("GET", "/first")
+    with pytest.raises(transport.TransportError,
+                       match=r"closed the connection without answering|connection reset"
+                       ) as caught:
+        client.request("POST", "/second", body=b"{}")
+    assert not caught.value.unreachable
+    assert server.requests == [b"GET /first HTTP/1.1", b"POST /second HTTP/1.1"]
+
+
+def test_no_server_is_unreachable() -> None:
+    client = transport.Server(f"http://127.0.0.1:{free_port()}", timeout=5)
+    with pytest.raises(transport.TransportError, match="connection refused") as caught:
+        client.request("GET", "/")
+    assert caught.value.unreachable
+
+
+def test_a_server_that_does_not_answer_times_out(stand_in: Callable[[Behaviour], StandIn]
+                                                 ) -> None:
+    def slow(_n: int, _req: bytes) -> bytes:
+        time.sleep(2)
+        return _answer(b"{}")
+
+    client = transport.Server(stand_in(slow).url, timeout=0.3)
+    started = time.monotonic()
+    with pytest.raises(transport.TransportError, match="timed out") as caught:
+        client.request("GET", "/")
+    assert caught.value.timed_out and not caught.value.unreachable
+    assert time.monotonic() - started < 1.5
+
+
+def test_servers_are_one_per_origin(stand_in: Callable[[Behaviour], StandIn]) -> None:
+    first = stand_in(lambda _n, _req: _answer(b"1"))
+    second = stand_in(lambda _n, _req: _answer(b"2"))
+    servers = transport.Servers(timeout=5, limit=1)
+    server, path = servers.for_url(first.url + "/hosts/h1/guests?x=1")
+    assert path == "/hosts/h1/guests?x=1"
+    assert servers.for_url(first.url + "/other")[0] is server
+    assert server.request("GET", path).data == b"1"
+    other, _ = servers.for_url(second.url + "/")
+    assert other.request("GET", "/").data == b"2"
+    # At most ``limit`` kept: the first was dropped, a new one is made for it.
+    assert servers.for_url(first.url + "/")[0] is not server
+
+
+def test_a_url_that_is_not_http_is_refused() -> None:
+    with pytest.raises(ValueError, match="not an http or https URL"):
+        transport.Server("ftp://example.com", timeout=5)
