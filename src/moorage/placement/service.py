@@ -15,6 +15,7 @@ from moorage.placement.http import BadRequest, RequestEntityTooLarge
 from moorage.placement.policy import Policy
 from moorage.placement.storage import migration
 from moorage.placement.storage.database import Database
+from moorage.placement.storage.statistics import StatisticsKeeper
 
 LOG = logging.getLogger(__name__)
 
@@ -48,6 +49,7 @@ class PlacementService:
         self.index = ProviderIndex(self.db)
         self.policy = Policy(conf)
         self.max_body = int(conf.api.max_request_body_size)
+        self.statistics = StatisticsKeeper(self.db)
 
     def prepare(self, *, migrate: bool | None = None) -> None:
         """Apply migrations (when configured) and load the index."""
@@ -60,6 +62,12 @@ class PlacementService:
         heap.settle()
         LOG.info("placement index loaded: %d providers at version %d",
                  len(self.index.by_id), self.index.version)
+        self.statistics.start()
+
+    def close(self) -> None:
+        """Stop the background work and close the database's connections."""
+        self.statistics.stop()
+        self.db.dispose()
 
     def read_body(self, environ: dict[str, Any]) -> bytes:
         """The request body, refusing bodies over ``[api] max_request_body_size``."""

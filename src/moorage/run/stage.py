@@ -292,5 +292,5 @@ class Scene:
             self.placement_server.stop()
             self.placement_server = None
         if self.placement_service is not None:
-            self.placement_service.db.dispose()
+            self.placement_service.close()
             self.placement_service = None

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
+import functools
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -71,7 +73,7 @@ class Writer:
         self.now = utcnow()
         self.touched: set[int] = set()
         self.deleted: set[int] = set()
-        self.new_generations: set[int] = set()
+        self.new_generations: Counter[int] = Counter()
         self.catalog_changed = False
         self.version: int | None = None
 
@@ -80,9 +82,11 @@ class Writer:
         self.touched.update(provider_ids)
 
     def new_generation(self, provider_ids: Iterable[int]) -> None:
-        """Give these providers (locked by the caller) a new generation and
-        ``updated_at`` at commit, as part of the version stamp: on PostgreSQL that
-        saves a round trip while every writer waits for the version row."""
+        """Give each of these providers (whose rows the caller has locked) one more
+        generation, and a new ``updated_at``, at commit: on PostgreSQL in the
+        statement that stamps the version, which saves a round trip while every
+        writer waits for the version row. Statements run before the commit still
+        read the old generation."""
         ids = set(provider_ids)
         self.new_generations.update(ids)
         self.touched.update(ids)
@@ -101,18 +105,23 @@ class Writer:
         if not (self.touched or self.deleted or self.catalog_changed):
             return
         touched = sorted(self.touched - self.deleted)
-        generations = sorted(self.new_generations - self.deleted)
+        generations = {rp: n for rp, n in self.new_generations.items()
+                       if rp not in self.deleted}
         if self.conn.dialect.name == "postgresql":
             # One round trip: the version row stays locked (every writer waits for
             # it) from this statement to the COMMIT, so the fewer between, the better.
             version = int(self.conn.execute(
                 _BUMP_AND_STAMP_CATALOG if self.catalog_changed else _BUMP_AND_STAMP,
-                {"ids": touched, "generations": generations, "now": self.now}).scalar_one())
+                {"ids": touched, "generations": list(generations),
+                 "increments": list(generations.values()), "now": self.now}).scalar_one())
         else:
-            if generations:
-                # UPDATE resource_providers SET generation = generation + 1,
+            by_increment: dict[int, list[int]] = {}
+            for rp, n in sorted(generations.items()):
+                by_increment.setdefault(n, []).append(rp)
+            for n, ids in by_increment.items():
+                # UPDATE resource_providers SET generation = generation + :n,
                 # updated_at = :now WHERE id IN (...)
-                self.conn.execute(_NEW_GENERATIONS, {"ids": generations, "now": self.now})
+                self.conn.execute(_NEW_GENERATIONS, {"ids": ids, "n": n, "now": self.now})
             # UPDATE placement_state SET version = version + 1 [, catalog_version = ...]
             # WHERE id = 1 RETURNING version
             version = int(self.conn.execute(
@@ -151,7 +160,7 @@ _STAMP = (
 _NEW_GENERATIONS = (
     sa.update(schema.resource_providers)
     .where(schema.resource_providers.c.id.in_(sa.bindparam("ids", expanding=True)))
-    .values(generation=schema.resource_providers.c.generation + 1,
+    .values(generation=schema.resource_providers.c.generation + sa.bindparam("n"),
             updated_at=sa.bindparam("now"))
 )
 
@@ -164,14 +173,19 @@ def _bump_and_stamp(version_values: str) -> sa.TextClause:
         WITH bumped AS (
             UPDATE placement_state SET {version_values} WHERE id = 1 RETURNING version
         ), stamped AS (
-            UPDATE resource_providers SET change_version = (SELECT version FROM bumped),
-                generation = generation + CASE WHEN id = ANY(:generations) THEN 1 ELSE 0 END,
-                updated_at = CASE WHEN id = ANY(:generations) THEN :now ELSE updated_at END
-            WHERE id = ANY(:ids)
+            UPDATE resource_providers rp
+            SET change_version = (SELECT version FROM bumped),
+                generation = rp.generation + COALESCE((
+                    SELECT g.n FROM unnest(:generations, :increments) AS g(id, n)
+                    WHERE g.id = rp.id), 0),
+                updated_at = CASE WHEN rp.id = ANY(:generations) THEN :now
+                             ELSE rp.updated_at END
+            WHERE rp.id = ANY(:ids)
         )
         SELECT version FROM bumped""").bindparams(
         sa.bindparam("ids", type_=postgresql.ARRAY(sa.BigInteger)),
         sa.bindparam("generations", type_=postgresql.ARRAY(sa.BigInteger)),
+        sa.bindparam("increments", type_=postgresql.ARRAY(sa.Integer)),
         sa.bindparam("now", type_=sa.DateTime))
 
 
@@ -190,6 +204,37 @@ def insert_if_absent(conn: Connection, table: sa.Table, values: dict[str, Any]) 
     insert = dialect.insert(table).values(**values).on_conflict_do_nothing()
     # RETURNING yields no row when the insert was skipped (rowcount is not reliable here).
     return conn.execute(insert.returning(*table.primary_key.columns)).first() is not None
+
+
+def insert_rows(conn: Connection, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` (dictionaries with the same keys). On PostgreSQL several rows
+    go in one multi-row INSERT: executemany sends them in a pipeline, whose
+    machinery cost more CPU than the statements (a provider's three inventories,
+    its traits). On SQLite, executemany."""
+    if not rows:
+        return
+    if conn.dialect.name != "postgresql" or len(rows) == 1:
+        conn.execute(_insert_of(table), rows)
+        return
+    columns = tuple(rows[0])
+    conn.exec_driver_sql(_multi_insert(conn.dialect, table, columns, len(rows)),
+                         {f"{column}_{n}": row[column] for n, row in enumerate(rows)
+                          for column in columns})
+
+
+@functools.cache
+def _insert_of(table: sa.Table) -> sa.Insert:
+    return sa.insert(table)
+
+
+@functools.lru_cache(maxsize=256)
+def _multi_insert(dialect: sa.Dialect, table: sa.Table, columns: tuple[str, ...],
+                  rows: int) -> str:
+    """INSERT INTO table (columns) VALUES (%(a_0)s, %(b_0)s), (%(a_1)s, ...) ...,
+    compiled once per shape (SQLAlchemy does not cache multi-row VALUES)."""
+    statement = sa.insert(table).values([
+        {column: sa.bindparam(f"{column}_{n}") for column in columns} for n in range(rows)])
+    return str(statement.compile(dialect=dialect))
 
 
 def _chunks(ids: list[int], size: int = 500) -> Iterator[list[int]]:

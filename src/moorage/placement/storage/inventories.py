@@ -18,7 +18,7 @@ from sqlalchemy.engine import Connection
 
 from moorage.placement import errors
 from moorage.placement.storage import providers, schema
-from moorage.placement.storage.database import Writer
+from moorage.placement.storage.database import Writer, insert_rows
 from moorage.placement.storage.errors import ConcurrentUpdate, Conflict, InvalidData, NotFound
 from moorage.placement.storage.providers import ProviderRow
 from moorage.placement.storage.records import Inventory
@@ -61,14 +61,16 @@ def check_generation(provider: ProviderRow, expected: int) -> None:
 # SELECT name, id FROM resource_classes WHERE name IN (...)
 _CLASS_IDS = sa.select(_rc.c.name, _rc.c.id).where(
     _rc.c.name.in_(sa.bindparam("names", expanding=True)))
-# SELECT resource_class_id, total, reserved, min_unit, max_unit, step_size,
-# allocation_ratio FROM inventories WHERE resource_provider_id = :id
-_CURRENT = sa.select(
-    _inv.c.resource_class_id, _inv.c.total, _inv.c.reserved, _inv.c.min_unit,
-    _inv.c.max_unit, _inv.c.step_size, _inv.c.allocation_ratio,
-).where(_inv.c.resource_provider_id == sa.bindparam("rp_id"))
-# INSERT INTO inventories (resource_provider_id, resource_class_id, total, ...) VALUES ...
-_INSERT = sa.insert(_inv)
+# SELECT name, id, NULL, ... FROM resource_classes WHERE name IN (...)
+# UNION ALL SELECT NULL, resource_class_id, total, reserved, min_unit, max_unit,
+#   step_size, allocation_ratio FROM inventories WHERE resource_provider_id = :id
+_CLASSES_AND_STORED = sa.union_all(
+    sa.select(_rc.c.name, _rc.c.id, *(sa.null() for _ in range(6)))
+    .where(_rc.c.name.in_(sa.bindparam("names", expanding=True))),
+    sa.select(sa.null(), _inv.c.resource_class_id, _inv.c.total, _inv.c.reserved,
+              _inv.c.min_unit, _inv.c.max_unit, _inv.c.step_size, _inv.c.allocation_ratio)
+    .where(_inv.c.resource_provider_id == sa.bindparam("rp_id")),
+)
 
 
 def _class_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
@@ -83,19 +85,29 @@ def _class_ids(conn: Connection, names: Iterable[str]) -> dict[str, int]:
     return {name: found[name] for name in wanted}
 
 
+def _classes_and_stored(conn: Connection, names: Iterable[str], provider_id: int
+                        ) -> tuple[dict[str, int], dict[int, Inventory]]:
+    """Resource class name -> id for ``names`` (UnknownResourceClass for the first
+    unknown one), and the provider's stored inventories by class id, in one query."""
+    wanted = list(dict.fromkeys(names))
+    found: dict[str, int] = {}
+    stored: dict[int, Inventory] = {}
+    for row in conn.execute(_CLASSES_AND_STORED, {"names": wanted, "rp_id": provider_id}):
+        if row[0] is not None:
+            found[row[0]] = row[1]
+        else:
+            stored[row[1]] = Inventory(row[2], row[3], row[4], row[5], row[6], float(row[7]))
+    for name in wanted:
+        if name not in found:
+            raise UnknownResourceClass(f"No such resource class {name}.")
+    return {name: found[name] for name in wanted}, stored
+
+
 def _class_names(conn: Connection, rc_ids: Iterable[int]) -> dict[int, str]:
     """Resource class id -> name, for these ids."""
     # SELECT id, name FROM resource_classes WHERE id IN (...)
     query = sa.select(_rc.c.id, _rc.c.name).where(_rc.c.id.in_(sorted(rc_ids)))
     return {rc_id: name for rc_id, name in conn.execute(query)}
-
-
-def _current(conn: Connection, provider_id: int) -> dict[int, Inventory]:
-    """The provider's inventories as stored: resource class id -> values."""
-    rows = conn.execute(_CURRENT, {"rp_id": provider_id})
-    return {
-        row[0]: Inventory(row[1], row[2], row[3], row[4], row[5], float(row[6])) for row in rows
-    }
 
 
 def _refuse_if_in_use(conn: Connection, provider: ProviderRow, class_names: Mapping[int, str]
@@ -139,12 +151,11 @@ def _warn_over_capacity(conn: Connection, provider: ProviderRow,
 
 
 def _insert(w: Writer, provider: ProviderRow, rows: Mapping[int, Inventory]) -> None:
-    if rows:
-        w.conn.execute(_INSERT, [
-            {"resource_provider_id": provider.id, "resource_class_id": rc_id,
-             "created_at": w.now, **inventory.fields()}
-            for rc_id, inventory in rows.items()
-        ])
+    insert_rows(w.conn, _inv, [
+        {"resource_provider_id": provider.id, "resource_class_id": rc_id,
+         "created_at": w.now, **inventory.fields()}
+        for rc_id, inventory in rows.items()
+    ])
 
 
 def _update(w: Writer, provider: ProviderRow, rc_id: int, inventory: Inventory) -> int:
@@ -200,9 +211,8 @@ def replace(w: Writer, provider: ProviderRow, inventories: Mapping[str, Inventor
     ones added, changed ones overwritten. The generation increments even when
     nothing changes, as upstream's does: clients count on it.
     """
-    ids = _class_ids(w.conn, inventories)
+    ids, stored = _classes_and_stored(w.conn, inventories, provider.id)
     wanted = {ids[name]: (name, inventory) for name, inventory in inventories.items()}
-    stored = _current(w.conn, provider.id)
     removed = stored.keys() - wanted.keys()
     if removed:
         _refuse_if_in_use(w.conn, provider, _class_names(w.conn, removed))

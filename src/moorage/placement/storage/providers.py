@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from moorage.placement import errors
 from moorage.placement.storage import schema
 from moorage.placement.storage.database import Writer
-from moorage.placement.storage.errors import ConcurrentUpdate, Conflict, InvalidData, NotFound
+from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 
 _rp = schema.resource_providers
 
@@ -44,15 +44,18 @@ _TAKEN = sa.select(_rp.c.uuid, _rp.c.name).where(
     (_rp.c.uuid == sa.bindparam("rp_uuid")) | (_rp.c.name == sa.bindparam("rp_name")))
 # SELECT uuid FROM resource_providers WHERE id = :id
 _UUID_BY_ID = sa.select(_rp.c.uuid).where(_rp.c.id == sa.bindparam("rp_id"))
-# UPDATE resource_providers SET generation = :new, updated_at = :now
-# WHERE id = :id AND generation = :expected
-_BUMP_GENERATION = (
-    sa.update(_rp)
-    .where(_rp.c.id == sa.bindparam("rp_id"), _rp.c.generation == sa.bindparam("expected"))
-    .values(generation=sa.bindparam("new_generation"), updated_at=sa.bindparam("now"))
-)
 # INSERT INTO resource_providers (uuid, name, generation, ...) VALUES (...)
 _INSERT = sa.insert(_rp)
+# PostgreSQL: WITH new AS (SELECT nextval(<the id sequence>) AS id)
+# INSERT INTO resource_providers (id, root_provider_id, ...) SELECT id, id, ... FROM new
+_INSERT_ROOT = sa.text("""
+    WITH new AS (SELECT nextval(pg_get_serial_sequence('resource_providers', 'id')) AS id)
+    INSERT INTO resource_providers (id, uuid, name, generation, root_provider_id,
+                                    parent_provider_id, change_version, created_at,
+                                    updated_at)
+    SELECT id, :uuid, :name, 0, id, NULL, 0, :created_at, :updated_at FROM new
+    RETURNING id""").bindparams(
+    sa.bindparam("created_at", type_=sa.DateTime), sa.bindparam("updated_at", type_=sa.DateTime))
 # UPDATE resource_providers SET root_provider_id = id WHERE id = :id
 _ROOT_OF_ITSELF = (sa.update(_rp).where(_rp.c.id == sa.bindparam("rp_id"))
                    .values(root_provider_id=_rp.c.id))
@@ -79,22 +82,14 @@ def get(conn: Connection, uuid: str, *, lock: bool = False) -> ProviderRow:
     return row
 
 
-def bump_generation(w: Writer, provider: ProviderRow, expected: int | None = None) -> int:
-    """Increment the generation if it still is ``expected`` (default: as read).
+def bump_generation(w: Writer, provider: ProviderRow) -> int:
+    """The provider's next generation, written at commit (``Writer.new_generation``).
 
-    The compare-and-swap is what makes a stale generation a 409 that changes
-    nothing: the caller's transaction is rolled back by the raised error.
-    """
-    expected = provider.generation if expected is None else expected
-    result = w.conn.execute(_BUMP_GENERATION, {
-        "rp_id": provider.id, "expected": expected, "new_generation": expected + 1,
-        "now": w.now})
-    if result.rowcount != 1:
-        raise ConcurrentUpdate(
-            "resource provider generation conflict",
-        )
-    w.touch(provider.id)
-    return expected + 1
+    The caller holds the provider's row, read with ``find(lock=True)``, and has
+    checked the generation its client named: no other writer can move it before the
+    commit, so the generation read is the one incremented."""
+    w.new_generation([provider.id])
+    return provider.generation + 1
 
 
 @dataclass(frozen=True)
@@ -137,15 +132,19 @@ def create(w: Writer, uuid: str, name: str, parent_uuid: str | None) -> NewProvi
             )
         root_uuid = parent.uuid if parent.root_id == parent.id else str(
             conn.execute(_UUID_BY_ID, {"rp_id": parent.root_id}).scalar_one())
-    new_id: int = conn.execute(_INSERT, {
-        "uuid": uuid, "name": name, "generation": 0, "change_version": 0,
-        "created_at": w.now, "updated_at": w.now,
-        "parent_provider_id": parent.id if parent else None,
-        "root_provider_id": parent.root_id if parent else None,
-    }).inserted_primary_key[0]  # type: ignore[index]
+    values = {"uuid": uuid, "name": name, "created_at": w.now, "updated_at": w.now}
+    if parent is None and conn.dialect.name == "postgresql":
+        # A root is its own root: its id drawn first, one statement.
+        new_id = int(conn.execute(_INSERT_ROOT, values).scalar_one())
+    else:
+        new_id = conn.execute(_INSERT, {
+            **values, "generation": 0, "change_version": 0,
+            "parent_provider_id": parent.id if parent else None,
+            "root_provider_id": parent.root_id if parent else None,
+        }).inserted_primary_key[0]  # type: ignore[index]
+        if parent is None:
+            conn.execute(_ROOT_OF_ITSELF, {"rp_id": new_id})
     root_id = parent.root_id if parent else new_id
-    if parent is None:
-        conn.execute(_ROOT_OF_ITSELF, {"rp_id": new_id})
     w.touch(new_id)
     row = ProviderRow(new_id, uuid, name, 0, parent.id if parent else None, root_id)
     return NewProvider(row, parent.uuid if parent else None, root_uuid)

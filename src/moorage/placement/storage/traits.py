@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.placement.storage import catalog, providers, schema
-from moorage.placement.storage.database import Writer, insert_if_absent
+from moorage.placement.storage.database import Writer, insert_if_absent, insert_rows
 from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 
 _traits = schema.traits
@@ -96,16 +96,16 @@ def delete(w: Writer, name: str) -> None:
     w.change_catalog()
 
 
-# Built once: the statements of every PUT of a provider's traits.
-# SELECT id, name, created_at, updated_at FROM traits WHERE name IN (:names)
-_TRAITS_NAMED = sa.select(
-    _traits.c.id, _traits.c.name, _traits.c.created_at, _traits.c.updated_at
-).where(_traits.c.name.in_(sa.bindparam("names", expanding=True)))
-# SELECT trait_id FROM resource_provider_traits WHERE resource_provider_id = :id
-_TRAIT_IDS_OF = sa.select(_rpt.c.trait_id).where(
-    _rpt.c.resource_provider_id == sa.bindparam("rp_id"))
-# INSERT INTO resource_provider_traits (resource_provider_id, trait_id, created_at)
-_INSERT_PROVIDER_TRAITS = sa.insert(_rpt)
+# Built once: the statement of every PUT of a provider's traits.
+# SELECT t.id, t.name, t.created_at, t.updated_at,
+#        t.id IN (SELECT trait_id FROM resource_provider_traits
+#                 WHERE resource_provider_id = :rp_id) AS held
+# FROM traits t WHERE t.name IN (:names) OR t.id IN (<the same subquery>)
+_HELD = sa.select(_rpt.c.trait_id).where(_rpt.c.resource_provider_id == sa.bindparam("rp_id"))
+_NAMED_OR_HELD = sa.select(
+    _traits.c.id, _traits.c.name, _traits.c.created_at, _traits.c.updated_at,
+    _traits.c.id.in_(_HELD).label("held"),
+).where(_traits.c.name.in_(sa.bindparam("names", expanding=True)) | _traits.c.id.in_(_HELD))
 
 
 def set_for_provider(
@@ -118,12 +118,19 @@ def set_for_provider(
     """
     conn = w.conn
     wanted = sorted(set(names))
-    found = {row.name: row for row in conn.execute(_TRAITS_NAMED, {"names": wanted})}
+    named = set(wanted)
+    found = {}
+    have_ids = set()
+    # The named traits and the provider's own, in one query.
+    for row in conn.execute(_NAMED_OR_HELD, {"names": wanted, "rp_id": provider.id}):
+        if row.held:
+            have_ids.add(row.id)
+        if row.name in named:
+            found[row.name] = row
     missing = [name for name in wanted if name not in found]
     if missing:
         raise InvalidData(f"No such trait {', '.join(missing)}")
     want_ids = {row.id for row in found.values()}
-    have_ids = set(conn.execute(_TRAIT_IDS_OF, {"rp_id": provider.id}).scalars())
     # In catalogue (id) order, the order upstream lists a provider's traits in.
     traits = [Trait(row.name, row.created_at, row.updated_at)
               for row in sorted(found.values(), key=lambda row: row.id)]
@@ -138,12 +145,8 @@ def set_for_provider(
                 _rpt.c.trait_id.in_(sorted(have_ids - want_ids)),
             )
         )
-    if want_ids - have_ids:
-        conn.execute(
-            _INSERT_PROVIDER_TRAITS,
-            [
-                {"resource_provider_id": provider.id, "trait_id": trait_id, "created_at": w.now}
-                for trait_id in sorted(want_ids - have_ids)
-            ],
-        )
+    insert_rows(conn, _rpt, [
+        {"resource_provider_id": provider.id, "trait_id": trait_id, "created_at": w.now}
+        for trait_id in sorted(want_ids - have_ids)
+    ])
     return traits, providers.bump_generation(w, provider)
