@@ -31,6 +31,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.lifecycle.schema import operations
+from moorage.placement.storage.database import Statement
 
 
 class OperationKind(StrEnum):
@@ -80,7 +81,10 @@ def _older_exists(server_uuid: Any, operation_id: Any) -> sa.Exists:
     return sa.exists().where(older.c.server_uuid == server_uuid, older.c.id < operation_id)
 
 
-_INSERT = operations.insert()
+# INSERT INTO operations (server_uuid, kind, ...) VALUES (...) RETURNING id
+_INSERT = Statement(operations.insert().values(
+    {column.name: sa.bindparam(column.name) for column in operations.columns
+     if column.name != "id"}).returning(operations.c.id))
 
 
 def add(conn: Connection, server_uuid: str, kind: OperationKind,
@@ -100,9 +104,9 @@ def add(conn: Connection, server_uuid: str, kind: OperationKind,
               "lease_until": lease, "takeovers": 0, "progress": "{}",
               "created_at": stamp.replace(microsecond=0),
               "updated_at": stamp.replace(microsecond=0)}
-    key = conn.execute(_INSERT, values).inserted_primary_key
-    assert key is not None
-    return Operation(id=int(key[0]), server_uuid=server_uuid, kind=kind,
+    row = _INSERT.run(conn, values).first()
+    assert row is not None
+    return Operation(id=int(row[0]), server_uuid=server_uuid, kind=kind,
                      arguments=dict(arguments or {}), owner=owner, lease_until=lease)
 
 
@@ -173,21 +177,22 @@ def set_progress(conn: Connection, operation_id: int, owner: str,
 
 
 # DELETE FROM operations WHERE id = :b_id AND owner = :b_owner
-_FINISH = operations.delete().where(operations.c.id == sa.bindparam("b_id"),
-                                    operations.c.owner == sa.bindparam("b_owner"))
+_FINISH = Statement(operations.delete().where(operations.c.id == sa.bindparam("b_id"),
+                                              operations.c.owner == sa.bindparam("b_owner")))
 # SELECT id FROM operations WHERE server_uuid = :b_uuid LIMIT 1
-_WAITING = (sa.select(operations.c.id)
-            .where(operations.c.server_uuid == sa.bindparam("b_uuid")).limit(1))
+_WAITING = Statement(sa.select(operations.c.id)
+                     .where(operations.c.server_uuid == sa.bindparam("b_uuid"))
+                     .limit(sa.literal_column("1")))
 
 
 def finish(conn: Connection, operation_id: int, owner: str) -> bool:
     """The operation is done: forget it. False if ``owner`` no longer held it."""
-    return bool(conn.execute(_FINISH, {"b_id": operation_id, "b_owner": owner}).rowcount)
+    return bool(_FINISH.run(conn, {"b_id": operation_id, "b_owner": owner}).rowcount)
 
 
 def waiting(conn: Connection, server_uuid: str) -> bool:
     """Is any operation of ``server_uuid`` left?"""
-    return conn.execute(_WAITING, {"b_uuid": server_uuid}).first() is not None
+    return _WAITING.run(conn, {"b_uuid": server_uuid}).first() is not None
 
 
 def pending(conn: Connection, server_uuids: Sequence[str] | None = None) -> list[Operation]:

@@ -28,6 +28,7 @@ from moorage.lifecycle.states import (
     TaskState,
 )
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
+from moorage.placement.storage.database import Statement
 
 
 def _dumps(value: object) -> str:
@@ -93,11 +94,13 @@ def _from_row(row: RowMapping) -> ServerRecord:
     )
 
 
-_INSERT_SERVER = servers.insert()
+# INSERT INTO servers (uuid, name, ...) VALUES (...)
+_INSERT_SERVER = Statement(servers.insert().values(
+    {column.name: sa.bindparam(column.name) for column in servers.columns}))
 
 
 def insert_server(conn: Connection, record: ServerRecord) -> None:
-    conn.execute(_INSERT_SERVER, _to_row(record))
+    _INSERT_SERVER.run(conn, _to_row(record))
 
 
 _LOAD_SERVER = servers.select().where(servers.c.uuid == sa.bindparam("b_uuid"))
@@ -219,33 +222,34 @@ def transition(conn: Connection, uuid: str, *,
     params["b_uuid"] = uuid
     if fence is not None:
         params["b_operation"], params["b_owner"] = fence.operation_id, fence.owner
-    return bool(conn.execute(statement, params).rowcount)
+    return bool(statement.run(conn, params).rowcount)
 
 
 @functools.lru_cache(maxsize=512)
 def _transition_statement(columns: tuple[str, ...], statuses: tuple[str, ...] | None,
                           tasks: tuple[str | None, ...] | None,
-                          fenced: bool) -> sa.Update:
+                          fenced: bool) -> Statement:
     """The UPDATE of a transition of this shape, built once (building and hashing a
     statement cost more than running it; a conductor runs thousands a minute)."""
     # UPDATE servers SET col = :v_col, ... WHERE uuid = :b_uuid [AND status IN (...)]
-    #   [AND (task_state IN (...) OR task_state IS NULL)]
+    #   [AND (task_state = ... OR ... OR task_state IS NULL)]
     #   [AND EXISTS (SELECT 1 FROM operations WHERE id = :b_operation
     #                AND owner = :b_owner)]
+    # (The states are compared one by one, not with expanding IN lists, so that
+    # the statement compiles once: Statement.)
     statement = (servers.update().where(servers.c.uuid == sa.bindparam("b_uuid"))
                  .values({name: sa.bindparam(f"v_{name}") for name in columns}))
     if statuses is not None:
-        statement = statement.where(servers.c.status.in_(statuses))
+        statement = statement.where(sa.or_(*(servers.c.status == s for s in statuses)))
     if tasks is not None:
-        conditions = [servers.c.task_state.in_([t for t in tasks if t is not None])]
-        if None in tasks:
-            conditions.append(servers.c.task_state.is_(None))
-        statement = statement.where(sa.or_(*conditions))
+        statement = statement.where(sa.or_(*(
+            servers.c.task_state == t if t is not None else servers.c.task_state.is_(None)
+            for t in tasks)))
     if fenced:
         statement = statement.where(sa.exists().where(
             operations.c.id == sa.bindparam("b_operation"),
             operations.c.owner == sa.bindparam("b_owner")))
-    return statement
+    return Statement(statement)
 
 
 # --- migrations ------------------------------------------------------------------

@@ -4,6 +4,7 @@ operations run, and what fencing keeps a slow former owner from doing."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +20,16 @@ from moorage.model.image import Image
 from moorage.placement.storage.database import Database
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Database:
-    database = Database(f"sqlite:///{tmp_path / 'api.sqlite'}")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """The compute API's database on both backends: on PostgreSQL the lifecycle's
+    statements run as driver SQL (``Statement``), on SQLite through SQLAlchemy."""
+    url = (f"sqlite:///{tmp_path / 'api.sqlite'}" if request.param == "sqlite"
+           else request.getfixturevalue("postgresql_url"))
+    database = Database(url)
     migration.upgrade(database)
-    return database
+    yield database
+    database.dispose()
 
 
 def _server(db: Database, uuid: str) -> None:
@@ -149,3 +155,35 @@ def test_cleanups_are_due_only_for_servers_at_rest_elsewhere(db: Database) -> No
         # Answered ones are forgotten; the busy server's waits for it to come to rest.
         assert store.take_cleanups(writer.conn, ["h1"]) == {}
         assert store.cleanups_of(writer.conn, ["h1"]) == {"h1": ["busy"]}
+
+
+@pytest.mark.parametrize(("status", "task", "expect_status", "expect_task", "applies"), [
+    (ServerStatus.BUILD, TaskState.SCHEDULING, [ServerStatus.BUILD], None, True),
+    (ServerStatus.BUILD, TaskState.SCHEDULING, [ServerStatus.ACTIVE], None, False),
+    (ServerStatus.BUILD, TaskState.SCHEDULING,
+     [ServerStatus.ACTIVE, ServerStatus.BUILD], [TaskState.SPAWNING, TaskState.SCHEDULING],
+     True),
+    (ServerStatus.BUILD, TaskState.SCHEDULING, None, [TaskState.SPAWNING], False),
+    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [None], True),
+    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [TaskState.DELETING, None], True),
+    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [TaskState.DELETING], False),
+    (ServerStatus.ACTIVE, TaskState.DELETING, [ServerStatus.ACTIVE], [None], False),
+])
+def test_a_transition_applies_only_from_the_states_it_expects(
+        db: Database, status: ServerStatus, task: TaskState | None,
+        expect_status: list[ServerStatus] | None, expect_task: list[TaskState | None] | None,
+        applies: bool) -> None:
+    _server(db, "s1")
+    with db.writer() as writer:
+        assert store.transition(writer.conn, "s1", status=status, task_state=task)
+    with db.writer() as writer:
+        changed = store.transition(writer.conn, "s1", expect_status=expect_status,
+                                   expect_task=expect_task, host="h2",
+                                   attempts=[{"host": "h2", "result": "ok"}])
+    assert changed is applies
+    with db.reader() as conn:
+        record = store.load_server(conn, "s1")
+    assert record is not None
+    assert record.host == ("h2" if applies else None)
+    assert record.attempts == ([{"host": "h2", "result": "ok"}] if applies else [])
+    assert (record.status, record.task_state) == (status, task)
