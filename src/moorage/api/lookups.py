@@ -35,15 +35,19 @@ class Definitions:
         self._images: dict[str, Image] = {}
         self._lock = threading.Lock()
 
-    def _fresh(self) -> None:
+    def refresh(self) -> None:
+        """Forget what was remembered if a flavor or an image changed since (one
+        small read). A caller that looks up several definitions at once calls this
+        first and then passes ``refreshed=True`` (a boot: its flavor and its image)."""
         version = CatalogVersions.of(self._database.poll(VERSIONS_SQL)).definitions
         if version != self._version:
             with self._lock:
                 self._flavors, self._images = {}, {}
                 self._version = version
 
-    def flavor(self, flavor_id: str) -> Flavor:
-        self._fresh()
+    def flavor(self, flavor_id: str, *, refreshed: bool = False) -> Flavor:
+        if not refreshed:
+            self.refresh()
         found = self._flavors.get(flavor_id)
         if found is None:
             with self._database.reader() as conn:
@@ -51,8 +55,9 @@ class Definitions:
             self._flavors[flavor_id] = found
         return found
 
-    def image(self, image_id: str) -> Image:
-        self._fresh()
+    def image(self, image_id: str, *, refreshed: bool = False) -> Image:
+        if not refreshed:
+            self.refresh()
         found = self._images.get(image_id)
         if found is None:
             with self._database.reader() as conn:
@@ -61,12 +66,12 @@ class Definitions:
         return found
 
 
-def flavor(state: ApiState, flavor_id: str) -> Flavor:
-    return state.definitions.flavor(flavor_id)
+def flavor(state: ApiState, flavor_id: str, *, refreshed: bool = False) -> Flavor:
+    return state.definitions.flavor(flavor_id, refreshed=refreshed)
 
 
-def image(state: ApiState, image_id: str) -> Image:
-    return state.definitions.image(image_id)
+def image(state: ApiState, image_id: str, *, refreshed: bool = False) -> Image:
+    return state.definitions.image(image_id, refreshed=refreshed)
 
 
 def hosts(state: ApiState) -> Mapping[str, HostInfo]:

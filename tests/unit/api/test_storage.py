@@ -13,6 +13,7 @@ from alembic.migration import MigrationContext
 
 from moorage.api.catalog import ApiCatalog
 from moorage.api.errors import NotFound
+from moorage.api.lookups import Definitions
 from moorage.api.storage import aggregates, catalog_state, flavors, migration, services
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
@@ -148,3 +149,23 @@ def test_heartbeats_refresh_liveness_without_a_new_catalog_version(db: Database)
         services.record_heartbeat(writer.conn, dataclasses.replace(
             _beat("h1"), supported_instances=[("aarch64", "qemu", "hvm")]))
     assert catalog.hosts()["h1"].supported_instances == (("aarch64", "qemu", "hvm"),)
+
+
+def test_definitions_forget_a_deleted_flavor_at_the_next_refresh(db: Database) -> None:
+    """A boot's lookups share one check: what was deleted before that check is gone,
+    and a lookup that checks for itself sees it too."""
+    definitions = Definitions(db)
+    with db.writer() as writer:
+        flavors.create_flavor(writer.conn, flavors.FlavorRecord("f1", Flavor("m1", 1, 512, 1)))
+    assert definitions.flavor("f1").name == "m1"
+    with db.writer() as writer:
+        flavors.delete_flavor(writer.conn, "f1")
+    # Remembered until something checks...
+    assert definitions.flavor("f1", refreshed=True).name == "m1"
+    # ...which a boot does once before its lookups, and a lone lookup by itself.
+    definitions.refresh()
+    with pytest.raises(NotFound, match="Flavor f1 could not be found"):
+        definitions.flavor("f1", refreshed=True)
+    with db.writer() as writer:
+        flavors.create_flavor(writer.conn, flavors.FlavorRecord("f1", Flavor("m2", 1, 512, 1)))
+    assert definitions.flavor("f1").name == "m2"

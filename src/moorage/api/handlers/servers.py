@@ -234,8 +234,9 @@ def create_server(req: ApiRequest) -> Response:
     if image_ref is None:
         raise BadRequest("'imageRef' is a required property (or a boot volume from an "
                          "image in block_device_mapping_v2).")
-    flavor_id, flavor = _flavor_for_create(req, flavor_ref)
-    image = _image_for_create(req, image_ref)
+    req.state.definitions.refresh()  # once for both lookups
+    flavor_id, flavor = _flavor_for_create(req, flavor_ref, refreshed=True)
+    image = _image_for_create(req, image_ref, refreshed=True)
     if volume_size is not None and image.min_disk_gb > volume_size:
         raise BadRequest(f"Volume size {volume_size} GiB is smaller than the image's "
                          f"min_disk {image.min_disk_gb} GiB.")
@@ -280,18 +281,19 @@ def create_server(req: ApiRequest) -> Response:
                          status=202)
 
 
-def _flavor_for_create(req: ApiRequest, flavor_ref: str) -> tuple[str, Flavor]:
+def _flavor_for_create(req: ApiRequest, flavor_ref: str, *, refreshed: bool = False
+                       ) -> tuple[str, Flavor]:
     flavor_id = flavor_ref.rstrip("/").rsplit("/", 1)[-1]
     try:
-        return flavor_id, lookups.flavor(req.state, flavor_id)
+        return flavor_id, lookups.flavor(req.state, flavor_id, refreshed=refreshed)
     except NotFound:
         raise BadRequest(f"Flavor {flavor_id} could not be found.") from None
 
 
-def _image_for_create(req: ApiRequest, image_ref: str) -> Any:
+def _image_for_create(req: ApiRequest, image_ref: str, *, refreshed: bool = False) -> Any:
     image_id = image_ref.rstrip("/").rsplit("/", 1)[-1]
     try:
-        return lookups.image(req.state, image_id)
+        return lookups.image(req.state, image_id, refreshed=refreshed)
     except NotFound:
         raise BadRequest(f"Image {image_id} could not be found.") from None
 
