@@ -49,6 +49,8 @@ from moorage.placement.launcher import PlacementProcess
 from moorage.run.watcher import ServerWatcher
 
 TOKEN = {"X-Auth-Token": "admin"}
+# The warm-up's servers are named apart from the timed ones (vm-N).
+WARMUP = "warmup-"
 
 
 @dataclass
@@ -118,7 +120,7 @@ host_groups:
 
 
 def boot_all(api_url: str, flavor: str, image: str, boots: int, clients: int,
-             watcher: ServerWatcher) -> tuple[float, list[float], list[str]]:
+             watcher: ServerWatcher, prefix: str) -> tuple[float, list[float], list[str]]:
     """``boots`` creates by ``clients`` threads, each waiting for its server."""
     next_index = iter(range(boots))
     index_lock = threading.Lock()
@@ -134,7 +136,7 @@ def boot_all(api_url: str, flavor: str, image: str, boots: int, clients: int,
                 return
             started = time.perf_counter()
             try:
-                uuid = str(api.create_server(f"vm-{index}", flavor, image)["id"])
+                uuid = str(api.create_server(f"{prefix}{index}", flavor, image)["id"])
             except ComputeApiError as exc:
                 problems.append(f"create {index}: {exc}")
                 continue
@@ -262,15 +264,14 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
             "properties": {"hw_vif_model": "virtio"}}).json()["id"]
         watcher = ServerWatcher(api.url, interval=args.poll).start()
         try:
-            boot_all(api.url, flavor, image, args.warmup, args.clients, watcher)
+            boot_all(api.url, flavor, image, args.warmup, args.clients, watcher, WARMUP)
             seconds, latencies, problems = boot_all(api.url, flavor, image, args.boots,
-                                                    args.clients, watcher)
+                                                    args.clients, watcher, "vm-")
         finally:
             watcher.stop()
         servers = all_servers(api.url)
         problems += check(api.url, placement.url, servers)
-    warmup = {f"vm-{i}" for i in range(args.warmup)}
-    timed = [s for s in servers if s["name"] not in warmup]
+    timed = [s for s in servers if not s["name"].startswith(WARMUP)]
     scheduling = [float(s["moorage:scheduling"]["seconds"]) * 1000 for s in timed
                   if s["moorage:scheduling"].get("seconds") is not None]
     active = sum(1 for s in timed if s["status"] == "ACTIVE")

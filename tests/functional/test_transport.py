@@ -101,12 +101,19 @@ def test_an_answer_that_closes_is_not_reused(stand_in: Callable[[Behaviour], Sta
     assert server.connections == 3
 
 
-def test_a_hang_up_is_sent_again_when_allowed(stand_in: Callable[[Behaviour], StandIn]
-                                              ) -> None:
-    # The second request finds its kept-alive connection closed without an answer.
+def _hangs_up_on_the_second(stand_in: Callable[[Behaviour], StandIn]
+                            ) -> tuple[StandIn, transport.Server]:
+    """A server that closes without answering the second request, on the connection
+    kept alive after the first (already sent)."""
     server = stand_in(lambda n, _req: None if n == 2 else _answer(b"{}"))
     client = transport.Server(server.url, timeout=5)
     client.request("GET", "/first")
+    return server, client
+
+
+def test_a_hang_up_is_sent_again_when_allowed(stand_in: Callable[[Behaviour], StandIn]
+                                              ) -> None:
+    server, client = _hangs_up_on_the_second(stand_in)
     assert client.request("PUT", "/second", body=b"{}", resend=True).data == b"{}"
     assert server.requests == [b"GET /first HTTP/1.1", b"PUT /second HTTP/1.1",
                                b"PUT /second HTTP/1.1"]
@@ -115,9 +122,7 @@ def test_a_hang_up_is_sent_again_when_allowed(stand_in: Callable[[Behaviour], St
 
 def test_a_hang_up_is_an_error_when_not_allowed(stand_in: Callable[[Behaviour], StandIn]
                                                 ) -> None:
-    server = stand_in(lambda n, _req: None if n == 2 else _answer(b"{}"))
-    client = transport.Server(server.url, timeout=5)
-    client.request("GET", "/first")
+    server, client = _hangs_up_on_the_second(stand_in)
     with pytest.raises(transport.TransportError,
                        match=r"closed the connection without answering|connection reset"
                        ) as caught:

@@ -39,13 +39,13 @@ def listing(conn: Connection) -> list[ResourceClass]:
     """Every resource class: standard ones in os-resource-classes order, then custom ones
     in order of creation."""
     # SELECT name, created_at, updated_at FROM resource_classes ORDER BY id
-    return [ResourceClass(*row.tuple()) for row in conn.execute(_select().order_by(_rc.c.id))]
+    return [ResourceClass(*row) for row in conn.execute(_select().order_by(_rc.c.id))]
 
 
 def find(conn: Connection, name: str) -> ResourceClass | None:
     # SELECT name, created_at, updated_at FROM resource_classes WHERE name = :name
     row = conn.execute(_select().where(_rc.c.name == name)).first()
-    return ResourceClass(*row.tuple()) if row is not None else None
+    return ResourceClass(*row) if row is not None else None
 
 
 def _id_of(conn: Connection, name: str) -> int:

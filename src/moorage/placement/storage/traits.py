@@ -55,7 +55,7 @@ def listing(
     if associated is not None:
         used = sa.exists().where(_rpt.c.trait_id == _traits.c.id)
         query = query.where(used if associated else ~used)
-    rows = [Trait(*row.tuple()) for row in conn.execute(query)]
+    rows = [Trait(*row) for row in conn.execute(query)]
     if prefix is not None:
         # A plain prefix test: LIKE would treat "_", common in trait names, as a wildcard.
         rows = [row for row in rows if row.name.startswith(prefix)]
