@@ -2,18 +2,20 @@
 Moorage's own clients (placement, the compute API, the compute agents).
 
 Why not urllib3, which these clients used before: for the small JSON requests a
-boot is made of, its pool and response machinery cost 166 µs of CPU per request
-where the standard library's http.client costs 94 (``bench/transport_bench.py``),
+boot is made of, its pool and response machinery cost about 180 µs of CPU per
+request where this costs about 100 (``bench/transport_bench.py``),
 and the conductor makes three such requests for every boot. What urllib3 gave is
-kept: idle connections reused (``maxsize`` kept per server); a request sent once
-more on a new connection when the server closed the kept-alive one it went out on
-without answering, where the caller says that is safe; timeouts; https with the
-system's certificate authorities.
+kept: idle connections reused (``maxsize`` kept per server), except those the
+server has closed meanwhile; a request sent once more on a new connection when the
+server closed the kept-alive one it went out on without answering, where the
+caller says that is safe; timeouts; https with the system's certificate
+authorities.
 """
 
 from __future__ import annotations
 
 import http.client
+import select
 import socket
 import ssl
 import threading
@@ -76,6 +78,18 @@ class _HTTPSConnection(http.client.HTTPSConnection):
     def connect(self) -> None:
         super().connect()
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+def _closed_by_server(conn: http.client.HTTPConnection) -> bool:
+    """Whether an idle kept-alive connection is readable: the server closed it (an
+    idle timeout) or sent what nobody asked for. Either way it is not reused, so a
+    request that may not be sent twice does not go out on it (urllib3 checks the
+    same)."""
+    if conn.sock is None:
+        return True
+    poller = select.poll()
+    poller.register(conn.sock, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 class Server:
@@ -142,9 +156,14 @@ class Server:
         return Reply(response.status, response.reason, data)
 
     def _checkout(self) -> http.client.HTTPConnection:
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
+                idle = self._idle.pop()
+            if not _closed_by_server(idle):
+                return idle
+            idle.close()
         conn: http.client.HTTPConnection
         if self._tls is not None:
             conn = _HTTPSConnection(self._host, self._port, timeout=self.timeout,

@@ -33,6 +33,7 @@ class StandIn:
         self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
         self.connections = 0
         self.requests: list[bytes] = []
+        self._open: list[socket.socket] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
@@ -43,6 +44,7 @@ class StandIn:
             except OSError:
                 return
             self.connections += 1
+            self._open.append(conn)
             threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
 
     def _talk(self, conn: socket.socket) -> None:
@@ -61,6 +63,12 @@ class StandIn:
                 conn.sendall(answer)
                 if b"Connection: close" in answer:
                     return
+
+    def close_idle(self) -> None:
+        """Close every connection accepted so far, as an idle timeout would."""
+        for conn in self._open:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def stop(self) -> None:
         with contextlib.suppress(OSError):
@@ -129,6 +137,19 @@ def test_a_hang_up_is_an_error_when_not_allowed(stand_in: Callable[[Behaviour], 
         client.request("POST", "/second", body=b"{}")
     assert not caught.value.unreachable
     assert server.requests == [b"GET /first HTTP/1.1", b"POST /second HTTP/1.1"]
+
+
+def test_a_connection_the_server_closed_while_idle_is_not_reused(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    """An idle timeout: the server closes a kept-alive connection after answering. A
+    POST, which is never sent twice, must go out on a new connection."""
+    server = stand_in(lambda _n, _req: _answer(b"{}"))
+    client = transport.Server(server.url, timeout=5)
+    client.request("GET", "/first")
+    server.close_idle()
+    time.sleep(0.2)
+    assert client.request("POST", "/second", body=b"{}").data == b"{}"
+    assert server.connections == 2
 
 
 def test_no_server_is_unreachable() -> None:
