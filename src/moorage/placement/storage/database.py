@@ -228,9 +228,12 @@ class Statement:
             return Outcome(result.rowcount, list(result) if result.returns_rows else [])
         if self._driver is None:
             compiled = self.statement.compile(dialect=conn.dialect)
+            sql = str(compiled)
+            if "POSTCOMPILE" in sql:
+                raise ValueError("a Statement cannot hold an expanding IN list: " + sql)
             # Values bound in the statement itself (its literals) come with it.
-            self._driver = (str(compiled), {k: v for k, v in compiled.params.items()
-                                            if v is not None})
+            self._driver = (sql, {k: v for k, v in compiled.params.items()
+                                  if v is not None})
         sql, bound = self._driver
         cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
         try:
