@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.engine import Connection
 
 from moorage.placement.storage import consumers as consumer_store
 from moorage.placement.storage import schema
 from moorage.placement.storage.consumers import ConsumerRow
-from moorage.placement.storage.database import Writer
+from moorage.placement.storage.database import Outcome, Writer, driver_sql
 from moorage.placement.storage.errors import ConcurrentUpdate, Conflict, InvalidData
 from moorage.placement.storage.inventories import UnknownResourceClass
 from moorage.placement.storage.records import Inventory
@@ -135,30 +135,20 @@ class Plan:
 
 
 # -- the claim's SQL ----------------------------------------------------------------------
-# The claim runs its statements as driver SQL: on SQLite, compiling a SQLAlchemy
-# statement (expanding its IN lists) costs several times what executing it does.
-# The SQL is written with SQLite's ``?`` placeholders; ``_run`` adapts it.
+# The claim runs its statements as driver SQL (``database.driver_sql``): on SQLite,
+# compiling a SQLAlchemy statement (expanding its IN lists) costs several times what
+# executing it does, and on PostgreSQL SQLAlchemy's execution path does. The SQL is
+# written with SQLite's ``?`` placeholders.
 
 
-Rows = CursorResult[*tuple[Any, ...]]
-
-
-@functools.lru_cache(maxsize=256)
-def _pyformat(sql: str) -> str:
-    return sql.replace("?", "%s")
-
-
-def _run(conn: Connection, sql: str, params: Iterable[Any] = ()) -> Rows:
+def _run(conn: Connection, sql: str, params: Iterable[Any] = ()) -> Outcome:
     """Execute driver SQL written with ``?`` placeholders, on either backend."""
-    if conn.dialect.name == "postgresql":
-        sql = _pyformat(sql)
-    return conn.exec_driver_sql(sql, tuple(params))
+    return driver_sql(conn, sql, tuple(params))
 
 
 def _run_many(conn: Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-    """Execute driver SQL once for each row of parameters."""
-    if conn.dialect.name == "postgresql":
-        sql = _pyformat(sql)
+    """Execute driver SQL once for each row of parameters (SQLite: PostgreSQL inserts
+    its rows in one statement, ``_insert``)."""
     conn.exec_driver_sql(sql, rows)
 
 
@@ -404,7 +394,7 @@ def _insert(conn: Connection, allocations: list[tuple[Any, ...]],
             _run_many(conn, _INSERT_ALLOCATIONS + "(?, ?, ?, ?, ?, ?)", allocations)
         if consumers:
             _run_many(conn, _INSERT_CONSUMERS + "(?, ?, ?, ?, ?, ?, 1)", consumers)
-    except sa.exc.IntegrityError:
+    except (sa.exc.IntegrityError, conn.dialect.loaded_dbapi.IntegrityError):
         if not consumers:
             raise
         raise ConcurrentClaim() from None

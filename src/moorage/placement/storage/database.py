@@ -20,7 +20,7 @@ import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -110,10 +110,10 @@ class Writer:
         if self.conn.dialect.name == "postgresql":
             # One round trip: the version row stays locked (every writer waits for
             # it) from this statement to the COMMIT, so the fewer between, the better.
-            version = int(self.conn.execute(
-                _BUMP_AND_STAMP_CATALOG if self.catalog_changed else _BUMP_AND_STAMP,
+            [(version,)] = _on_cursor(
+                self.conn, _BUMP_AND_STAMP_CATALOG if self.catalog_changed else _BUMP_AND_STAMP,
                 {"ids": touched, "generations": list(generations),
-                 "increments": list(generations.values()), "now": self.now}).scalar_one())
+                 "increments": list(generations.values()), "now": self.now}).rows
         else:
             by_increment: dict[int, list[int]] = {}
             for rp, n in sorted(generations.items()):
@@ -129,7 +129,7 @@ class Writer:
             for chunk in _chunks(touched):
                 # UPDATE resource_providers SET change_version = :v WHERE id IN (...)
                 self.conn.execute(_STAMP, {"ids": chunk, "stamp": version})
-        self.version = version
+        self.version = int(version)
         if self.deleted:
             tomb = schema.deleted_providers
             gone = sorted(self.deleted)
@@ -165,28 +165,25 @@ _NEW_GENERATIONS = (
 )
 
 
-def _bump_and_stamp(version_values: str) -> sa.TextClause:
-    """PostgreSQL: bump the version, stamp the touched providers and give some of them
-    a new generation, in one statement (a data-modifying CTE runs whether or not the
-    main query reads it)."""
-    return sa.text(f"""
+def _bump_and_stamp(version_values: str) -> str:
+    """PostgreSQL's driver SQL that bumps the version, stamps the touched providers and
+    gives some of them new generations, in one statement (a data-modifying CTE runs
+    whether or not the main query reads it)."""
+    return f"""
         WITH bumped AS (
             UPDATE placement_state SET {version_values} WHERE id = 1 RETURNING version
         ), stamped AS (
             UPDATE resource_providers rp
             SET change_version = (SELECT version FROM bumped),
                 generation = rp.generation + COALESCE((
-                    SELECT g.n FROM unnest(:generations, :increments) AS g(id, n)
+                    SELECT g.n FROM unnest(%(generations)s::bigint[],
+                                           %(increments)s::integer[]) AS g(id, n)
                     WHERE g.id = rp.id), 0),
-                updated_at = CASE WHEN rp.id = ANY(:generations) THEN :now
+                updated_at = CASE WHEN rp.id = ANY(%(generations)s::bigint[]) THEN %(now)s
                              ELSE rp.updated_at END
-            WHERE rp.id = ANY(:ids)
+            WHERE rp.id = ANY(%(ids)s::bigint[])
         )
-        SELECT version FROM bumped""").bindparams(
-        sa.bindparam("ids", type_=postgresql.ARRAY(sa.BigInteger)),
-        sa.bindparam("generations", type_=postgresql.ARRAY(sa.BigInteger)),
-        sa.bindparam("increments", type_=postgresql.ARRAY(sa.Integer)),
-        sa.bindparam("now", type_=sa.DateTime))
+        SELECT version FROM bumped"""
 
 
 _BUMP_AND_STAMP = _bump_and_stamp("version = version + 1")
@@ -205,6 +202,9 @@ class Outcome:
 
     def first(self) -> Any | None:
         return self.rows[0] if self.rows else None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.rows)
 
 
 class Statement:
@@ -235,13 +235,34 @@ class Statement:
             self._driver = (sql, {k: v for k, v in compiled.params.items()
                                   if v is not None})
         sql, bound = self._driver
-        cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-        try:
-            cursor.execute(sql, {**bound, **params} if bound else params)
-            rows = cursor.fetchall() if cursor.description is not None else []
-            return Outcome(cursor.rowcount, rows)
-        finally:
-            cursor.close()
+        return _on_cursor(conn, sql, {**bound, **params} if bound else params)
+
+
+def driver_sql(conn: Connection, sql: str, params: Sequence[Any] = ()) -> Outcome:
+    """Run SQL written for the driver, with ``?`` placeholders, on either backend: on
+    PostgreSQL on the connection's DBAPI cursor (as ``Statement``), on SQLite through
+    SQLAlchemy's ``exec_driver_sql``. Errors are the DBAPI's on PostgreSQL
+    (``conn.dialect.loaded_dbapi.IntegrityError``...), SQLAlchemy's on SQLite."""
+    if conn.dialect.name != "postgresql":
+        result = conn.exec_driver_sql(sql, tuple(params))
+        return Outcome(result.rowcount, list(result) if result.returns_rows else [])
+    return _on_cursor(conn, _pyformat(sql), tuple(params))
+
+
+@functools.lru_cache(maxsize=512)
+def _pyformat(sql: str) -> str:
+    return sql.replace("?", "%s")
+
+
+def _on_cursor(conn: Connection, sql: str, params: Any) -> Outcome:
+    """Execute on the DBAPI cursor of ``conn``, inside its transaction."""
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall() if cursor.description is not None else []
+        return Outcome(cursor.rowcount, rows)
+    finally:
+        cursor.close()
 
 
 def insert_if_absent(conn: Connection, table: sa.Table, values: dict[str, Any]) -> bool:
