@@ -136,16 +136,14 @@ class ServerTasks:
 
         def change(conn: Connection) -> tuple[bool, bool]:
             changed = store.transition(conn, uuid, expect_status=expect_status,
-                                       expect_task=expect_task, fence=job.fence, **changes)
-            if changed and progress is not None:
+                                       expect_task=expect_task, fence=job.fence,
+                                       finish=finish, **changes)
+            if changed and progress is not None and not finish:
                 operations.set_progress(conn, operation_id, owner, progress)
-            waiting = False
-            if finish:
-                operations.finish(conn, operation_id, owner)
-                # Only a delete is accepted while an operation runs, and it changes the
-                # task state, so that a transition that still applied leaves nobody
-                # waiting behind this operation.
-                waiting = not changed and operations.waiting(conn, uuid)
+            # Only a delete is accepted while an operation runs, and it changes the
+            # task state, so that a transition that still applied leaves nobody
+            # waiting behind this operation.
+            waiting = finish and not changed and operations.waiting(conn, uuid)
             return changed, waiting
 
         if self.committer is not None:

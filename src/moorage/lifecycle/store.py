@@ -18,6 +18,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from moorage.lifecycle import operations as operation_store
 from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow, utcnow_precise
 from moorage.lifecycle.schema import cleanups, migrations, operations, servers
 from moorage.lifecycle.states import (
@@ -195,11 +196,15 @@ class Fence:
 def transition(conn: Connection, uuid: str, *,
                expect_status: Iterable[ServerStatus] | None = None,
                expect_task: Iterable[TaskState | None] | None = None,
-               fence: Fence | None = None,
+               fence: Fence | None = None, finish: bool = False,
                **changes: Any) -> bool:
     """Change a server if it is still in one of the expected states; False if it is not
     (deleted meanwhile, or another operation got there first, or ``fence`` no longer
-    holds). JSON fields are given as Python values."""
+    holds). JSON fields are given as Python values. ``finish``: the operation of
+    ``fence`` is over, whether or not the server changed: it is deleted (still only
+    if its owner is the fence's), on PostgreSQL in the same statement."""
+    if finish and fence is None:
+        raise ValueError("finishing an operation needs its fence")
     values = dict(changes)
     for name in ("attempts", "scheduling", "fault"):
         if name in values and values[name] is not None:
@@ -217,18 +222,22 @@ def transition(conn: Connection, uuid: str, *,
         tuple(str(s) for s in expect_status) if expect_status is not None else None,
         tuple(str(t) if t is not None else None for t in expect_task)
         if expect_task is not None else None,
-        fence is not None)
+        fence is not None, finish and conn.dialect.name == "postgresql")
     params = {f"v_{name}": value for name, value in values.items()}
     params["b_uuid"] = uuid
     if fence is not None:
         params["b_operation"], params["b_owner"] = fence.operation_id, fence.owner
-    return bool(statement.run(conn, params).rowcount)
+    changed = bool(statement.run(conn, params).rowcount)
+    if finish and conn.dialect.name != "postgresql":
+        assert fence is not None
+        operation_store.finish(conn, fence.operation_id, fence.owner)
+    return changed
 
 
 @functools.lru_cache(maxsize=512)
 def _transition_statement(columns: tuple[str, ...], statuses: tuple[str, ...] | None,
                           tasks: tuple[str | None, ...] | None,
-                          fenced: bool) -> Statement:
+                          fenced: bool, finishing: bool = False) -> Statement:
     """The UPDATE of a transition of this shape, built once (building and hashing a
     statement cost more than running it; a conductor runs thousands a minute)."""
     # UPDATE servers SET col = :v_col, ... WHERE uuid = :b_uuid [AND status IN (...)]
@@ -249,6 +258,13 @@ def _transition_statement(columns: tuple[str, ...], statuses: tuple[str, ...] | 
         statement = statement.where(sa.exists().where(
             operations.c.id == sa.bindparam("b_operation"),
             operations.c.owner == sa.bindparam("b_owner")))
+    if finishing:
+        # PostgreSQL: WITH finished AS (DELETE FROM operations WHERE id = :b_operation
+        # AND owner = :b_owner) UPDATE servers ...: the fence above reads the
+        # statement's snapshot, from before the delete.
+        statement = statement.add_cte(operations.delete().where(
+            operations.c.id == sa.bindparam("b_operation"),
+            operations.c.owner == sa.bindparam("b_owner")).cte("finished"))
     return Statement(statement)
 
 

@@ -187,3 +187,38 @@ def test_a_transition_applies_only_from_the_states_it_expects(
     assert record.host == ("h2" if applies else None)
     assert record.attempts == ([{"host": "h2", "result": "ok"}] if applies else [])
     assert (record.status, record.task_state) == (status, task)
+
+
+@pytest.mark.parametrize("applies", [True, False])
+def test_a_finishing_transition_ends_the_operation_either_way(db: Database,
+                                                               applies: bool) -> None:
+    _server(db, "s1")
+    with db.writer() as writer:
+        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                            lease_seconds=30)
+        # A delete that came meanwhile would have moved the task state on: the build's
+        # last transition then does not apply, but its operation still ends.
+        changed = store.transition(
+            writer.conn, "s1", fence=Fence(op.id, "c1"), finish=True,
+            expect_task=[TaskState.SCHEDULING] if applies else [TaskState.DELETING],
+            status=ServerStatus.ACTIVE)
+    assert changed is applies
+    with db.reader() as conn:
+        assert operations.pending(conn) == []
+        record = store.load_server(conn, "s1")
+    assert record is not None
+    assert record.status == (ServerStatus.ACTIVE if applies else ServerStatus.BUILD)
+
+
+def test_a_finishing_transition_of_a_lost_operation_changes_nothing(db: Database) -> None:
+    _server(db, "s1")
+    with db.writer() as writer:
+        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c2",
+                            lease_seconds=30)
+        assert not store.transition(writer.conn, "s1", fence=Fence(op.id, "c1"),
+                                    finish=True, status=ServerStatus.ACTIVE)
+    with db.reader() as conn:
+        [still] = operations.pending(conn)
+    assert still.owner == "c2"
+    with pytest.raises(ValueError, match="needs its fence"), db.writer() as writer:
+        store.transition(writer.conn, "s1", finish=True, status=ServerStatus.ACTIVE)
