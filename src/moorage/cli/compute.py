@@ -47,11 +47,17 @@ class Traits(Lister):
         files.add_argument("--machine", metavar="MACHINE",
                            help="the name the file's machine type goes by in details, as "
                            "[libvirt] hw_machine_type would give it (q35 for pc-q35-7.2)")
+        files.add_argument("--devices", action="append", default=[], metavar="ARCH=FILE",
+                           help="the device list of ARCH's emulator (qemu-system-ARCH "
+                           "-device help > FILE), which NIC, sound and vIOMMU models come "
+                           "from; repeat for other architectures")
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         driver = _driver(parsed_args)
         reports = driver.trait_reports(_node(driver, parsed_args.node))
+        for note in driver.notes():
+            self.app.stderr.write(f"note: {note}\n")
         return self.COLUMNS, [
             (r.trait, SupportedColumn(r.supported), str(r.source), r.detail) for r in reports
         ]
@@ -64,8 +70,9 @@ def _driver(args: argparse.Namespace) -> ComputeDriver:
         overrides.append(("libvirt", "virt_type", args.virt_type))
     conf = load_config(args.config_file, overrides)
     if not args.domcaps:
-        if args.arch or args.machine:
-            raise ValueError("--arch and --machine describe --domcaps files; give one")
+        if args.arch or args.machine or args.devices:
+            raise ValueError("--arch, --machine and --devices describe --domcaps files; "
+                             "give one")
         driver = load_driver(conf)
         driver.init_host()
         return driver
@@ -75,8 +82,20 @@ def _driver(args: argparse.Namespace) -> ComputeDriver:
     from moorage.virt.libvirt.driver import LibvirtDriver
 
     facts = discovery.facts_from_files(args.domcaps, conf.libvirt.virt_type,
-                                       host_arch=args.arch, machine_name=args.machine)
+                                       host_arch=args.arch, machine_name=args.machine,
+                                       devices=_device_files(args.devices))
     return LibvirtDriver(conf, facts)
+
+
+def _device_files(entries: list[str]) -> dict[str, str]:
+    """``--devices x86_64=FILE`` entries as arch -> file."""
+    found = {}
+    for entry in entries:
+        arch, sep, path = entry.partition("=")
+        if not sep or not arch.strip() or not path.strip():
+            raise ValueError(f"--devices {entry!r}: give ARCH=FILE (x86_64=devices.txt)")
+        found[arch.strip()] = path.strip()
+    return found
 
 
 def _node(driver: ComputeDriver, chosen: str | None) -> str:

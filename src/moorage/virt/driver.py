@@ -175,6 +175,11 @@ class ComputeDriver(abc.ABC):
         excluded = self.conf.compute.image_type_exclude_list
         return [*capability_reports(self.capabilities, excluded), *self.device_reports(node)]
 
+    def notes(self) -> list[str]:
+        """What an operator should know about this host's reports: a family the driver
+        could not decide, and why (``moorage compute traits`` prints them)."""
+        return []
+
     def device_reports(self, node: str) -> list[TraitReport]:
         """Device models, architectures, firmware...: nothing unless the driver knows."""
         return []

@@ -15,6 +15,7 @@ class Source(enum.StrEnum):
     CONFIGURATION = "configuration"
     NODE_RECORD = "node record"
     HYPERVISOR = "hypervisor"
+    DEVICE_LIST = "emulator device list"
     SERVICE = "service"
 
 

@@ -43,8 +43,11 @@ def test_this_host_as_a_table(moorage: Moorage, libvirt_embed_uri: str, tmp_path
     rows = {row[0]: row[1:] for row in cells[1:]}
     assert rows["COMPUTE_STORAGE_BUS_IDE"] == [
         ide, "domain capabilities", f"x86_64 {machine} domain capabilities"]
-    assert rows["COMPUTE_NET_VIF_MODEL_E1000"] == ["yes", "driver table",
-                                                   "NIC models of virt_type qemu"]
+    assert rows["COMPUTE_NET_VIF_MODEL_E1000"][:2] == ["yes", "emulator device list"]
+    assert rows["COMPUTE_NET_VIF_MODEL_E1000"][2].endswith(
+        "e1000 (PCI) in qemu-system-x86_64 7.2.22")
+    # this QEMU has no spapr-vlan: the device list says so
+    assert rows["COMPUTE_NET_VIF_MODEL_SPAPR_VLAN"][:2] == ["no", "emulator device list"]
     assert rows["HW_ARCH_X86_64"][:2] == ["yes", "host capabilities"]
 
 
@@ -70,6 +73,24 @@ def test_a_file_as_a_table(moorage: Moorage) -> None:
     assert rows["COMPUTE_SECURITY_UEFI_SECURE_BOOT"][0] == "yes"
     # no hypervisor, no versions: what they gate is not guessed
     assert "COMPUTE_NET_VIF_MODEL_IGB" not in rows
+
+
+def test_nic_models_come_from_a_device_list(moorage: Moorage) -> None:
+    q35 = str(FIXTURES / "qemu-x86_64-q35.xml")
+    run = moorage("compute", "traits", "--domcaps", q35, "--virt-type", "qemu",
+                  "--devices", f"x86_64={FIXTURES / 'qemu-x86_64-devices.txt'}")
+    assert run.code == 0, run.err
+    rows = {row[0]: row[1:] for row in table(run.out)[1:]}
+    assert rows["COMPUTE_NET_VIF_MODEL_E1000"][:2] == ["yes", "emulator device list"]
+    assert rows["COMPUTE_NET_VIF_MODEL_SPAPR_VLAN"][:2] == ["no", "emulator device list"]
+    assert rows["COMPUTE_VIOMMU_MODEL_INTEL"][0] == "yes"
+    # without one, the families it decides are left out, and a note says why
+    run = moorage("compute", "traits", "--domcaps", q35, "--virt-type", "qemu")
+    assert run.code == 0, run.err
+    rows = {row[0]: row[1:] for row in table(run.out)[1:]}
+    assert "COMPUTE_NET_VIF_MODEL_E1000" not in rows
+    assert ("note: x86_64: NIC, sound and vIOMMU models not reported: no device list given "
+            "for x86_64 (the output of qemu-system-x86_64 -device help)") in run.err
 
 
 def test_a_file_as_json_in_a_subprocess(tmp_path: Path) -> None:
@@ -122,6 +143,18 @@ ERRORS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
         lambda tmp: ["--config-file", str(_file(tmp, "[libvirt]\nvirt_type = bhyve\n"))],
         "virt_type in {tmp}/bad.conf: Valid values are [kvm, qemu, lxc, parallels], but "
         "found 'bhyve'"),
+    "a device list without ARCH=": (
+        lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml"), "--virt-type",
+                     "qemu", "--devices", "devices.txt"],
+        "--devices 'devices.txt': give ARCH=FILE (x86_64=devices.txt)"),
+    "a device list for no file's architecture": (
+        lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml"), "--virt-type",
+                     "qemu", "--devices", f"aarch64={FIXTURES / 'qemu-aarch64-devices.txt'}"],
+        "a device list for aarch64, which no domain capabilities file is for"),
+    "a missing device list": (
+        lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml"), "--virt-type",
+                     "qemu", "--devices", "x86_64=/nonexistent/devices.txt"],
+        "/nonexistent/devices.txt: cannot read the device list: No such file or directory"),
     "a file without its virt type": (
         lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml")],
         "--domcaps needs --virt-type (kvm, qemu, lxc or parallels)"),

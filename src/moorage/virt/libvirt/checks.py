@@ -20,10 +20,13 @@ from dataclasses import dataclass
 from moorage.model import image
 from moorage.virt import traits
 from moorage.virt.driver import UnsupportedHardware
-from moorage.virt.libvirt import defaults, switches, tables
+from moorage.virt.libvirt import models, switches, tables
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.guest import Choice, GuestConfig
 from moorage.virt.libvirt.hostcaps import GuestArch
+from moorage.virt.libvirt.models import GuestPlatform
+from moorage.virt.libvirt.qemu_devices import DeviceList
+from moorage.virt.libvirt.tables import Version
 
 # Device-model traits a flavor or image may require, and the model each names.
 BUS_TRAITS: Mapping[str, str] = {traits.trait_name(traits.STORAGE_BUS, bus): bus
@@ -34,14 +37,9 @@ VIDEO_TRAITS: Mapping[str, str] = {traits.trait_name(traits.GRAPHICS_MODEL, mode
 # describe its default machine type, so for these the checks below, which look
 # at the guest's own, decide.
 PER_PLATFORM_PREFIXES = (f"{traits.STORAGE_BUS}_", f"{traits.GRAPHICS_MODEL}_",
-                         "COMPUTE_SECURITY_TPM_", f"{traits.FIRMWARE}_", switches.SECURE_BOOT)
-
-# NIC models that exist for some architectures only (upstream's table allows them
-# for every QEMU guest; QEMU refuses them at start on the others).
-VIF_MODEL_ARCHS: Mapping[str, frozenset[str]] = {
-    "spapr-vlan": defaults.PPC,
-    "lan9118": frozenset({"armv7l", "aarch64"}),
-}
+                         f"{traits.VIF_MODEL}_", f"{traits.SOUND_MODEL}_",
+                         f"{traits.VIOMMU_MODEL}_", "COMPUTE_SECURITY_TPM_",
+                         f"{traits.FIRMWARE}_", switches.SECURE_BOOT)
 
 
 @dataclass(frozen=True)
@@ -56,8 +54,17 @@ class Target:
     # CPU features the hypervisor can give this guest (for KVM the host's, for TCG
     # what QEMU emulates).
     cpu_features: frozenset[str] = frozenset()
-    # Whether libvirt and QEMU are new enough for the igb NIC (None: unknown).
-    igb: bool | None = None
+    # The emulator's device list (None: it could not be had, ``devices_problem`` says why).
+    devices: DeviceList | None = None
+    devices_problem: str | None = None
+    libvirt_version: Version | None = None
+    qemu_version: Version | None = None
+
+    def platform(self, arch: str) -> GuestPlatform:
+        """What ``models`` decides from for a guest of ``arch`` here."""
+        machine = self.capabilities.machine if self.capabilities else None
+        return GuestPlatform(arch, machine, self.devices, self.devices_problem,
+                             self.libvirt_version, self.qemu_version)
 
 
 Check = Callable[[GuestConfig, Target], None]
@@ -185,23 +192,42 @@ def check_required_device_traits(config: GuestConfig, target: Target) -> None:
 
 
 def check_vif_model(config: GuestConfig, target: Target) -> None:
-    """NIC models come from upstream's per-virt-type table (libvirt does not list
-    them); igb also needs new enough libvirt and QEMU, and some models one
-    architecture."""
+    """The NIC model is a device of this emulator, on a bus of this machine type
+    (``models.nic``, the decision discovery reports)."""
     vif = config.vif
     if vif is None:
         return
     feature = traits.trait_name(traits.VIF_MODEL, vif.value)
-    table = tables.VIF_MODELS.get(target.virt_type, ())
-    if vif.value not in table:
-        raise _refuse(feature, f"NIC model {vif} is not one of virt_type "
-                               f"{target.virt_type} ({', '.join(table) or 'none'})")
-    if vif.value == "igb" and target.igb is False:
-        raise _refuse(feature, f"NIC model {vif}: {tables.IGB.describe()}")
-    archs = VIF_MODEL_ARCHS.get(vif.value)
-    if archs is not None and config.arch not in archs:
-        raise _refuse(feature, f"NIC model {vif} exists for {', '.join(sorted(archs))} "
-                               f"guests, not {config.arch}")
+    if target.virt_type not in tables.QEMU_VIRT_TYPES:
+        table = tables.VIF_MODELS.get(target.virt_type, ())
+        if vif.value not in table:
+            raise _refuse(feature, f"NIC model {vif} is not one of virt_type "
+                                   f"{target.virt_type} ({', '.join(table) or 'none'})")
+        return
+    decision = models.nic(vif.value, target.platform(config.arch))
+    if decision.supported is False:
+        raise _refuse(feature, f"NIC model {vif}: {decision.reason}")
+
+
+def check_sound(config: GuestConfig, target: Target) -> None:
+    """The sound model's devices are this emulator's, on buses of this machine type."""
+    if config.sound is None:
+        return
+    decision = models.sound(config.sound.value, target.platform(config.arch))
+    if decision.supported is False:
+        raise _refuse(traits.trait_name(traits.SOUND_MODEL, config.sound.value),
+                      f"sound model {config.sound}: {decision.reason}")
+
+
+def check_viommu(config: GuestConfig, target: Target) -> None:
+    """libvirt builds this vIOMMU on this machine type (intel: q35; smmuv3: aarch64
+    virt; virtio: either, libvirt >= 8.3), and the emulator has its device."""
+    if config.viommu is None:
+        return
+    decision = models.viommu(config.viommu.value, target.platform(config.arch))
+    if decision.supported is False:
+        raise _refuse(traits.trait_name(traits.VIOMMU_MODEL, config.viommu.value),
+                      f"vIOMMU {config.viommu}: {decision.reason}")
 
 
 def check_cpu_features(config: GuestConfig, target: Target) -> None:
@@ -242,7 +268,18 @@ def check_firmware(config: GuestConfig, target: Target) -> None:
     when the guest cannot do without it."""
     caps = target.capabilities
     firmware = config.firmware
-    if firmware.type.value != "uefi" or caps is None:
+    if caps is None:
+        return
+    if firmware.type.value == "bios":
+        if firmware.type.source == "default":
+            return  # not asked for: the board boots what it has
+        decision = models.bios(caps, config.arch, target.virt_type in tables.QEMU_VIRT_TYPES)
+        if decision.supported is False:
+            raise _refuse(tables.FIRMWARE_TRAITS["bios"],
+                          f"BIOS ({firmware.type.source}): {_where(config, target)} has "
+                          f"{decision.reason}")
+        return
+    if firmware.type.value != "uefi":
         return
     if "efi" not in caps.firmware.autoselect:
         raise _refuse(tables.FIRMWARE_TRAITS["uefi"],
@@ -264,6 +301,8 @@ CHECKS: tuple[Check, ...] = (
     check_video_model,
     check_required_device_traits,
     check_vif_model,
+    check_sound,
+    check_viommu,
     check_cpu_features,
     check_tpm,
     check_firmware,

@@ -26,8 +26,10 @@ import os_traits
 
 from moorage.model import image
 from moorage.virt import traits
-from moorage.virt.libvirt import domcaps, tables
+from moorage.virt.libvirt import domcaps, models, qemu_devices, tables
 from moorage.virt.libvirt.domcaps import DomainCapabilities
+from moorage.virt.libvirt.models import Decision, GuestPlatform
+from moorage.virt.libvirt.qemu_devices import DeviceList, DeviceProbeError
 from moorage.virt.libvirt.tables import Version, VersionGate, version_text
 from moorage.virt.report import Source, TraitReport
 
@@ -41,6 +43,10 @@ class GuestMachine:
     name: str
     configured: bool
     capabilities: DomainCapabilities
+    # The emulator's own device list (NICs, sound, vIOMMU); None with the reason in
+    # ``devices_problem`` when it could not be had.
+    devices: DeviceList | None = None
+    devices_problem: str | None = None
 
     @property
     def label(self) -> str:
@@ -69,6 +75,11 @@ class HostFacts:
     @property
     def host_guest(self) -> GuestMachine | None:
         return self.guests.get(self.host_arch)
+
+    def platform(self, guest: GuestMachine) -> GuestPlatform:
+        """What ``models`` decides from for ``guest``'s architecture and machine type."""
+        return GuestPlatform(guest.arch, guest.capabilities.machine, guest.devices,
+                             guest.devices_problem, self.libvirt_version, self.qemu_version)
 
     @property
     def runs_qemu(self) -> bool:
@@ -227,36 +238,22 @@ def video_model_reports(facts: HostFacts) -> list[TraitReport]:
 
 
 def vif_model_reports(facts: HostFacts) -> list[TraitReport]:
-    """NIC models from the virt type's table; igb also needs new enough libvirt and QEMU."""
-    universe = sorted({model for models in tables.VIF_MODELS.values() for model in models})
-    supported = tables.VIF_MODELS.get(facts.virt_type, ())
-    reports = []
-    for model in universe:
-        trait = traits.device_trait(traits.VIF_MODEL, model)
-        if model == "igb" and model in supported:
-            reports += _gated(facts, trait, tables.IGB)
-        else:
-            reports.append(TraitReport(trait, model in supported, Source.DRIVER_TABLE,
-                                       f"NIC models of virt_type {facts.virt_type}"))
-    return reports
+    """Every NIC model os-traits names: for QEMU, whether the emulator has its device on
+    a bus of the host's machine type (``models.nic``); otherwise the virt type's table."""
+    if not facts.runs_qemu:
+        table = tables.VIF_MODELS.get(facts.virt_type, ())
+        return [TraitReport(traits.device_trait(traits.VIF_MODEL, model), model in table,
+                            Source.DRIVER_TABLE, f"NIC models of virt_type {facts.virt_type}")
+                for model in models.NIC_MODELS]
+    return _decided(facts, traits.VIF_MODEL, models.NIC_MODELS, models.nic)
 
 
 def viommu_reports(facts: HostFacts) -> list[TraitReport]:
-    """auto always; intel and smmuv3 with x86_64 and aarch64 guests; virtio by version."""
-    reports = []
-    for model in image.VIOMMU_MODELS:
-        trait = traits.device_trait(traits.VIOMMU_MODEL, model)
-        if model == "auto":
-            reports.append(TraitReport(trait, True, Source.DRIVER_TABLE, "always available"))
-        elif model in tables.VIOMMU_ARCHS:
-            arch = tables.VIOMMU_ARCHS[model]
-            guest = facts.guests.get(arch)
-            reports.append(TraitReport(
-                trait, guest is not None, Source.DOMAIN_CAPABILITIES,
-                guest.label if guest else f"no {arch} guests"))
-        else:
-            reports += _gated(facts, trait, tables.VIOMMU_VIRTIO)
-    return reports
+    """Every vIOMMU model, as libvirt would build it on the host's machine type."""
+    names = [*models.VIOMMU_MODELS, "auto"]
+    if not facts.runs_qemu:
+        return _not_qemu(facts, traits.VIOMMU_MODEL, names, "vIOMMU")
+    return _decided(facts, traits.VIOMMU_MODEL, names, models.viommu)
 
 
 def tpm_reports(facts: HostFacts) -> list[TraitReport]:
@@ -289,16 +286,11 @@ def tpm_reports(facts: HostFacts) -> list[TraitReport]:
 
 
 def sound_reports(facts: HostFacts) -> list[TraitReport]:
-    """Every sound model (the domain capabilities do not list them), but virtio by version."""
-    reports = []
-    for model in image.SOUND_MODELS:
-        trait = traits.device_trait(traits.SOUND_MODEL, model)
-        if model == "virtio":
-            reports += _gated(facts, trait, tables.VIRTIO_SOUND)
-        else:
-            reports.append(TraitReport(trait, True, Source.DRIVER_TABLE,
-                                       "sound models of every supported QEMU"))
-    return reports
+    """Every sound model: its devices in the emulator's list (the PC speaker: a PC
+    machine type), virtio also by libvirt's version."""
+    if not facts.runs_qemu:
+        return _not_qemu(facts, traits.SOUND_MODEL, models.SOUND_MODELS, "sound")
+    return _decided(facts, traits.SOUND_MODEL, models.SOUND_MODELS, models.sound)
 
 
 def firmware_reports(facts: HostFacts) -> list[TraitReport]:
@@ -308,41 +300,95 @@ def firmware_reports(facts: HostFacts) -> list[TraitReport]:
     if guest is None:
         return []
     firmware = guest.capabilities.firmware
-    if "bios" in firmware.autoselect:
-        bios, bios_detail = True, f"{guest.label}: firmware bios"
-    elif facts.runs_qemu and guest.arch in tables.BIOS_ARCHS and firmware.supported:
-        bios, bios_detail = True, f"{guest.label}: QEMU's built-in BIOS (SeaBIOS)"
-    else:
-        bios, bios_detail = False, f"{guest.label}: no BIOS"
+    bios = models.bios(guest.capabilities, guest.arch, facts.runs_qemu)
+    bios_detail = f"{guest.label}: {bios.reason}"
     uefi_detail = (f"{guest.label}: firmware {_listed(firmware.autoselect)}, "
                    f"{len(firmware.loader_paths)} loader files")
     return [
-        TraitReport(tables.FIRMWARE_TRAITS["bios"], bios, Source.DOMAIN_CAPABILITIES,
-                    bios_detail),
+        TraitReport(tables.FIRMWARE_TRAITS["bios"], bool(bios.supported),
+                    Source.DOMAIN_CAPABILITIES, bios_detail),
         TraitReport(tables.FIRMWARE_TRAITS["uefi"], firmware.uefi,
                     Source.DOMAIN_CAPABILITIES, uefi_detail),
     ]
+
+
+# -- what the reports leave out, and why ------------------------------------------------
+
+def notes(facts: HostFacts) -> list[str]:
+    """What an operator should know about these reports: a family left unsaid because
+    the emulator's device list could not be had, and models the hypervisor lists that
+    os-traits has no trait for (reported as nothing)."""
+    found = []
+    for arch, guest in sorted(facts.guests.items()):
+        if facts.runs_qemu and guest.devices is None:
+            found.append(f"{arch}: NIC, sound and vIOMMU models not reported: "
+                         f"{guest.devices_problem or 'no device list'}")
+    host_guest = facts.host_guest
+    if host_guest is not None:
+        caps = host_guest.capabilities
+        for what, listed, known in (("disk bus", caps.disk_buses, image.DISK_BUSES),
+                                    ("video model", caps.video_models, image.VIDEO_MODELS)):
+            for value in listed:
+                if value not in known:
+                    found.append(f"{host_guest.label} list {what} {value}, which os-traits "
+                                 f"{traits.OS_TRAITS_VERSION} has no trait for")
+    return found
+
+
+def device_list(emulator: str | None, uri: str) -> tuple[DeviceList | None, str | None]:
+    """The device list of a live host's emulator, or None and why not."""
+    if emulator is None:
+        return None, f"libvirt at {uri} names no emulator"
+    if not is_local(uri):
+        return None, (f"{emulator} is on the host behind {uri}; Moorage reads device lists "
+                      "of local emulators only")
+    try:
+        return qemu_devices.probe(emulator), None
+    except DeviceProbeError as exc:
+        return None, str(exc)
+
+
+def is_local(uri: str) -> bool:
+    """``qemu:///system`` and ``qemu:///embed?...`` run here; ``qemu+ssh://h/system``
+    does not."""
+    scheme, _, rest = uri.partition("://")
+    return "+" not in scheme and rest.startswith("/")
 
 
 # -- facts from files ---------------------------------------------------------------
 
 def facts_from_files(paths: Sequence[str | Path], virt_type: str,
                      host_arch: str | None = None,
-                     machine_name: str | None = None) -> HostFacts:
+                     machine_name: str | None = None,
+                     devices: Mapping[str, str | Path] | None = None) -> HostFacts:
     """Facts for ``moorage compute traits --domcaps``: one file per guest architecture,
     no hypervisor. ``host_arch`` defaults to the first file's architecture;
-    ``machine_name`` names the machine type in details (q35 for pc-q35-7.2)."""
+    ``machine_name`` names the machine type in details (q35 for pc-q35-7.2);
+    ``devices`` gives each architecture's device list (``qemu-system-ARCH -device
+    help``), without which its NIC, sound and vIOMMU models go unsaid."""
     guests: dict[str, GuestMachine] = {}
+    lists = dict(devices or {})
     for path in paths:
         caps = domcaps.parse_file(path)
         if caps.arch in guests:
             raise ValueError(f"{path}: a second domain capabilities file for {caps.arch}")
+        listed: DeviceList | None = None
+        problem: str | None = (f"no device list given for {caps.arch} (the output of "
+                               f"qemu-system-{caps.arch} -device help)")
+        if caps.arch in lists:
+            listed, problem = qemu_devices.read_file(
+                lists.pop(caps.arch), caps.emulator or f"qemu-system-{caps.arch}"), None
         guests[caps.arch] = GuestMachine(
             arch=caps.arch,
             name=machine_name or caps.machine or "(no machine type)",
             configured=True,
             capabilities=caps,
+            devices=listed,
+            devices_problem=problem,
         )
+    if lists:
+        raise ValueError(f"a device list for {', '.join(sorted(lists))}, which no domain "
+                         "capabilities file is for")
     if not guests:
         raise ValueError("no domain capabilities file given")
     first = next(iter(guests.values()))
@@ -373,16 +419,33 @@ def _from_domcaps(facts: HostFacts, prefix: str, universe: Iterable[str],
                         Source.DOMAIN_CAPABILITIES, detail) for value in universe]
 
 
+def _decided(facts: HostFacts, prefix: str, names: Iterable[str],
+             decide: Callable[[str, GuestPlatform], Decision]) -> list[TraitReport]:
+    """One report per model that ``decide`` can decide for the host architecture's
+    platform; an undecidable one (no device list) is left unsaid (``notes`` says why)."""
+    guest = facts.host_guest
+    if guest is None:
+        return [TraitReport(traits.device_trait(prefix, name), False,
+                            Source.DOMAIN_CAPABILITIES, _no_domcaps(facts)) for name in names]
+    platform = facts.platform(guest)
+    reports = []
+    for name in names:
+        decision = decide(name, platform)
+        if decision.supported is not None:
+            reports.append(TraitReport(traits.device_trait(prefix, name), decision.supported,
+                                       decision.source, f"{guest.label}: {decision.reason}"))
+    return reports
+
+
+def _not_qemu(facts: HostFacts, prefix: str, names: Iterable[str], what: str
+              ) -> list[TraitReport]:
+    detail = f"Moorage builds {what} devices for QEMU guests only (virt_type {facts.virt_type})"
+    return [TraitReport(traits.device_trait(prefix, name), False, Source.CONFIGURATION, detail)
+            for name in names]
+
+
 def _no_domcaps(facts: HostFacts) -> str:
     return f"no {facts.host_arch} domain capabilities for virt_type {facts.virt_type}"
-
-
-def _gated(facts: HostFacts, trait: str, gate: VersionGate) -> list[TraitReport]:
-    """The trait if the host's versions allow ``gate``; nothing when they are unknown."""
-    allowed = facts.allows(gate)
-    if allowed is None:
-        return []
-    return [TraitReport(trait, allowed, Source.HYPERVISOR, _gate_detail(facts, gate))]
 
 
 def _gate_detail(facts: HostFacts, gate: VersionGate) -> str:

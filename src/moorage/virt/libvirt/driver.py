@@ -89,6 +89,8 @@ class LibvirtDriver(ComputeDriver):
         return self._facts
 
     def _learn(self, facts: HostFacts) -> None:
+        for note in discovery.notes(facts):
+            LOG.info("%s: %s", self.uri, note)
         self._facts = facts
         self._findings.update(discovery.host_capabilities(facts))
         self.capabilities = self._capability_values()
@@ -117,6 +119,9 @@ class LibvirtDriver(ComputeDriver):
 
     def device_reports(self, node: str) -> list[TraitReport]:
         return discovery.device_reports(self.facts)
+
+    def notes(self) -> list[str]:
+        return discovery.notes(self.facts)
 
     def supported_instances(self) -> list[tuple[str, str, str]]:
         """(arch, virt_type, vm mode) of every guest architecture the host capabilities

@@ -132,6 +132,9 @@ class GuestConfig:
     console_log: str
     video: Choice | None
     vif: Choice | None
+    sound: Choice | None
+    # The vIOMMU model as the guest gets it ("auto" already made concrete, where it can be).
+    viommu: Choice | None
     mac: str
     firmware: Firmware
     tpm: Tpm | None
@@ -201,11 +204,12 @@ def platform(image: Image, settings: Settings, host_arch: str) -> Platform:
 
 def resolve(guest: Guest, settings: Settings, where: Platform,
             caps: DomainCapabilities | None, emulator: str | None,
-            instance_dir: str) -> GuestConfig:
+            instance_dir: str, auto_viommu: str | None = None) -> GuestConfig:
     """Every choice for ``guest`` on a host whose domain capabilities for its
     architecture and machine type are ``caps`` (they only decide optional secure
     boot; the checks decide whether the rest is possible). The root disk and the
-    console log live in ``instance_dir``."""
+    console log live in ``instance_dir``; ``auto_viommu`` is what ``auto`` becomes
+    on this platform (None: no model fits, and the checks refuse it)."""
     props = guest.image.properties
     requested = guest.requested_traits
     arch = where.arch.value
@@ -213,11 +217,15 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
     warnings: list[str] = []
 
     root = _root_disk(guest.image, settings, arch, machine, f"{instance_dir}/disk")
-    video = (Choice(props.hw_video_model, "hw_video_model") if props.hw_video_model
-             else _default(defaults.video_model(settings.virt_type, arch), f"default for {arch}"))
-    vif = (Choice(props.hw_vif_model, "hw_vif_model") if props.hw_vif_model
-           else _default(defaults.vif_model(settings.virt_type),
-                         f"default for {settings.virt_type}"))
+    video = (_model("hw_video_model", props.hw_video_model, requested)
+             or _default(defaults.video_model(settings.virt_type, arch), f"default for {arch}"))
+    vif = (_model("hw_vif_model", props.hw_vif_model, requested)
+           or _default(defaults.vif_model(settings.virt_type),
+                       f"default for {settings.virt_type}"))
+    sound = _model("hw_sound_model", props.hw_sound_model, requested)
+    viommu = _model("hw_viommu_model", props.hw_viommu_model, requested)
+    if viommu is not None and viommu.value == "auto" and auto_viommu is not None:
+        viommu = Choice(auto_viommu, f"auto ({viommu.source})")
 
     features = tuple(CpuFeature(t, f) for t, f in switches.cpu_features(requested).items())
     emulated_model = EMULATED_CPU_MODELS.get(arch) if where.emulated else None
@@ -248,6 +256,8 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
         console_log=f"{instance_dir}/console.log",
         video=video,
         vif=vif,
+        sound=sound,
+        viommu=viommu,
         mac=mac_address(guest.uuid),
         firmware=_firmware(guest.image, requested, caps),
         tpm=_tpm(guest.image, requested),
@@ -265,6 +275,14 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
 
 def _default(value: str | None, source: str) -> Choice | None:
     return Choice(value, source) if value else None
+
+
+def _model(prop: str, value: str | None, requested: frozenset[str]) -> Choice | None:
+    """The model the image property names, or the one a required trait switches on;
+    FlavorImageConflict when they (or two traits) name different models."""
+    choices = ([Choice(value, prop)] if value else []) + [
+        Choice(model, trait) for trait, model in switches.model_traits(prop, requested).items()]
+    return _single(prop.removeprefix("hw_").replace("_", " "), choices)
 
 
 def _root_disk(image: Image, settings: Settings, arch: str, machine: str | None,
@@ -480,10 +498,14 @@ def _devices(config: GuestConfig) -> etree._Element:
     if config.tpm is not None:
         tpm = etree.SubElement(devices, "tpm", model=config.tpm.model.value)
         etree.SubElement(tpm, "backend", type="emulator", version=config.tpm.version.value)
+    if config.sound is not None:
+        etree.SubElement(devices, "sound", model=config.sound.value)
     if config.video is not None:
         video = etree.SubElement(devices, "video")
         etree.SubElement(video, "model", type=config.video.value)
     etree.SubElement(devices, "memballoon", model="virtio")
+    if config.viommu is not None:
+        etree.SubElement(devices, "iommu", model=config.viommu.value)
     return devices
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moorage.virt.driver import HypervisorUnavailable
-from moorage.virt.libvirt import domcaps, hostcaps, reaper, tables
+from moorage.virt.libvirt import discovery, domcaps, hostcaps, reaper, tables
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.hostcaps import HostCapabilities
@@ -213,11 +213,15 @@ class Host:
                 LOG.debug("no %s domain capabilities for %s: %s", virt_type, guest.arch,
                           _reason(exc))
                 continue
+            devices, problem = discovery.device_list(
+                probed.emulator or guest.emulator_for(virt_type), self.uri)
             guests[guest.arch] = GuestMachine(
                 arch=guest.arch,
                 name=configured or probed.machine or guest.default_machine or "?",
                 configured=bool(configured),
                 capabilities=probed,
+                devices=devices,
+                devices_problem=problem,
             )
         if virt_type in tables.QEMU_VIRT_TYPES and host_arch not in guests:
             raise HypervisorUnavailable(

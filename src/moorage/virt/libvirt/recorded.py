@@ -22,7 +22,16 @@ from lxml import etree
 from oslo_config import cfg
 
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
-from moorage.virt.libvirt import checks, domcaps, hostcaps, spawn, switches, tables, validation
+from moorage.virt.libvirt import (
+    checks,
+    domcaps,
+    hostcaps,
+    models,
+    qemu_devices,
+    spawn,
+    switches,
+    validation,
+)
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
@@ -31,6 +40,7 @@ from moorage.virt.libvirt.driver import InvalidConfiguration, LibvirtDriver
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
 from moorage.virt.libvirt.host import NodeInfo
 from moorage.virt.libvirt.hostcaps import GuestArch, HostCapabilities
+from moorage.virt.libvirt.qemu_devices import DeviceList
 
 RECORDINGS = Path(__file__).with_name("recordings")
 # What the recording machine said (getLibVersion, getVersion, getInfo).
@@ -88,6 +98,23 @@ def _guest_arch(arch: str) -> GuestArch | None:
 
 
 @functools.cache
+def device_list(arch: str) -> DeviceList | None:
+    """The recorded ``qemu-system-ARCH -device help`` of ``arch``'s emulator; None when
+    none was recorded."""
+    path = RECORDINGS / f"qemu-{arch}-devices.txt"
+    if not path.exists():
+        return None
+    guest = _guest_arch(arch)
+    emulator = (guest.emulator_for(VIRT_TYPE) if guest else None) or f"qemu-system-{arch}"
+    version = ".".join(str(part) for part in QEMU_VERSION)
+    return qemu_devices.read_file(path, emulator, version)
+
+
+def _device_problem(arch: str) -> str | None:
+    return None if device_list(arch) else f"no device list recorded for {arch}"
+
+
+@functools.cache
 def cpu_features(arch: str) -> frozenset[str]:
     """The CPU features TCG gives ``arch`` guests: libvirt's expansion of the
     host-model CPU, as ``spawn.cpu_features`` asks for it on a live host."""
@@ -124,7 +151,8 @@ def recorded_facts(virt_type: str, machine_types: Mapping[str, str]) -> HostFact
             continue
         guests[guest.arch] = GuestMachine(
             arch=guest.arch, name=configured or probed.machine or "?",
-            configured=bool(configured), capabilities=probed)
+            configured=bool(configured), capabilities=probed,
+            devices=device_list(guest.arch), devices_problem=_device_problem(guest.arch))
     return HostFacts(
         virt_type=virt_type, host_arch=host_arch, guests=guests,
         libvirt_version=LIBVIRT_VERSION, qemu_version=QEMU_VERSION,
@@ -180,19 +208,19 @@ class RecordedLibvirtDriver(LibvirtDriver):
         chosen = spawn.settings(self)
         where = guest_config.platform(guest.image, chosen, self.facts.host_arch)
         wants_cpu = bool(switches.cpu_features(guest.requested_traits))
-        target = self._target(where, wants_cpu, self.facts.allows(tables.IGB))
+        target = self._target(where, wants_cpu)
         if validation.DOMAIN_SCHEMA.exists():
             return spawn.configure(guest, chosen, where, target)
         return _configure_unvalidated(guest, chosen, where, target)
 
-    def _target(self, where: Platform, wants_cpu_features: bool,
-                igb: bool | None) -> Target:
+    def _target(self, where: Platform, wants_cpu_features: bool) -> Target:
         """What the recording machine offers the guest's platform (``spawn._target``
         on a live host)."""
         arch_name = where.arch.value
         arch = next((g for g in host_capabilities().guests if g.arch == arch_name
                      and where.domain_type in g.domains), None)
-        target = Target(self.virt_type, arch, None, frozenset(), igb)
+        target = Target(self.virt_type, arch, None, libvirt_version=LIBVIRT_VERSION,
+                        qemu_version=QEMU_VERSION)
         machine = where.machine.value if where.machine else None
         if arch is None or (machine is not None and arch.canonical(machine) is None):
             return target  # the checks refuse the architecture or the machine type
@@ -203,7 +231,8 @@ class RecordedLibvirtDriver(LibvirtDriver):
                 f"hw_machine_type={machine}" if machine else f"arch={arch_name}",
                 str(exc)) from None
         features = cpu_features(arch_name) if wants_cpu_features else frozenset()
-        return Target(self.virt_type, arch, caps, features, igb)
+        return Target(self.virt_type, arch, caps, features, device_list(arch_name),
+                      _device_problem(arch_name), LIBVIRT_VERSION, QEMU_VERSION)
 
 
 def _configure_unvalidated(guest: Guest, chosen: Settings, where: Platform,
@@ -211,6 +240,7 @@ def _configure_unvalidated(guest: Guest, chosen: Settings, where: Platform,
     """``spawn.configure`` without libvirt's schema (not installed on this machine)."""
     emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
     config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
-                                  str(Path(chosen.instances_path) / guest.uuid))
+                                  str(Path(chosen.instances_path) / guest.uuid),
+                                  models.auto_viommu(target.platform(where.arch.value)))
     checks.check(config, target)
     return config, guest_config.domain_xml(config)

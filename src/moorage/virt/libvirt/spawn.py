@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from lxml import etree
 
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
-from moorage.virt.libvirt import checks, switches, tables, validation
+from moorage.virt.libvirt import checks, discovery, models, switches, validation
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
@@ -74,7 +74,7 @@ def prepare(driver: LibvirtDriver, guest: Guest) -> tuple[GuestConfig, etree._El
     facts = driver.facts
     where = guest_config.platform(guest.image, chosen, facts.host_arch)
     wants_cpu = bool(switches.cpu_features(guest.requested_traits))
-    target = _target(driver, where, wants_cpu, facts.allows(tables.IGB))
+    target = _target(driver, where, wants_cpu)
     return configure(guest, chosen, where, target)
 
 
@@ -83,7 +83,8 @@ def configure(guest: Guest, chosen: Settings, where: Platform,
     """The pure part of ``prepare``: choices, late checks, document, schema."""
     emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
     config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
-                                  str(Path(chosen.instances_path) / guest.uuid))
+                                  str(Path(chosen.instances_path) / guest.uuid),
+                                  models.auto_viommu(target.platform(where.arch.value)))
     checks.check(config, target)
     document = guest_config.domain_xml(config)
     validation.validate(document)
@@ -154,6 +155,8 @@ def describe(config: GuestConfig) -> str:
         f"{config.root.device} on {config.root.bus}",
         f"video {config.video or 'none'}",
         f"NIC {config.vif or 'none'}",
+        *([f"sound {config.sound}"] if config.sound else []),
+        *([f"vIOMMU {config.viommu}"] if config.viommu else []),
         f"firmware {config.firmware.type}",
     ]
     if config.firmware.secure_boot:
@@ -173,16 +176,17 @@ _cpu_cache: dict[tuple[str, str, str | None, str], frozenset[str]] = {}
 _cpu_lock = threading.Lock()
 
 
-def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool,
-            igb: bool | None) -> Target:
+def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) -> Target:
     """The host's offer for the guest's platform: the host capabilities' entry for its
-    architecture, the domain capabilities of its machine type, and (only when
-    traits ask for CPU features) the features its CPU can have."""
+    architecture, the domain capabilities of its machine type, its emulator's device
+    list, and (only when traits ask for CPU features) the features its CPU can have."""
     host = driver.host
     arch_name = where.arch.value
     arch = next((g for g in host.capabilities().guests if g.arch == arch_name
                  and where.domain_type in g.domains), None)
-    target = Target(driver.virt_type, arch, None, frozenset(), igb)
+    versions = {"libvirt_version": driver.facts.libvirt_version,
+                "qemu_version": driver.facts.qemu_version}
+    target = Target(driver.virt_type, arch, None, **versions)
     machine = where.machine.value if where.machine else None
     if arch is None or (machine is not None and arch.canonical(machine) is None):
         return target  # the checks refuse the architecture or the machine type
@@ -197,7 +201,8 @@ def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool,
             f"{_one_line(exc)}") from None
     features = (cpu_features(host, emulator, arch_name, machine, where)
                 if wants_cpu_features else frozenset())
-    return Target(driver.virt_type, arch, caps, features, igb)
+    devices, problem = discovery.device_list(caps.emulator or emulator, host.uri)
+    return Target(driver.virt_type, arch, caps, features, devices, problem, **versions)
 
 
 def cpu_features(host: Host, emulator: str | None, arch: str, machine: str | None,

@@ -6,8 +6,10 @@ feature it names. A required ``HW_CPU_X86_AVX2`` gives the guest's CPU AVX2; a
 required ``COMPUTE_SECURITY_TPM_2_0`` gives it a TPM 2.0; a required
 ``COMPUTE_SECURITY_UEFI_SECURE_BOOT`` boots it with secure boot. The tables
 below say which traits mean something to the libvirt driver, and what. Traits
-not in them (device-model traits, ``COMPUTE_*`` capabilities, custom traits)
-only ever constrain where the guest lands.
+not in them (storage buses, ``COMPUTE_*`` capabilities, custom traits) only
+ever constrain where the guest lands. A required NIC, video, sound or vIOMMU model
+trait gives the guest that model when its image does not name one (and conflicts
+with an image that names another).
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import os_traits
+
+from moorage.model import image
+from moorage.virt import traits
 
 # HW_CPU_X86_<NAME> -> the CPU feature as libvirt and QEMU name it (libvirt's
 # cpu_map/x86_features.xml). Most are the lower-cased suffix; these are not:
@@ -133,3 +138,23 @@ def tpm_traits(requested: Iterable[str]) -> list[str]:
 def firmware_traits(requested: Iterable[str]) -> dict[str, str]:
     """The requested firmware traits, trait -> firmware type, sorted."""
     return {trait: FIRMWARE[trait] for trait in sorted(requested) if trait in FIRMWARE}
+
+
+# Device-model families whose required trait picks the guest's model: the image
+# property that names the model, and trait -> model.
+def _family(prefix: str, models: Iterable[str]) -> Mapping[str, str]:
+    return {traits.trait_name(prefix, model): model for model in models}
+
+
+MODEL_SWITCHES: Mapping[str, Mapping[str, str]] = {
+    "hw_vif_model": _family(traits.VIF_MODEL, image.VIF_MODELS),
+    "hw_video_model": _family(traits.GRAPHICS_MODEL, image.VIDEO_MODELS),
+    "hw_sound_model": _family(traits.SOUND_MODEL, image.SOUND_MODELS),
+    "hw_viommu_model": _family(traits.VIOMMU_MODEL, image.VIOMMU_MODELS),
+}
+
+
+def model_traits(prop: str, requested: Iterable[str]) -> dict[str, str]:
+    """The requested traits that pick a model for ``prop``, trait -> model, sorted."""
+    family = MODEL_SWITCHES[prop]
+    return {trait: family[trait] for trait in sorted(requested) if trait in family}

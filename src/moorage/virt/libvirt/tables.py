@@ -27,13 +27,9 @@ DEVICE_BUSES: Mapping[str, tuple[str, ...]] = {
     "uml": ("uml",),
 }
 
-# NIC models per virt type (upstream's vif.SUPPORTED_VIF_MODELS, 2025.1). The
-# domain capabilities say nothing about NICs.
+# NIC models of the virt types that do not run QEMU (upstream's vif.SUPPORTED_VIF_MODELS);
+# QEMU's come from its own device list (``models.nic``).
 VIF_MODELS: Mapping[str, tuple[str, ...]] = {
-    "qemu": ("virtio", "ne2k_pci", "pcnet", "rtl8139", "e1000", "e1000e", "lan9118",
-             "spapr-vlan", "vmxnet3", "igb"),
-    "kvm": ("virtio", "ne2k_pci", "pcnet", "rtl8139", "e1000", "e1000e", "spapr-vlan",
-            "vmxnet3", "igb"),
     "lxc": (),
     "parallels": ("virtio", "rtl8139", "e1000"),
 }
@@ -54,10 +50,6 @@ FIRMWARE_TRAITS: Mapping[str, str] = {
 # Guest architectures whose QEMU boots a BIOS (SeaBIOS) by default, with no firmware
 # descriptor: Debian's seabios ships none, so libvirt's <enum name='firmware'> is empty.
 BIOS_ARCHS = ("i686", "x86_64")
-
-# vIOMMU models that need a guest architecture (upstream: intel if x86_64 guests
-# run, smmuv3 if aarch64 guests do). "auto" is always available.
-VIOMMU_ARCHS: Mapping[str, str] = {"intel": "x86_64", "smmuv3": "aarch64"}
 
 Version = tuple[int, int, int]
 
@@ -94,9 +86,6 @@ class VersionGate:
         return f"{self.feature} needs {' and '.join(needs)}"
 
 
-VIOMMU_VIRTIO = VersionGate("the virtio vIOMMU", libvirt=(8, 3, 0))
-IGB = VersionGate("the igb NIC", libvirt=(9, 3, 0), qemu=(8, 0, 0))
-VIRTIO_SOUND = VersionGate("virtio sound", libvirt=(10, 4, 0), qemu=(8, 2, 0))
 # Capabilities upstream's init_host sets from the host's versions.
 REMOTE_MANAGED_PORTS = VersionGate("remote-managed ports", libvirt=(7, 9, 0))
 VIRTIO_FS = VersionGate("virtio-fs", libvirt=(8, 0, 0), qemu=(6, 2, 0))

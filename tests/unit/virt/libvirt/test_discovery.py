@@ -11,7 +11,7 @@ import os_traits as ot
 import pytest
 
 from moorage.virt import traits
-from moorage.virt.libvirt import discovery, domcaps
+from moorage.virt.libvirt import discovery, domcaps, qemu_devices
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts
 from moorage.virt.libvirt.tables import Version
 from moorage.virt.report import Source, TraitReport
@@ -22,21 +22,29 @@ THIS_HOST: tuple[Version, Version] = ((9, 0, 0), (7, 2, 22))  # libvirt, QEMU he
 
 def facts(*names: str, virt_type: str = "qemu",
           versions: tuple[Version, Version] | None = THIS_HOST,
-          host_arch: str | None = None) -> HostFacts:
-    """Facts from fixture files (the first one's architecture is the host's)."""
+          host_arch: str | None = None, devices: bool = True) -> HostFacts:
+    """Facts from fixture files (the first one's architecture is the host's), with each
+    architecture's recorded device list unless ``devices`` is False."""
+    archs = {n.split("-")[1] for n in names}
+    lists = {arch: FIXTURES / f"qemu-{arch}-devices.txt" for arch in archs
+             if devices and (FIXTURES / f"qemu-{arch}-devices.txt").exists()}
     found = discovery.facts_from_files([FIXTURES / f"{n}.xml" for n in names], virt_type,
-                                       host_arch=host_arch)
+                                       host_arch=host_arch, devices=lists)
     if versions is None:
         return found
     return dataclasses.replace(found, libvirt_version=versions[0], qemu_version=versions[1])
 
 
 def synthetic(body: str, arch: str = "x86_64", virt_type: str = "qemu",
-              versions: tuple[Version, Version] = THIS_HOST) -> HostFacts:
-    """Facts from a hand-written document (for what this QEMU cannot show)."""
+              versions: tuple[Version, Version] = THIS_HOST, machine: str = "m",
+              devices: str | None = None) -> HostFacts:
+    """Facts from a hand-written document (for what this QEMU cannot show), with a
+    hand-written device list (``-device help`` lines)."""
     caps = domcaps.parse(f"<domainCapabilities><domain>qemu</domain><arch>{arch}</arch>"
-                         f"<machine>m</machine>{body}</domainCapabilities>")
-    return HostFacts(virt_type, arch, {arch: GuestMachine(arch, "m", True, caps)},
+                         f"<machine>{machine}</machine>{body}</domainCapabilities>")
+    listed = (qemu_devices.parse(devices, f"qemu-system-{arch}", "9.9.9", "test")
+              if devices is not None else None)
+    return HostFacts(virt_type, arch, {arch: GuestMachine(arch, machine, True, caps, listed)},
                      libvirt_version=versions[0], qemu_version=versions[1])
 
 
@@ -117,34 +125,78 @@ def test_values_outside_the_universe_are_ignored() -> None:
     assert not {r.trait for r in reports} - traits.KNOWN
 
 
-QEMU_NICS = {"VIRTIO", "NE2K_PCI", "PCNET", "RTL8139", "E1000", "E1000E", "LAN9118",
-             "SPAPR_VLAN", "VMXNET3"}
+# What this machine's qemu-system-x86_64 7.2 lists: no igb (QEMU 8.0), no spapr-vlan
+# (Power) and no lan9118 (an ARM board's), and never Xen's netfront.
+QEMU_NICS = {"VIRTIO", "NE2K_PCI", "PCNET", "RTL8139", "E1000", "E1000E", "VMXNET3"}
+ALL_NICS = {t.removeprefix("COMPUTE_NET_VIF_MODEL_")
+            for t in ot.get_traits("COMPUTE_NET_VIF_MODEL_")}
+IGB_LINE = 'name "igb", bus PCI, desc "Intel 82576 Gigabit Ethernet Controller"\n'
 
 
-@pytest.mark.parametrize(("virt_type", "versions", "nics"), [
-    ("qemu", THIS_HOST, QEMU_NICS),
-    ("kvm", THIS_HOST, QEMU_NICS - {"LAN9118"}),
-    # igb needs libvirt 9.3 and QEMU 8.0
-    ("qemu", ((9, 3, 0), (8, 0, 0)), QEMU_NICS | {"IGB"}),
-    ("kvm", ((9, 3, 0), (7, 2, 22)), QEMU_NICS - {"LAN9118"}),
-    ("lxc", THIS_HOST, set()),
-    ("parallels", THIS_HOST, {"VIRTIO", "RTL8139", "E1000"}),
+@pytest.mark.parametrize(("host", "nics"), [
+    (facts("qemu-x86_64-q35"), QEMU_NICS),
+    (facts("qemu-x86_64-pc"), QEMU_NICS),
+    (facts("qemu-x86_64-q35", virt_type="kvm"), QEMU_NICS),
+    (facts("qemu-i686-pc"), QEMU_NICS),
+    # a newer libvirt does not give this QEMU an igb device
+    (facts("qemu-x86_64-q35", versions=((9, 3, 0), (7, 2, 22))), QEMU_NICS),
+    # a QEMU with igb: libvirt 9.3 configures it, 9.0 does not
+    (synthetic("", machine="pc-q35-8.0", devices=IGB_LINE, versions=((9, 3, 0), (8, 0, 0))),
+     {"IGB"}),
+    (synthetic("", machine="pc-q35-8.0", devices=IGB_LINE), set()),
+    # an ISA-only board has no PCI NIC
+    (synthetic("", machine="isapc", devices='name "e1000", bus PCI\n'), set()),
+    (facts("qemu-x86_64-q35", virt_type="lxc"), set()),
+    (facts("qemu-x86_64-q35", virt_type="parallels"), {"VIRTIO", "RTL8139", "E1000"}),
 ])
-def test_nic_models(virt_type: str, versions: tuple[Version, Version], nics: set[str]) -> None:
-    reports = discovery.vif_model_reports(
-        facts("qemu-x86_64-q35", virt_type=virt_type, versions=versions))
+def test_nic_models(host: HostFacts, nics: set[str]) -> None:
+    reports = discovery.vif_model_reports(host)
     assert supported(reports, traits.VIF_MODEL) == nics
-    assert len(reports) == len(QEMU_NICS) + 1
+    # every NIC model os-traits names is decided, True or False
+    assert {r.trait.removeprefix("COMPUTE_NET_VIF_MODEL_") for r in reports} == ALL_NICS
 
 
-def test_igb_is_not_guessed_without_versions() -> None:
-    reports = by_trait(discovery.vif_model_reports(facts("qemu-x86_64-q35", versions=None)))
-    assert ot.COMPUTE_NET_VIF_MODEL_IGB not in reports
-    igb = by_trait(discovery.vif_model_reports(facts("qemu-x86_64-q35")))[
-        ot.COMPUTE_NET_VIF_MODEL_IGB]
-    assert (igb.supported, igb.source) == (False, Source.HYPERVISOR)
-    assert "libvirt >= 9.3.0 and QEMU >= 8.0.0; this host: libvirt 9.0.0, QEMU 7.2.22" in (
-        igb.detail)
+def test_nic_details_name_the_device_or_why_not() -> None:
+    reports = by_trait(discovery.vif_model_reports(facts("qemu-x86_64-q35")))
+    e1000 = reports[ot.COMPUTE_NET_VIF_MODEL_E1000]
+    assert (e1000.source, e1000.detail) == (
+        Source.DEVICE_LIST,
+        "x86_64 pc-q35-7.2 domain capabilities: e1000 (PCI) in qemu-system-x86_64")
+    spapr = reports[ot.COMPUTE_NET_VIF_MODEL_SPAPR_VLAN]
+    assert not spapr.supported
+    assert spapr.detail.endswith("qemu-system-x86_64 has no spapr-vlan device")
+    netfront = reports[ot.COMPUTE_NET_VIF_MODEL_NETFRONT]
+    assert (netfront.supported, netfront.source) == (False, Source.DRIVER_TABLE)
+
+
+def test_no_device_list_reports_no_nic_sound_or_viommu_and_says_why() -> None:
+    host = facts("qemu-x86_64-q35", devices=False)
+    reports = discovery.device_reports(host)
+    families = (traits.VIF_MODEL, traits.SOUND_MODEL, traits.VIOMMU_MODEL)
+    # only the models that need no device of the emulator are decided
+    assert {(r.trait, r.supported) for r in reports if r.trait.startswith(families)} == {
+        (ot.COMPUTE_NET_VIF_MODEL_NETFRONT, False), (ot.COMPUTE_NET_VIF_MODEL_SRIOV, False),
+        (ot.COMPUTE_NET_VIF_MODEL_VMXNET, False), (ot.COMPUTE_SOUND_MODEL_PCSPK, False),
+        (ot.COMPUTE_VIOMMU_MODEL_SMMUV3, False)}
+    assert discovery.notes(host) == [
+        "x86_64: NIC, sound and vIOMMU models not reported: no device list given for "
+        "x86_64 (the output of qemu-system-x86_64 -device help)",
+        "x86_64 pc-q35-7.2 domain capabilities list video model ramfb, which os-traits "
+        f"{traits.OS_TRAITS_VERSION} has no trait for"]
+
+
+def test_a_probe_that_fails_says_why(tmp_path: Path) -> None:
+    missing = tmp_path / "qemu-system-x86_64"
+    assert discovery.device_list(str(missing), "qemu:///system") == (
+        None, f"cannot probe {missing}: No such file or directory")
+    failing = tmp_path / "qemu-broken"
+    failing.write_text("#!/bin/sh\necho 'cannot load module' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    devices, problem = discovery.device_list(str(failing), "qemu:///embed?root=/x")
+    assert devices is None and problem == f"{failing} -version failed: cannot load module"
+    assert discovery.device_list("/usr/bin/qemu-system-x86_64", "qemu+ssh://h/system") == (
+        None, "/usr/bin/qemu-system-x86_64 is on the host behind qemu+ssh://h/system; "
+              "Moorage reads device lists of local emulators only")
 
 
 @pytest.mark.parametrize(("host", "expected"), [
@@ -163,14 +215,25 @@ def test_architectures(host: HostFacts, expected: set[str]) -> None:
     assert all(r.supported for r in reports)
 
 
+VIOMMU_DEVICES = ('name "intel-iommu", bus System\n'
+                  'name "virtio-iommu-pci", bus PCI, alias "virtio-iommu"\n')
+
+
 @pytest.mark.parametrize(("host", "models"), [
     (facts("qemu-x86_64-q35"), {"AUTO", "INTEL", "VIRTIO"}),
+    # libvirt builds no vIOMMU on i440FX
+    (facts("qemu-x86_64-pc"), set()),
+    # before libvirt 8.3 no virtio vIOMMU: auto is intel
     (facts("qemu-x86_64-q35", versions=((8, 2, 0), (7, 2, 0))), {"AUTO", "INTEL"}),
-    (synthetic("", arch="aarch64"), {"AUTO", "SMMUV3", "VIRTIO"}),
-    (lxc_host(), {"AUTO", "VIRTIO"}),
+    (synthetic("", arch="aarch64", machine="virt-7.2", devices=VIOMMU_DEVICES),
+     {"AUTO", "SMMUV3", "VIRTIO"}),
+    (synthetic("", arch="aarch64", machine="virt-7.2", devices=""), {"AUTO", "SMMUV3"}),
+    (lxc_host(), set()),
 ])
 def test_viommu_models(host: HostFacts, models: set[str]) -> None:
-    assert supported(discovery.viommu_reports(host), traits.VIOMMU_MODEL) == models
+    reports = discovery.viommu_reports(host)
+    assert supported(reports, traits.VIOMMU_MODEL) == models
+    assert len(reports) == len(ot.get_traits("COMPUTE_VIOMMU_MODEL_"))
 
 
 def test_viommu_virtio_is_not_guessed_without_versions() -> None:
@@ -260,18 +323,40 @@ def test_version_gated_capabilities(host: HostFacts, expected: dict[str, bool]) 
     assert gated == expected
 
 
-@pytest.mark.parametrize(("versions", "virtio"), [
-    (THIS_HOST, False),
-    (((10, 4, 0), (8, 2, 0)), True),
-    (((10, 4, 0), (8, 1, 0)), False),
-    (None, None),
+SOUND = {"SB16", "ES1370", "AC97", "ICH6", "ICH9", "USB"}
+ALL_SOUND = {t.removeprefix("COMPUTE_SOUND_MODEL_") for t in ot.get_traits("COMPUTE_SOUND_MODEL_")}
+
+
+@pytest.mark.parametrize(("host", "models", "undecided"), [
+    # this QEMU has every model's devices but virtio-sound (QEMU 8.2); libvirt 9.0 gives
+    # it the PC speaker as -soundhw, which QEMU 7.1 removed (the guest fails to start)
+    (facts("qemu-x86_64-q35"), SOUND, set()),
+    (facts("qemu-x86_64-pc"), SOUND, set()),
+    # before QEMU 7.1, -soundhw pcspk works
+    (synthetic("", machine="pc-i440fx-7.0", versions=((8, 0, 0), (7, 0, 0)),
+               devices='name "AC97", bus PCI\n'), {"AC97", "PCSPK"}, set()),
+    # a newer libvirt: whether it builds the PC speaker is not known here
+    (synthetic("", machine="pc-q35-8.2", versions=((10, 4, 0), (8, 2, 0)),
+               devices='name "virtio-sound-pci", bus PCI\n'), {"VIRTIO"}, {"PCSPK"}),
+    (synthetic("", machine="pc-q35-8.2", devices='name "virtio-sound-pci", bus PCI\n'),
+     set(), set()),
+    # an ARM board has no PC speaker and no ISA bus for a Sound Blaster
+    (synthetic("", arch="aarch64", machine="virt-7.2",
+               devices='name "sb16", bus ISA\nname "AC97", bus PCI\n'), {"AC97"}, set()),
 ])
-def test_sound_models(versions: tuple[Version, Version] | None, virtio: bool | None) -> None:
-    reports = by_trait(discovery.sound_reports(facts("qemu-x86_64-q35", versions=versions)))
-    others = {t: r for t, r in reports.items() if t != ot.COMPUTE_SOUND_MODEL_VIRTIO}
-    assert len(others) == 7 and all(r.supported for r in others.values())
-    found = reports.get(ot.COMPUTE_SOUND_MODEL_VIRTIO)
-    assert (found.supported if found else None) is virtio
+def test_sound_models(host: HostFacts, models: set[str], undecided: set[str]) -> None:
+    reports = discovery.sound_reports(host)
+    assert supported(reports, traits.SOUND_MODEL) == models
+    assert {r.trait.removeprefix("COMPUTE_SOUND_MODEL_") for r in reports} == (
+        ALL_SOUND - undecided)
+
+
+def test_the_pc_speaker_says_why_not() -> None:
+    pcspk = by_trait(discovery.sound_reports(facts("qemu-x86_64-q35")))[
+        ot.COMPUTE_SOUND_MODEL_PCSPK]
+    assert (pcspk.supported, pcspk.source) == (False, Source.HYPERVISOR)
+    assert pcspk.detail.endswith("libvirt 9.0.0 gives QEMU the PC speaker as -soundhw, which "
+                                 "QEMU 7.2.22 no longer has (removed in 7.1.0)")
 
 
 def test_packed_virtqueue_always() -> None:

@@ -23,7 +23,8 @@ FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "domcaps"
 def driver(fixture: str = "qemu-x86_64-q35", **options: object) -> LibvirtDriver:
     conf = config(libvirt__virt_type="qemu", **options)
     facts = discovery.facts_from_files([FIXTURES / f"{fixture}.xml"], "qemu",
-                                       machine_name="q35")
+                                       machine_name="q35",
+                                       devices={"x86_64": FIXTURES / "qemu-x86_64-devices.txt"})
     return LibvirtDriver(conf, facts)
 
 
@@ -72,7 +73,8 @@ def test_capabilities_learned_from_the_hypervisor_say_so() -> None:
 def test_device_reports_come_with_the_capabilities() -> None:
     found = reports(driver())
     assert found[ot.COMPUTE_STORAGE_BUS_IDE] == (False, Source.DOMAIN_CAPABILITIES)
-    assert found[ot.COMPUTE_NET_VIF_MODEL_E1000] == (True, Source.DRIVER_TABLE)
+    assert found[ot.COMPUTE_NET_VIF_MODEL_E1000] == (True, Source.DEVICE_LIST)
+    assert found[ot.COMPUTE_NET_VIF_MODEL_NETFRONT] == (False, Source.DRIVER_TABLE)
     assert found[ot.HW_ARCH_X86_64] == (True, Source.DOMAIN_CAPABILITIES)
 
 

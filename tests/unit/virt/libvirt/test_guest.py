@@ -17,7 +17,7 @@ import pytest
 from lxml import etree
 
 from moorage.virt.driver import Guest
-from moorage.virt.libvirt import defaults, domcaps, hostcaps
+from moorage.virt.libvirt import defaults, domcaps, hostcaps, qemu_devices
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import FlavorImageConflict, GuestConfig, Settings
@@ -30,7 +30,8 @@ HOST_CAPS = hostcaps.parse((FIXTURES / "host-capabilities.xml").read_bytes())
 TCG_CPU_FEATURES = frozenset({"sse4.2", "avx", "avx2", "aes", "pni", "ssse3", "fma"})
 # The platform's domain capabilities file, by arch and machine type.
 CAPS_FILES = {("x86_64", "pc"): "qemu-x86_64-pc.xml", ("x86_64", "q35"): "qemu-x86_64-q35.xml",
-              ("i686", "pc"): "qemu-i686-pc.xml"}
+              ("i686", "pc"): "qemu-i686-pc.xml", ("aarch64", "virt"): "qemu-aarch64-virt.xml"}
+THIS_LIBVIRT = (9, 0, 0)
 NODE = "compute-1"
 
 
@@ -44,15 +45,26 @@ def make_guest(properties: Mapping[str, object] | None = None, *, disk_format: s
     return builders.guest(NODE, disk_format, properties, extra_specs)
 
 
+def devices(arch: str) -> qemu_devices.DeviceList | None:
+    """The device list recorded from this machine's emulator for ``arch``."""
+    path = FIXTURES / f"qemu-{arch}-devices.txt"
+    return qemu_devices.read_file(path, f"qemu-system-{arch}", "7.2.22") if path.exists() else None
+
+
 def target(arch: str = "x86_64", machine: str | None = "pc", virt_type: str = "qemu",
            caps_file: str | None = None, cpu_features: frozenset[str] = TCG_CPU_FEATURES,
-           igb: bool | None = False) -> Target:
+           device_list: qemu_devices.DeviceList | str | None = "recorded",
+           libvirt_version: tuple[int, int, int] = THIS_LIBVIRT) -> Target:
     """This machine as the checks see it, for one platform."""
     guest_arch = next((g for g in HOST_CAPS.guests if g.arch == arch), None)
-    board = "q35" if defaults.is_q35(machine) else "pc"
+    board = ("q35" if defaults.is_q35(machine) else
+             "virt" if machine and machine.startswith("virt") else "pc")
     name = caps_file or CAPS_FILES.get((arch, board))
     caps = domcaps.parse_file(FIXTURES / name) if name else None
-    return Target(virt_type, guest_arch, caps, cpu_features, igb)
+    listed = devices(arch) if device_list == "recorded" else device_list
+    assert not isinstance(listed, str)
+    return Target(virt_type, guest_arch, caps, cpu_features, listed,
+                  None if listed else "no device list", libvirt_version, (7, 2, 22))
 
 
 def configure(guest: Guest, chosen: Settings | None = None,

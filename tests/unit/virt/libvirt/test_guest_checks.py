@@ -11,7 +11,7 @@ import os_traits as ot
 import pytest
 
 from moorage.virt.driver import Guest, UnsupportedHardware
-from moorage.virt.libvirt import checks, domcaps, spawn
+from moorage.virt.libvirt import checks, domcaps, qemu_devices, spawn
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Settings
@@ -104,25 +104,40 @@ def test_nic_models_of_the_virt_type_pass(model: str) -> None:
 
 
 @pytest.mark.parametrize(("model", "virt_type", "reason"), [
-    ("sriov", "qemu", "is not one of virt_type qemu"),
-    ("netfront", "kvm", "is not one of virt_type kvm"),
-    ("vmxnet", "qemu", "is not one of virt_type qemu"),
-    ("lan9118", "kvm", "is not one of virt_type kvm"),
-    ("lan9118", "qemu", "exists for aarch64, armv7l guests, not x86_64"),
-    ("spapr-vlan", "qemu", "exists for ppc, ppc64, ppc64le, ppcle guests, not x86_64"),
-    ("igb", "qemu", "the igb NIC needs libvirt >= 9.3.0 and QEMU >= 8.0.0"),
+    ("sriov", "qemu", "sriov is Hyper-V's SR-IOV NIC"),
+    ("netfront", "kvm", "netfront is Xen's paravirtual NIC, not a QEMU device"),
+    ("vmxnet", "qemu", "QEMU has vmxnet3 only"),
+    ("lan9118", "kvm", "qemu-system-x86_64 7.2.22 has no lan9118 device"),
+    ("spapr-vlan", "qemu", "qemu-system-x86_64 7.2.22 has no spapr-vlan device"),
+    ("igb", "qemu", "qemu-system-x86_64 7.2.22 has no igb device"),
 ])
 def test_nic_models_the_host_cannot_run_are_refused(model: str, virt_type: str,
                                                     reason: str) -> None:
     guest = make_guest({"hw_vif_model": model})
-    refused = refusal(guest, settings(virt_type), target(virt_type=virt_type, igb=False))
+    refused = refusal(guest, settings(virt_type), target(virt_type=virt_type))
     assert refused.feature == f"COMPUTE_NET_VIF_MODEL_{model.upper().replace('-', '_')}"
     assert reason in refused.reason
 
 
-def test_igb_passes_where_libvirt_and_qemu_are_new_enough() -> None:
-    config = run(make_guest({"hw_vif_model": "igb"}), where=target(igb=True))
-    assert config.vif is not None and config.vif.value == "igb"
+IGB = qemu_devices.parse('name "igb", bus PCI\n', "qemu-system-x86_64", "8.0.0", "test")
+
+
+@pytest.mark.parametrize(("libvirt_version", "refused"), [((9, 3, 0), False),
+                                                         ((9, 0, 0), True)])
+def test_igb_needs_its_device_and_libvirt_93(libvirt_version: tuple[int, int, int],
+                                            refused: bool) -> None:
+    where = target(device_list=IGB, libvirt_version=libvirt_version)
+    guest = make_guest({"hw_vif_model": "igb"})
+    if refused:
+        assert "the igb NIC needs libvirt >= 9.3.0" in refusal(guest, where=where).reason
+    else:
+        config = run(guest, where=where)
+        assert config.vif is not None and config.vif.value == "igb"
+
+
+def test_without_a_device_list_libvirt_decides() -> None:
+    config = run(make_guest({"hw_vif_model": "spapr-vlan"}), where=target(device_list=None))
+    assert config.vif is not None and config.vif.value == "spapr-vlan"
 
 
 # -- CPU features ------------------------------------------------------------------------------
@@ -261,23 +276,32 @@ def test_the_first_refusal_is_the_answer() -> None:
 
 # -- required device traits, held to the guest's own machine type ------------------------
 
-@pytest.mark.parametrize(("properties", "flavor", "feature"), [
+@pytest.mark.parametrize(("properties", "flavor", "feature", "reason"), [
     ({"hw_machine_type": "q35"}, {"trait:COMPUTE_STORAGE_BUS_IDE": "required"},
-     ot.COMPUTE_STORAGE_BUS_IDE),
-    ({}, {"trait:COMPUTE_STORAGE_BUS_XEN": "required"}, ot.COMPUTE_STORAGE_BUS_XEN),
-    ({"trait:COMPUTE_GRAPHICS_MODEL_GOP": "required"}, {}, ot.COMPUTE_GRAPHICS_MODEL_GOP),
+     ot.COMPUTE_STORAGE_BUS_IDE, "required, but x86_64 pc-q35-7.2 offers"),
+    ({}, {"trait:COMPUTE_STORAGE_BUS_XEN": "required"}, ot.COMPUTE_STORAGE_BUS_XEN,
+     "required, but xen is not a disk bus of virt_type qemu"),
+    # a required video model trait is the guest's video model, refused as such
+    ({"trait:COMPUTE_GRAPHICS_MODEL_GOP": "required"}, {}, ot.COMPUTE_GRAPHICS_MODEL_GOP,
+     "video model gop (COMPUTE_GRAPHICS_MODEL_GOP): x86_64 pc-i440fx-7.2 offers"),
+    ({}, {"trait:COMPUTE_NET_VIF_MODEL_SPAPR_VLAN": "required"},
+     ot.COMPUTE_NET_VIF_MODEL_SPAPR_VLAN,
+     "NIC model spapr-vlan (COMPUTE_NET_VIF_MODEL_SPAPR_VLAN): NIC model spapr-vlan: "
+     "qemu-system-x86_64 7.2.22 has no spapr-vlan device"),
 ])
 def test_required_device_traits_the_machine_type_lacks_are_refused(
-        properties: dict[str, str], flavor: dict[str, str], feature: str) -> None:
+        properties: dict[str, str], flavor: dict[str, str], feature: str, reason: str) -> None:
     refused = refusal(make_guest(properties, extra_specs=flavor))
     assert refused.feature == feature
-    assert refused.reason.startswith("required, but")
+    assert refused.reason.startswith(reason)
 
 
 def test_required_device_traits_the_machine_type_has_pass() -> None:
     guest = make_guest(extra_specs={"trait:COMPUTE_STORAGE_BUS_IDE": "required",
                                     "trait:COMPUTE_GRAPHICS_MODEL_QXL": "required"})
-    assert run(guest).root.bus.value == "virtio"  # required of the host, not used
+    config = run(guest)
+    assert config.root.bus.value == "virtio"  # a bus is required of the host, not used
+    assert config.video == guest_config.Choice("qxl", ot.COMPUTE_GRAPHICS_MODEL_QXL)
 
 
 @pytest.mark.parametrize(("trait", "per_platform"), [
@@ -286,7 +310,9 @@ def test_required_device_traits_the_machine_type_has_pass() -> None:
     (ot.COMPUTE_SECURITY_TPM_2_0, True),
     (ot.COMPUTE_FIRMWARE_UEFI, True),
     (ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT, True),
-    (ot.COMPUTE_NET_VIF_MODEL_E1000, False),
+    (ot.COMPUTE_NET_VIF_MODEL_E1000, True),
+    (ot.COMPUTE_SOUND_MODEL_ICH9, True),
+    (ot.COMPUTE_VIOMMU_MODEL_AUTO, True),
     (ot.COMPUTE_IMAGE_TYPE_QCOW2, False),
     (ot.COMPUTE_VOLUME_MULTI_ATTACH, False),
 ])
