@@ -51,6 +51,10 @@ class Traits(Lister):
                            help="the device list of ARCH's emulator (qemu-system-ARCH "
                            "-device help > FILE), which NIC, sound and vIOMMU models come "
                            "from; repeat for other architectures")
+        files.add_argument("--cpu", action="append", default=[], metavar="ARCH=FILE",
+                           help="the host-model CPU of ARCH as libvirt expands it (virsh "
+                           "hypervisor-cpu-baseline --features), which CPU feature traits "
+                           "come from")
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
@@ -70,9 +74,9 @@ def _driver(args: argparse.Namespace) -> ComputeDriver:
         overrides.append(("libvirt", "virt_type", args.virt_type))
     conf = load_config(args.config_file, overrides)
     if not args.domcaps:
-        if args.arch or args.machine or args.devices:
-            raise ValueError("--arch, --machine and --devices describe --domcaps files; "
-                             "give one")
+        if args.arch or args.machine or args.devices or args.cpu:
+            raise ValueError("--arch, --machine, --devices and --cpu describe --domcaps "
+                             "files; give one")
         driver = load_driver(conf)
         driver.init_host()
         return driver
@@ -83,17 +87,18 @@ def _driver(args: argparse.Namespace) -> ComputeDriver:
 
     facts = discovery.facts_from_files(args.domcaps, conf.libvirt.virt_type,
                                        host_arch=args.arch, machine_name=args.machine,
-                                       devices=_device_files(args.devices))
+                                       devices=_arch_files("--devices", args.devices),
+                                       cpu=_arch_files("--cpu", args.cpu))
     return LibvirtDriver(conf, facts)
 
 
-def _device_files(entries: list[str]) -> dict[str, str]:
+def _arch_files(option: str, entries: list[str]) -> dict[str, str]:
     """``--devices x86_64=FILE`` entries as arch -> file."""
     found = {}
     for entry in entries:
         arch, sep, path = entry.partition("=")
         if not sep or not arch.strip() or not path.strip():
-            raise ValueError(f"--devices {entry!r}: give ARCH=FILE (x86_64=devices.txt)")
+            raise ValueError(f"{option} {entry!r}: give ARCH=FILE (x86_64=FILE)")
         found[arch.strip()] = path.strip()
     return found
 

@@ -84,6 +84,11 @@ def test_nic_models_come_from_a_device_list(moorage: Moorage) -> None:
     assert rows["COMPUTE_NET_VIF_MODEL_E1000"][:2] == ["yes", "emulator device list"]
     assert rows["COMPUTE_NET_VIF_MODEL_SPAPR_VLAN"][:2] == ["no", "emulator device list"]
     assert rows["COMPUTE_VIOMMU_MODEL_INTEL"][0] == "yes"
+    assert "HW_CPU_X86_SSE2" not in rows
+    run = moorage("compute", "traits", "--domcaps", q35, "--virt-type", "qemu",
+                  "--cpu", f"x86_64={FIXTURES / 'qemu-x86_64-cpu-expanded.xml'}")
+    rows = {row[0]: row[1:] for row in table(run.out)[1:]}
+    assert (rows["HW_CPU_X86_SSE2"][0], rows["HW_CPU_X86_AVX512F"][0]) == ("yes", "no")
     # without one, the families it decides are left out, and a note says why
     run = moorage("compute", "traits", "--domcaps", q35, "--virt-type", "qemu")
     assert run.code == 0, run.err
@@ -146,7 +151,7 @@ ERRORS: dict[str, tuple[Callable[[Path], list[str]], str]] = {
     "a device list without ARCH=": (
         lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml"), "--virt-type",
                      "qemu", "--devices", "devices.txt"],
-        "--devices 'devices.txt': give ARCH=FILE (x86_64=devices.txt)"),
+        "--devices 'devices.txt': give ARCH=FILE (x86_64=FILE)"),
     "a device list for no file's architecture": (
         lambda tmp: ["--domcaps", str(FIXTURES / "qemu-x86_64-q35.xml"), "--virt-type",
                      "qemu", "--devices", f"aarch64={FIXTURES / 'qemu-aarch64-devices.txt'}"],

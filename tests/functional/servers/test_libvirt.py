@@ -1,7 +1,8 @@
 """Servers on a real libvirt host (QEMU TCG, libvirt's embedded driver) next to fake hosts.
 
 The libvirt host's NIC models are what this QEMU 7.2 / libvirt 9.0 can really run:
-e1000 yes, igb no (igb needs QEMU 8.0 and libvirt 9.3, upstream's LibvirtVifModelTest).
+e1000 yes, igb and spapr-vlan no (this QEMU has neither device); its CPU feature
+traits are what its TCG guests' CPU has (SSE2 yes, AVX-512 no).
 With the image metadata prefilter on, placement sends an e1000 image to the libvirt
 host and an igb image nowhere; with it off, the igb build tries the libvirt host
 first, fails there late, and reschedules to a fake host that has igb. Every test
@@ -167,3 +168,42 @@ def test_igb_with_the_prefilter_off_and_one_attempt_shows_the_libvirt_failure(
     assert "Exceeded maximum number of retries" not in server["fault"]["message"]
     assert cloud.allocations(server["id"]) == {}
     assert server["id"] not in cloud.guests(KVM)
+
+
+def test_a_cpu_feature_tcg_has_lands_on_the_libvirt_host_and_is_in_its_guest(
+        started: Any, libvirt_embed_uri: str) -> None:
+    """The libvirt host reports the CPU features its TCG guests can have: a flavor that
+    requires SSE2 lands there (no fake host has it), and its guest's CPU requires it."""
+    cloud: Cloud = started([small_fake("plain", [VIRTIO])])
+    flavor = cloud.flavor("sse2", vcpus=1, ram=128, disk=1,
+                          extra_specs={"trait:HW_CPU_X86_SSE2": "required"})
+    server = cloud.boot_and_wait(flavor, cloud.image("plain", "qcow2"))
+    assert server["status"] == "ACTIVE", server.get("fault")
+    assert cloud.spawn_attempts(server) == [KVM]
+    live = domain_xml(libvirt_embed_uri, server["id"])
+    assert live.xpath("/domain/cpu/feature[@name='sse2']/@policy") == ["require"]
+
+
+def test_a_cpu_feature_tcg_lacks_is_refused_by_placement(started: Any) -> None:
+    cloud: Cloud = started([])
+    flavor = cloud.flavor("avx512", vcpus=1, ram=128, disk=1,
+                          extra_specs={"trait:HW_CPU_X86_AVX512F": "required"})
+    server = cloud.boot_and_wait(flavor, cloud.image("plain", "qcow2"))
+    assert server["status"] == "ERROR"
+    assert server["fault"]["message"].startswith("No valid host was found.")
+    assert "HW_CPU_X86_AVX512F" in server["fault"]["message"]
+    assert cloud.spawn_attempts(server) == []  # placement said no: QEMU never asked
+
+
+def test_spapr_vlan_with_the_prefilter_on_is_no_valid_host_at_scheduling(
+        started: Any) -> None:
+    """The x86 host once claimed spapr-vlan from a static table and failed the build
+    late; its QEMU has no such device, so it now says so and placement refuses."""
+    cloud: Cloud = started([], scheduler={"image_metadata_prefilter": True})
+    flavor = cloud.flavor("tiny", vcpus=1, ram=128, disk=1)
+    image = cloud.image("power-nic", "qcow2", {"hw_vif_model": "spapr-vlan"})
+    server = cloud.boot_and_wait(flavor, image)
+    assert server["status"] == "ERROR"
+    assert server["fault"]["message"].startswith("No valid host was found.")
+    assert "COMPUTE_NET_VIF_MODEL_SPAPR_VLAN" in server["fault"]["message"]
+    assert cloud.spawn_attempts(server) == []

@@ -38,7 +38,7 @@ VIDEO_TRAITS: Mapping[str, str] = {traits.trait_name(traits.GRAPHICS_MODEL, mode
 # at the guest's own, decide.
 PER_PLATFORM_PREFIXES = (f"{traits.STORAGE_BUS}_", f"{traits.GRAPHICS_MODEL}_",
                          f"{traits.VIF_MODEL}_", f"{traits.SOUND_MODEL}_",
-                         f"{traits.VIOMMU_MODEL}_", "COMPUTE_SECURITY_TPM_",
+                         f"{traits.VIOMMU_MODEL}_", "HW_CPU_", "COMPUTE_SECURITY_TPM_",
                          f"{traits.FIRMWARE}_", switches.SECURE_BOOT)
 
 
@@ -234,9 +234,10 @@ def check_cpu_features(config: GuestConfig, target: Target) -> None:
     """Every CPU feature a requested trait switches on is one this hypervisor can give
     the guest (libvirt would refuse to start it otherwise)."""
     for feature in config.cpu_features:
-        if not config.is_x86:
-            raise _refuse(feature.trait, f"an x86 CPU feature ({feature.name}) for a "
-                                         f"{config.arch} guest")
+        if config.arch not in switches.CPU_FEATURE_ARCHS[feature.trait]:
+            family = switches.CPU_FEATURE_FAMILY[feature.trait]
+            raise _refuse(feature.trait, f"an {family} CPU feature ({feature.name}) for "
+                                         f"a {config.arch} guest")
         if feature.name not in target.cpu_features:
             raise _refuse(feature.trait, f"CPU feature {feature.name}: this host's "
                                          f"{config.platform.domain_type} guests cannot have it")

@@ -18,6 +18,7 @@ count only for ``COMPUTE_ARCH_*`` and the vIOMMU models tied to them.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ import os_traits
 
 from moorage.model import image
 from moorage.virt import traits
-from moorage.virt.libvirt import domcaps, models, qemu_devices, tables
+from moorage.virt.libvirt import domcaps, hostcaps, models, qemu_devices, switches, tables
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.models import Decision, GuestPlatform
 from moorage.virt.libvirt.qemu_devices import DeviceList, DeviceProbeError
@@ -47,6 +48,10 @@ class GuestMachine:
     # ``devices_problem`` when it could not be had.
     devices: DeviceList | None = None
     devices_problem: str | None = None
+    # The CPU features its guests can be given (the host-model CPU as libvirt expands
+    # it); None when unknown, with the reason (only the host architecture's are asked).
+    cpu_features: frozenset[str] | None = None
+    cpu_problem: str | None = None
 
     @property
     def label(self) -> str:
@@ -197,6 +202,7 @@ def device_reports(facts: HostFacts) -> list[TraitReport]:
     stages: tuple[Callable[[HostFacts], Iterable[TraitReport]], ...] = (
         arch_reports, packed_virtqueue_reports, storage_bus_reports, video_model_reports,
         vif_model_reports, viommu_reports, tpm_reports, sound_reports, firmware_reports,
+        cpu_reports,
     )
     return [report for stage in stages for report in stage(facts)]
 
@@ -312,6 +318,25 @@ def firmware_reports(facts: HostFacts) -> list[TraitReport]:
     ]
 
 
+def cpu_reports(facts: HostFacts) -> list[TraitReport]:
+    """Every CPU feature trait a guest of the host's architecture can be switched on
+    with (``switches``' table, so that the report and the switch cannot drift): True
+    when the host-model CPU of the configured virt type has the feature. Under TCG
+    that is what QEMU emulates, not the physical CPU. Nothing when it is unknown."""
+    guest = facts.host_guest
+    if guest is None or guest.cpu_features is None or not facts.runs_qemu:
+        return []
+    features = guest.cpu_features
+    domain = "TCG" if facts.virt_type == "qemu" else facts.virt_type.upper()
+    reports = []
+    for trait, name in switches.cpu_feature_traits(guest.arch).items():
+        has = name in features
+        reports.append(TraitReport(
+            trait, has, Source.DOMAIN_CAPABILITIES,
+            f"{guest.label}: the {domain} host-model CPU {'has' if has else 'lacks'} {name}"))
+    return reports
+
+
 # -- what the reports leave out, and why ------------------------------------------------
 
 def notes(facts: HostFacts) -> list[str]:
@@ -323,6 +348,10 @@ def notes(facts: HostFacts) -> list[str]:
         if facts.runs_qemu and guest.devices is None:
             found.append(f"{arch}: NIC, sound and vIOMMU models not reported: "
                          f"{guest.devices_problem or 'no device list'}")
+        if (facts.runs_qemu and arch == facts.host_arch and guest.cpu_features is None
+                and switches.cpu_feature_traits(arch)):
+            found.append(f"{arch}: CPU feature traits not reported: "
+                         f"{guest.cpu_problem or 'no host-model CPU'}")
     host_guest = facts.host_guest
     if host_guest is not None:
         caps = host_guest.capabilities
@@ -360,12 +389,15 @@ def is_local(uri: str) -> bool:
 def facts_from_files(paths: Sequence[str | Path], virt_type: str,
                      host_arch: str | None = None,
                      machine_name: str | None = None,
-                     devices: Mapping[str, str | Path] | None = None) -> HostFacts:
+                     devices: Mapping[str, str | Path] | None = None,
+                     cpu: Mapping[str, str | Path] | None = None) -> HostFacts:
     """Facts for ``moorage compute traits --domcaps``: one file per guest architecture,
     no hypervisor. ``host_arch`` defaults to the first file's architecture;
     ``machine_name`` names the machine type in details (q35 for pc-q35-7.2);
     ``devices`` gives each architecture's device list (``qemu-system-ARCH -device
-    help``), without which its NIC, sound and vIOMMU models go unsaid."""
+    help``), without which its NIC, sound and vIOMMU models go unsaid; ``cpu`` the
+    host architecture's host-model CPU as libvirt expands it (``virsh
+    hypervisor-cpu-baseline --features``), without which its CPU traits go unsaid."""
     guests: dict[str, GuestMachine] = {}
     lists = dict(devices or {})
     for path in paths:
@@ -375,6 +407,8 @@ def facts_from_files(paths: Sequence[str | Path], virt_type: str,
         listed: DeviceList | None = None
         problem: str | None = (f"no device list given for {caps.arch} (the output of "
                                f"qemu-system-{caps.arch} -device help)")
+        cpu_problem = (f"no host-model CPU given for {caps.arch} (libvirt's expansion "
+                       "of it: virsh hypervisor-cpu-baseline --features)")
         if caps.arch in lists:
             listed, problem = qemu_devices.read_file(
                 lists.pop(caps.arch), caps.emulator or f"qemu-system-{caps.arch}"), None
@@ -385,10 +419,21 @@ def facts_from_files(paths: Sequence[str | Path], virt_type: str,
             capabilities=caps,
             devices=listed,
             devices_problem=problem,
+            cpu_problem=cpu_problem,
         )
     if lists:
         raise ValueError(f"a device list for {', '.join(sorted(lists))}, which no domain "
                          "capabilities file is for")
+    for arch, path in (cpu or {}).items():
+        if arch not in guests:
+            raise ValueError(f"a CPU for {arch}, which no domain capabilities file is for")
+        try:
+            document = Path(path).read_bytes()
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the CPU: {exc.strerror}") from None
+        guests[arch] = dataclasses.replace(
+            guests[arch], cpu_features=hostcaps.expanded_cpu_features(document, str(path)),
+            cpu_problem=None)
     if not guests:
         raise ValueError("no domain capabilities file given")
     first = next(iter(guests.values()))

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from lxml import etree
+
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.libvirt import discovery, domcaps, hostcaps, reaper, tables
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
@@ -140,6 +142,8 @@ class Host:
         self.uri = uri
         self._capabilities: HostCapabilities | None = None
         self._domcaps: dict[tuple[str, str | None, str], DomainCapabilities] = {}
+        self._cpus: dict[tuple[str, str | None, str], frozenset[str] | None] = {}
+        self._cpu_lock = threading.Lock()
 
     def connection(self) -> Any:
         return connect(self.uri)
@@ -171,6 +175,38 @@ class Host:
             self._domcaps[key] = domcaps.parse(
                 xml, f"{arch} {machine or 'default'} domain capabilities of {self.uri}")
         return self._domcaps[key]
+
+    def cpu_features(self, arch: str, machine: str | None, domain_type: str,
+                     emulator: str | None) -> frozenset[str] | None:
+        """The CPU features a guest of this platform can be given: the domain
+        capabilities' host-model CPU (under TCG what QEMU emulates, under KVM what the
+        host's CPU and KVM give), expanded by libvirt to every feature it implies. None
+        when the hypervisor has no host-model CPU for it. Asked once per platform."""
+        libvirt = _libvirt()
+        key = (arch, machine, domain_type)
+        with self._cpu_lock:
+            if key in self._cpus:
+                return self._cpus[key]
+        conn = self.connection()
+        try:
+            document = etree.fromstring(conn.getDomainCapabilities(
+                emulator, arch, machine, domain_type, 0).encode())
+            mode = document.find("cpu/mode[@name='host-model']")
+            features: frozenset[str] | None = None
+            if mode is not None and mode.get("supported") == "yes":
+                cpu = etree.Element("cpu")
+                cpu.extend(mode)
+                features = hostcaps.expanded_cpu_features(conn.baselineHypervisorCPU(
+                    emulator, arch, machine, domain_type, [etree.tostring(cpu).decode()],
+                    libvirt.VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES),
+                    f"{arch} host-model CPU of {self.uri}")
+        except libvirt.libvirtError as exc:
+            raise HypervisorUnavailable(
+                f"libvirt at {self.uri} cannot give the {arch} {domain_type} host-model "
+                f"CPU: {_reason(exc)}") from None
+        with self._cpu_lock:
+            self._cpus[key] = features
+        return features
 
     def libvirt_version(self) -> Version:
         return tables.version_from_number(self._call("its version", "getLibVersion"))
@@ -213,8 +249,10 @@ class Host:
                 LOG.debug("no %s domain capabilities for %s: %s", virt_type, guest.arch,
                           _reason(exc))
                 continue
-            devices, problem = discovery.device_list(
-                probed.emulator or guest.emulator_for(virt_type), self.uri)
+            emulator = probed.emulator or guest.emulator_for(virt_type)
+            devices, problem = discovery.device_list(emulator, self.uri)
+            cpu = (self.cpu_features(guest.arch, configured, DOMAIN_TYPES[virt_type],
+                                     emulator) if guest.arch == host_arch else None)
             guests[guest.arch] = GuestMachine(
                 arch=guest.arch,
                 name=configured or probed.machine or guest.default_machine or "?",
@@ -222,6 +260,10 @@ class Host:
                 capabilities=probed,
                 devices=devices,
                 devices_problem=problem,
+                cpu_features=cpu,
+                cpu_problem=None if cpu is not None else (
+                    f"libvirt at {self.uri} has no host-model CPU for {virt_type} "
+                    f"{guest.arch} guests"),
             )
         if virt_type in tables.QEMU_VIRT_TYPES and host_arch not in guests:
             raise HypervisorUnavailable(

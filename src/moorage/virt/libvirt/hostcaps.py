@@ -131,3 +131,12 @@ def _machine(element: etree._Element, source: str, where: str) -> Machine:
         max_cpus=int(max_cpus) if max_cpus and max_cpus.isdigit() else None,
         deprecated=element.get("deprecated") == "yes",
     )
+
+
+def expanded_cpu_features(document: str | bytes, source: str = "expanded CPU") -> frozenset[str]:
+    """The features of a CPU definition libvirt expanded (``baselineHypervisorCPU`` with
+    ``VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES``, or ``virsh hypervisor-cpu-baseline
+    --features``): every feature it requires, the model's own included."""
+    root = root_element(document, source, "cpu", HostCapabilitiesError)
+    return frozenset(f.get("name", "") for f in root.findall("feature")
+                     if f.get("policy") in ("require", None)) - {""}

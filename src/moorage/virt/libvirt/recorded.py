@@ -115,15 +115,13 @@ def _device_problem(arch: str) -> str | None:
 
 
 @functools.cache
-def cpu_features(arch: str) -> frozenset[str]:
+def cpu_features(arch: str) -> frozenset[str] | None:
     """The CPU features TCG gives ``arch`` guests: libvirt's expansion of the
-    host-model CPU, as ``spawn.cpu_features`` asks for it on a live host."""
+    host-model CPU, as ``Host.cpu_features`` asks for it on a live host."""
     path = RECORDINGS / f"qemu-{arch}-cpu-expanded.xml"
     if not path.exists():
-        return frozenset()
-    document = etree.fromstring(path.read_bytes())
-    return frozenset(f.get("name", "") for f in document.findall("feature")
-                     if f.get("policy") in ("require", None)) - {""}
+        return None
+    return hostcaps.expanded_cpu_features(path.read_bytes(), f"recorded {path.name}")
 
 
 def recorded_facts(virt_type: str, machine_types: Mapping[str, str]) -> HostFacts:
@@ -152,7 +150,10 @@ def recorded_facts(virt_type: str, machine_types: Mapping[str, str]) -> HostFact
         guests[guest.arch] = GuestMachine(
             arch=guest.arch, name=configured or probed.machine or "?",
             configured=bool(configured), capabilities=probed,
-            devices=device_list(guest.arch), devices_problem=_device_problem(guest.arch))
+            devices=device_list(guest.arch), devices_problem=_device_problem(guest.arch),
+            cpu_features=cpu_features(guest.arch) if guest.arch == host_arch else None,
+            cpu_problem=(None if cpu_features(guest.arch) is not None
+                         else f"no host-model CPU recorded for {guest.arch}"))
     return HostFacts(
         virt_type=virt_type, host_arch=host_arch, guests=guests,
         libvirt_version=LIBVIRT_VERSION, qemu_version=QEMU_VERSION,
@@ -230,7 +231,7 @@ class RecordedLibvirtDriver(LibvirtDriver):
             raise UnsupportedHardware(
                 f"hw_machine_type={machine}" if machine else f"arch={arch_name}",
                 str(exc)) from None
-        features = cpu_features(arch_name) if wants_cpu_features else frozenset()
+        features = (cpu_features(arch_name) if wants_cpu_features else None) or frozenset()
         return Target(self.virt_type, arch, caps, features, device_list(arch_name),
                       _device_problem(arch_name), LIBVIRT_VERSION, QEMU_VERSION)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -172,8 +171,6 @@ def describe(config: GuestConfig) -> str:
 
 # -- what the host offers one platform --------------------------------------------------
 
-_cpu_cache: dict[tuple[str, str, str | None, str], frozenset[str]] = {}
-_cpu_lock = threading.Lock()
 
 
 def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) -> Target:
@@ -184,9 +181,9 @@ def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) ->
     arch_name = where.arch.value
     arch = next((g for g in host.capabilities().guests if g.arch == arch_name
                  and where.domain_type in g.domains), None)
-    versions = {"libvirt_version": driver.facts.libvirt_version,
-                "qemu_version": driver.facts.qemu_version}
-    target = Target(driver.virt_type, arch, None, **versions)
+    facts = driver.facts
+    target = Target(driver.virt_type, arch, None, libvirt_version=facts.libvirt_version,
+                    qemu_version=facts.qemu_version)
     machine = where.machine.value if where.machine else None
     if arch is None or (machine is not None and arch.canonical(machine) is None):
         return target  # the checks refuse the architecture or the machine type
@@ -199,38 +196,11 @@ def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) ->
             f"hw_machine_type={machine}" if machine else f"virt_type={driver.virt_type}",
             f"libvirt has no domain capabilities for {arch_name} {machine or ''}: "
             f"{_one_line(exc)}") from None
-    features = (cpu_features(host, emulator, arch_name, machine, where)
-                if wants_cpu_features else frozenset())
+    features = (host.cpu_features(arch_name, machine, where.domain_type, emulator)
+                if wants_cpu_features else None) or frozenset()
     devices, problem = discovery.device_list(caps.emulator or emulator, host.uri)
-    return Target(driver.virt_type, arch, caps, features, devices, problem, **versions)
-
-
-def cpu_features(host: Host, emulator: str | None, arch: str, machine: str | None,
-                 where: Platform) -> frozenset[str]:
-    """The CPU features a guest of this platform can be given: the domain
-    capabilities' host-model CPU (for TCG, what QEMU emulates), expanded by
-    libvirt to every feature it implies. Asked once per platform."""
-    key = (host.uri, arch, machine, where.domain_type)
-    with _cpu_lock:
-        if key in _cpu_cache:
-            return _cpu_cache[key]
-    libvirt = _libvirt()
-    conn = host.connection()
-    document = etree.fromstring(conn.getDomainCapabilities(
-        emulator, arch, machine, where.domain_type, 0).encode())
-    mode = document.find("cpu/mode[@name='host-model']")
-    features: frozenset[str] = frozenset()
-    if mode is not None and mode.get("supported") == "yes":
-        cpu = etree.Element("cpu")
-        cpu.extend(mode)
-        expanded = etree.fromstring(conn.baselineHypervisorCPU(
-            emulator, arch, machine, where.domain_type, [etree.tostring(cpu).decode()],
-            libvirt.VIR_CONNECT_BASELINE_CPU_EXPAND_FEATURES).encode())
-        features = frozenset(f.get("name", "") for f in expanded.findall("feature")
-                             if f.get("policy") in ("require", None)) - {""}
-    with _cpu_lock:
-        _cpu_cache[key] = features
-    return features
+    return Target(driver.virt_type, arch, caps, features, devices, problem,
+                  facts.libvirt_version, facts.qemu_version)
 
 
 # -- helpers -------------------------------------------------------------------------

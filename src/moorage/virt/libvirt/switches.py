@@ -89,6 +89,32 @@ CPU_FEATURES: Mapping[str, str] = {
     os_traits.HW_CPU_X86_XOP: "xop",
 }
 
+# HW_CPU_AARCH64_<NAME> -> libvirt's name. os-traits' AArch64 names are Linux hwcaps
+# (fp, asimd, aes...); libvirt's ARM CPU map names few of them, SVE only.
+AARCH64_CPU_FEATURES: Mapping[str, str] = {
+    os_traits.HW_CPU_AARCH64_SVE: "sve",
+}
+# Which CPU family each trait is of, and the guest architectures of each family.
+CPU_FAMILY_ARCHS: Mapping[str, frozenset[str]] = {
+    "x86": frozenset({"i686", "x86_64"}),
+    "AArch64": frozenset({"aarch64"}),
+}
+CPU_FEATURE_FAMILY: Mapping[str, str] = {
+    **dict.fromkeys(CPU_FEATURES, "x86"),
+    **dict.fromkeys(AARCH64_CPU_FEATURES, "AArch64"),
+}
+CPU_FEATURE_ARCHS: Mapping[str, frozenset[str]] = {
+    trait: CPU_FAMILY_ARCHS[family] for trait, family in CPU_FEATURE_FAMILY.items()}
+ALL_CPU_FEATURES: Mapping[str, str] = {**CPU_FEATURES, **AARCH64_CPU_FEATURES}
+
+
+def cpu_feature_traits(arch: str) -> dict[str, str]:
+    """Trait -> libvirt feature name of every CPU feature trait a guest of ``arch`` can
+    be given (the family the driver reports for a host of that architecture)."""
+    return {trait: name for trait, name in ALL_CPU_FEATURES.items()
+            if arch in CPU_FEATURE_ARCHS[trait]}
+
+
 # HW_CPU_X86_* traits that are no CPUID flag a guest CPU can be given: SEV and
 # TDX are launch-security modes of the whole guest, ASF a platform management
 # feature. Requiring them constrains the host only.
@@ -126,7 +152,8 @@ SECURE_BOOT = os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT
 
 def cpu_features(requested: Iterable[str]) -> dict[str, str]:
     """The requested traits that are CPU features, trait -> feature name, sorted."""
-    return {trait: CPU_FEATURES[trait] for trait in sorted(requested) if trait in CPU_FEATURES}
+    return {trait: ALL_CPU_FEATURES[trait] for trait in sorted(requested)
+            if trait in ALL_CPU_FEATURES}
 
 
 def tpm_traits(requested: Iterable[str]) -> list[str]:

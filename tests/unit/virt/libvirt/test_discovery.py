@@ -181,6 +181,8 @@ def test_no_device_list_reports_no_nic_sound_or_viommu_and_says_why() -> None:
     assert discovery.notes(host) == [
         "x86_64: NIC, sound and vIOMMU models not reported: no device list given for "
         "x86_64 (the output of qemu-system-x86_64 -device help)",
+        "x86_64: CPU feature traits not reported: no host-model CPU given for x86_64 "
+        "(libvirt's expansion of it: virsh hypervisor-cpu-baseline --features)",
         "x86_64 pc-q35-7.2 domain capabilities list video model ramfb, which os-traits "
         f"{traits.OS_TRAITS_VERSION} has no trait for"]
 

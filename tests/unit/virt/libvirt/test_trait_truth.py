@@ -45,9 +45,11 @@ class Capture:
     machine_types: tuple[tuple[str, str], ...] = ()
 
     def facts(self) -> HostFacts:
+        cpu = FIXTURES / f"qemu-{self.arch}-cpu-expanded.xml"
         found = discovery.facts_from_files(
             [FIXTURES / f"{self.name}.xml"], "qemu",
-            devices={self.arch: FIXTURES / f"qemu-{self.arch}-devices.txt"})
+            devices={self.arch: FIXTURES / f"qemu-{self.arch}-devices.txt"},
+            cpu={self.arch: cpu} if cpu.exists() else None)
         return dataclasses.replace(found, libvirt_version=THIS_HOST[0],
                                    qemu_version=THIS_HOST[1])
 
@@ -71,6 +73,7 @@ PROPERTY_FAMILIES = {
 }
 # Families a guest asks for through the trait only.
 TRAIT_FAMILIES = {
+    "CPU": tuple(switches.ALL_CPU_FEATURES),
     "TPM": (*tables.TPM_MODEL_TRAITS.values(), *tables.TPM_VERSION_TRAITS.values()),
     "firmware": tuple(tables.FIRMWARE_TRAITS.values()),
     "secure boot": (ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT,),
@@ -102,12 +105,25 @@ def asks() -> Iterator[Ask]:
             yield Ask(trait)
 
 
+def owned(trait: str, facts: HostFacts) -> bool:
+    """Whether the driver decides ``trait`` on this host: every trait asked above but
+    the CPU features of another architecture, or of a CPU it cannot know."""
+    if trait not in switches.ALL_CPU_FEATURES:
+        return True
+    guest = facts.host_guest
+    return (guest is not None and guest.cpu_features is not None
+            and facts.host_arch in switches.CPU_FEATURE_ARCHS[trait])
+
+
 def test_every_owned_family_is_asked_whole() -> None:
     """The families above are os-traits' whole families: a new name is asked too."""
     asked = {ask.trait for ask in asks()}
     for prefix in (traits.VIF_MODEL, traits.SOUND_MODEL, traits.VIOMMU_MODEL,
                    traits.GRAPHICS_MODEL, traits.STORAGE_BUS, traits.FIRMWARE):
         assert set(ot.get_traits(prefix + "_")) <= asked, prefix
+    # every x86 CPU trait is a feature the driver can switch on, or one it says it cannot
+    assert set(ot.get_traits("HW_CPU_X86_")) == (
+        set(switches.CPU_FEATURES) | switches.NOT_CPU_FEATURES)
 
 
 def driver_for(capture: Capture) -> LibvirtDriver:
@@ -121,8 +137,9 @@ def target_for(facts: HostFacts, where: guest_config.Platform) -> Target:
     """What the capture offers a guest of ``where`` (``spawn._target`` on a live host)."""
     arch = next(g for g in HOST_CAPS.guests if g.arch == where.arch.value)
     guest = facts.guests[where.arch.value]
-    return Target("qemu", arch, guest.capabilities, frozenset(), guest.devices,
-                  guest.devices_problem, facts.libvirt_version, facts.qemu_version)
+    return Target("qemu", arch, guest.capabilities, guest.cpu_features or frozenset(),
+                  guest.devices, guest.devices_problem, facts.libvirt_version,
+                  facts.qemu_version)
 
 
 def late_check(driver: LibvirtDriver, reports: list[TraitReport], guest: Guest) -> str | None:
@@ -146,6 +163,9 @@ def test_reported_true_is_accepted_and_false_refused(capture: str) -> None:
     reported = {r.trait: r for r in reports}
     disagreements = []
     for ask in asks():
+        if not owned(ask.trait, driver.facts):
+            assert ask.trait not in reported  # not this architecture's, or unknown
+            continue
         report = reported.get(ask.trait)
         assert report is not None, f"{ask.trait} is owned but not reported on {capture}"
         try:
@@ -157,6 +177,25 @@ def test_reported_true_is_accepted_and_false_refused(capture: str) -> None:
                 f"{ask.trait} via {ask.via}: reported {report.supported} "
                 f"({report.detail}), late check {'accepts' if refusal is None else refusal}")
     assert disagreements == []
+
+
+def test_the_cpu_traits_are_tcgs() -> None:
+    reported = {r.trait: r for r in driver_for(CAPTURES["x86_64 q35"]).trait_reports(NODE)}
+    assert reported[ot.HW_CPU_X86_SSE2].supported
+    assert reported[ot.HW_CPU_X86_AVX2].supported  # QEMU 7.2's TCG emulates AVX2
+    avx512 = reported[ot.HW_CPU_X86_AVX512F]
+    assert not avx512.supported
+    assert avx512.detail == ("x86_64 pc-q35-7.2 domain capabilities: the TCG host-model "
+                             "CPU lacks avx512f")
+    assert ot.HW_CPU_X86_AMD_SEV not in reported  # no CPUID flag: not the driver's
+
+
+def test_an_unknown_cpu_is_a_note_not_a_guess() -> None:
+    driver = driver_for(CAPTURES["aarch64 virt"])
+    assert not [r for r in driver.trait_reports(NODE) if r.trait.startswith("HW_CPU_")]
+    assert ("aarch64: CPU feature traits not reported: no host-model CPU given for aarch64 "
+            "(libvirt's expansion of it: virsh hypervisor-cpu-baseline --features)"
+            in driver.notes())
 
 
 def test_a_disagreement_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
