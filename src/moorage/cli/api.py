@@ -23,6 +23,7 @@ from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.placement.client import PlacementClient
+from moorage.scheduler.manager import check_configuration
 
 LOG = logging.getLogger(__name__)
 
@@ -99,6 +100,7 @@ class Serve(Command):
 
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
+        check_configuration(conf)  # before any worker starts: one line, not a dead worker
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
         with claim_port(host, port):
             if conf.database.sync_on_startup:

@@ -6,6 +6,7 @@ services, and the tests, can hold different configurations in one process.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from oslo_config import cfg
@@ -78,6 +79,46 @@ def load_config(
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
     return conf
+
+
+class InvalidOption(ValueError):
+    """An option whose value cannot be used, in one line: the option, the file it came
+    from, and the values it allows."""
+
+
+_FILE_VALUE = re.compile(r"from LocationInfo\(.*detail='(?P<file>[^']*)'\) is not valid: "
+                         r"(?P<reason>.*)", re.DOTALL)
+
+
+def option_value(conf: cfg.ConfigOpts, group: str, name: str) -> object:
+    """An option's value; a configuration file's invalid value (a boolean that is not
+    one, a choice outside the choices) is InvalidOption naming the option, the file and
+    what is allowed."""
+    try:
+        return conf[group][name]
+    except (cfg.ConfigSourceValueError, cfg.ConfigFileValueError) as exc:
+        match = _FILE_VALUE.search(str(exc))
+        where, reason = (f" in {match['file']}", match["reason"]) if match else ("", str(exc))
+        raise InvalidOption(f"[{group}] {name}{where}: {' '.join(reason.split())}"
+                            f"{_allowed(group, name)}") from None
+
+
+def _allowed(group: str, name: str) -> str:
+    """``; allowed: true or false`` for a boolean (oslo.config's message does not say)."""
+    for found_group, opts in list_opts():
+        if found_group == group:
+            for opt in opts:
+                if opt.dest == name and isinstance(opt, cfg.BoolOpt):
+                    return "; allowed: true or false (also yes/no, on/off, 1/0)"
+    return ""
+
+
+def check_options(conf: cfg.ConfigOpts, groups: Iterable[str]) -> None:
+    """Read every option of ``groups`` now, so that a service refuses a bad value when
+    it starts (InvalidOption), not at the first request that reads it."""
+    for group in groups:
+        for name in sorted(conf[group]):
+            option_value(conf, group, name)
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from oslo_config import cfg
 
 from moorage.compute.provider_tree import provider_uuid
+from moorage.conf import check_options
 from moorage.placement.client import (
     Candidates,
     PlacementClient,
@@ -103,11 +104,19 @@ class HostCandidates:
         return Destination(self.host, self.node, self.root_uuid, self.requests[0])
 
 
+def check_configuration(conf: cfg.ConfigOpts) -> None:
+    """A misspelt filter or a bad option value stops the service when it starts, naming
+    what is allowed (a ValueError of one line), rather than failing the first boot."""
+    check_options(conf, ("scheduler", "filter_scheduler"))
+    enabled_filters(conf.filter_scheduler.enabled_filters)
+
+
 class Scheduler:
     """Chooses hosts for servers; a library the conductor calls (contract §3)."""
 
     def __init__(self, conf: cfg.ConfigOpts, placement: PlacementClient, catalog: Catalog,
                  rng: random.Random | None = None) -> None:
+        check_configuration(conf)
         self.conf = conf
         self.placement = placement
         self.catalog = catalog

@@ -54,6 +54,11 @@ def device_trait(prefix: str, value: str) -> str:
     return checked(trait_name(prefix, value))
 
 
+def family(prefix: str) -> frozenset[str]:
+    """Every os-traits name of a family (``COMPUTE_NET_VIF_MODEL`` -> its 13 traits)."""
+    return frozenset(name for name in KNOWN if name.startswith(prefix + "_"))
+
+
 def is_custom(name: str) -> bool:
     return name.startswith("CUSTOM_")
 

@@ -77,3 +77,35 @@ def test_db_sync_reports_the_revisions(tmp_path: Path) -> None:
     assert first.returncode == 0 and "empty -> 0001" in first.stdout
     again = _run("db", "sync", "--db", url)
     assert "0001 -> 0001" in again.stdout
+
+
+SCHEDULER_CONFIGS = {
+    "a misspelt host filter": (
+        "[filter_scheduler]\nenabled_filters = ComputeFilter,RamFiltr\n",
+        "[filter_scheduler] enabled_filters: unknown RamFiltr; available: ComputeFilter, "
+        "AvailabilityZoneFilter, ImagePropertiesFilter"),
+    "a prefilter switch that is no boolean": (
+        "[scheduler]\nimage_metadata_prefilter = maybe\n",
+        "[scheduler] image_metadata_prefilter in {conf}: Unexpected boolean value 'maybe'; "
+        "allowed: true or false"),
+    "an attempt count that is no number": (
+        "[scheduler]\nmax_attempts = many\n",
+        "[scheduler] max_attempts in {conf}: "),
+}
+
+
+@pytest.mark.parametrize("service", [["api", "serve", "--port", "0"], ["conductor", "serve"]])
+@pytest.mark.parametrize("case", sorted(SCHEDULER_CONFIGS))
+def test_a_bad_scheduler_option_stops_the_service_at_start(
+        tmp_path: Path, service: list[str], case: str) -> None:
+    """Not at the first boot, and not as a dead worker: one line, exit 1, nothing served."""
+    text, message = SCHEDULER_CONFIGS[case]
+    conf = tmp_path / "moorage.conf"
+    conf.write_text("[database]\n"
+                    f"connection = sqlite:///{tmp_path / 'api.sqlite'}\n{text}")
+    result = subprocess.run([sys.executable, "-m", "moorage", *service, "--config-file",
+                             str(conf)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.strip() == result.stderr.strip().splitlines()[0]
+    assert message.format(conf=conf) in result.stderr
+    assert "serving" not in result.stdout

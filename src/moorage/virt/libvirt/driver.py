@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -18,6 +17,7 @@ import os_resource_classes as orc
 from lxml import etree
 from oslo_config import cfg
 
+from moorage.conf import InvalidOption, option_value
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import CAPABILITY_TRAITS
 from moorage.virt.driver import ComputeDriver, Guest, HypervisorUnavailable, NodeProvider
@@ -228,17 +228,9 @@ class LibvirtDriver(ComputeDriver):
             LOG.warning("could not stop %s after its start: %s", instance_uuid, exc)
 
 
-_FILE_VALUE = re.compile(r"from LocationInfo\(.*detail='(?P<file>[^']*)'\) is not valid: "
-                         r"(?P<reason>.*)", re.DOTALL)
-
-
 def _option(conf: cfg.ConfigOpts, group: str, name: str) -> object:
-    """An option's value; a configuration file's invalid value (a virt_type outside the
-    choices) is InvalidConfiguration naming the option, the file and the allowed values,
-    on one line."""
+    """An option's value; an invalid one is InvalidConfiguration (one line)."""
     try:
-        return conf[group][name]
-    except cfg.ConfigSourceValueError as exc:
-        match = _FILE_VALUE.search(str(exc))
-        where, reason = (f" in {match['file']}", match["reason"]) if match else ("", str(exc))
-        raise InvalidConfiguration(f"[{group}] {name}{where}: {reason}") from None
+        return option_value(conf, group, name)
+    except InvalidOption as exc:
+        raise InvalidConfiguration(str(exc)) from None
