@@ -37,8 +37,11 @@ RECORDED_DRIVER = "libvirt-recorded"
 # hardware virtualization (KVM guests then hang in their firmware).
 TCG = "qemu"
 # An embedded driver's qemu.conf: QEMU as root (no libvirt-qemu user to own the
-# files), its output to files (there is no virtlogd without a daemon).
-EMBED_QEMU_CONF = 'user = "root"\ngroup = "root"\nstdio_handler = "file"\n'
+# files), its output to files (there is no virtlogd without a daemon), and no
+# remembered file owners (nothing to restore when QEMU runs as root; the XATTRs it
+# keeps otherwise make libvirt's forked helper warn on the terminal at every start).
+EMBED_QEMU_CONF = ('user = "root"\ngroup = "root"\nstdio_handler = "file"\n'
+                   "remember_owner = 0\n")
 # rbd and lvm volumes Moorage does not create: hosts on them boot from local raw
 # files and exclude qcow2 images, as those backends do without force_raw_images.
 RAW_ONLY_BACKENDS = ("rbd", "lvm")

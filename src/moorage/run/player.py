@@ -28,7 +28,13 @@ from moorage.compute.fleet import FLEET_DRIVERS, FleetHost
 from moorage.compute.launcher import agent_config
 from moorage.embedded import HostPlan
 from moorage.placement.client import PlacementClient, PlacementError
-from moorage.run.results import BootResult, Configuration, ConfigurationResult, Exclusion
+from moorage.run.results import (
+    BootResult,
+    Configuration,
+    ConfigurationResult,
+    Exclusion,
+    Refusal,
+)
 from moorage.run.stage import Stage
 from moorage.run.watcher import ServerWatcher
 from moorage.virt.loader import load_driver
@@ -276,7 +282,10 @@ def _result(index: int, image: str, flavor: str, server: Mapping[str, Any],
         candidates=int(candidates) if isinstance(candidates, int) else None,
         scheduling_seconds=scheduling.get("seconds"), fault=kind,
         message=fault.get("message"), exclusions=exclusions,
-        server_id=str(server["id"]) if "id" in server else None)
+        server_id=str(server["id"]) if "id" in server else None,
+        refusals=tuple(Refusal(str(a["host"]), str(a.get("feature") or a.get("kind")
+                                                    or "spawn failure"))
+                       for a in attempts if a.get("result") == "failed"))
 
 
 def late_exclusions(attempts: Sequence[Mapping[str, Any]],

@@ -34,6 +34,15 @@ class Exclusion:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A host that refused a build at spawn (its late check, or the hypervisor), and
+    the feature it named; the build then went to an alternate or failed."""
+
+    host: str
+    feature: str
+
+
+@dataclass(frozen=True)
 class BootResult:
     """One boot of the workload."""
 
@@ -49,6 +58,7 @@ class BootResult:
     message: str | None = None     # the fault's message
     exclusions: Sequence[Exclusion] = ()
     server_id: str | None = None
+    refusals: Sequence[Refusal] = ()
 
 
 @dataclass
@@ -115,6 +125,16 @@ class ConfigurationResult:
         return sorted(((c, n, h) for c, (n, h) in counts.items()),
                       key=lambda item: (-item[1], item[0]))
 
+    def refusals(self) -> list[tuple[str, str, int]]:
+        """(host, feature, builds it refused) over every boot, most frequent first."""
+        counts: dict[tuple[str, str], int] = {}
+        for boot in self.boots:
+            for refusal in boot.refusals:
+                key = (refusal.host, refusal.feature)
+                counts[key] = counts.get(key, 0) + 1
+        return sorted(((h, f, n) for (h, f), n in counts.items()),
+                      key=lambda item: (-item[2], item[0], item[1]))
+
     def summary(self) -> dict[str, Any]:
         return {
             "configuration": self.configuration.name,
@@ -132,6 +152,8 @@ class ConfigurationResult:
             "scheduling_latency_p95_ms": _ms(self.latency(0.95)),
             "failures": [{"constraint": c, "boots": n, "hosts_excluded": h}
                          for c, n, h in self.failures_by_constraint()],
+            "refused_at_spawn": [{"host": h, "feature": f, "builds": n}
+                                 for h, f, n in self.refusals()],
             "wall_seconds": round(self.wall_seconds, 3),
             "boots_seconds": round(self.boots_seconds, 3),
             "boots_per_second": (round(self.boots_per_second, 1)

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import lxml.html
+import pytest
 
 from tests.functional.run.test_html_in_browser import run_chromium
+from tests.libvirt_fixtures import require_libvirt
 
 SMALL_CLOUD = """\
 name: small
@@ -149,3 +151,60 @@ def test_bad_run_options_are_refused_in_one_line(tmp_path: Path) -> None:
         assert result.returncode == 1, (args, result.stderr)
         assert message in result.stderr
         assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+TWO_LIBVIRT_GROUPS = """\
+name: two-machine-types
+seed: 11
+host_groups:
+  - name: q35
+    count: 2
+    driver: libvirt
+    virt_type: qemu
+    machine_type: q35
+    capacity: {vcpus: 16, memory_mb: 65536, disk_gb: 500}
+  - name: pc
+    count: 1
+    driver: libvirt
+    virt_type: qemu
+    machine_type: pc
+    capacity: {vcpus: 8, memory_mb: 16384, disk_gb: 500}
+images:
+  - {name: dos-ide, disk_format: qcow2, properties: {hw_disk_bus: ide}}
+  - {name: cirros, disk_format: qcow2}
+flavors:
+  - {name: small, vcpus: 1, ram: 128, disk: 1}
+workload:
+  order: shuffled
+  boots:
+    - {image: dos-ide, flavor: small, count: 3}
+    - {image: cirros, flavor: small, count: 3}
+"""
+
+
+def test_two_real_libvirt_groups_refuse_ide_on_q35_only_without_the_prefilters(
+        tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """Two libvirt groups of different machine types on this machine's real QEMU: with
+    the prefilters off, the q35 hosts refuse the IDE image at spawn (their QEMU has no
+    IDE controller) and it reschedules to the pc host; with them on, placement sends it
+    to the pc host at once."""
+    require_libvirt(request)
+    cloud = tmp_path / "two.yaml"
+    cloud.write_text(TWO_LIBVIRT_GROUPS)
+    path = tmp_path / "r.json"
+    result = _run(str(cloud), "--only", "prefilters off", "--only", "both",
+                  "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    run = json.loads(path.read_text())
+    assert {(h["group"], h["real"]) for h in run["hosts"]} == {("q35", True), ("pc", True)}
+    off, both = _by_name(run)["prefilters off"], _by_name(run)["both"]
+    assert off["refused_at_spawn"] == [
+        {"host": "q35-1", "feature": "COMPUTE_STORAGE_BUS_IDE", "builds": 3},
+        {"host": "q35-2", "feature": "COMPUTE_STORAGE_BUS_IDE", "builds": 3}]
+    assert both["refused_at_spawn"] == [] and both["reschedules"] == 0
+    for configuration in (off, both):
+        assert configuration["active"] == 6
+        assert {s["host"] for s in configuration["servers"] if s["image"] == "dos-ide"} == {
+            "pc-1"}
+    assert ("COMPUTE_STORAGE_BUS_IDE: 6 builds on q35 (2 of 2 hosts; libvirt, 2 on real "
+            "QEMU)") in result.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import lxml.html
@@ -17,11 +18,13 @@ from moorage.run.results import (
     Configuration,
     ConfigurationResult,
     Exclusion,
+    Refusal,
     RunResult,
 )
 
 E1000 = "required trait COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)"
 UEFI = "required trait COMPUTE_SECURITY_UEFI_SECURE_BOOT (os_secure_boot=required)"
+IDE = "COMPUTE_STORAGE_BUS_IDE"
 
 
 def boot(index: int, *, attempts: int = 1, candidates: int | None = 10,
@@ -123,7 +126,7 @@ def test_five_configurations_with_long_names_fit_100_columns() -> None:
 def test_failures_name_the_constraint_and_the_hosts_it_excluded() -> None:
     report = terminal_table(run_of(OFF, BOTH), colour=False)
     failures = report[report.index("Failures by constraint"):].splitlines()
-    assert failures[1:8] == [
+    assert failures[1:7] == [
         "  prefilters off",
         "    MaxRetriesExceeded (no constraint recorded): 1 boot",
         "  both prefilters",
@@ -132,6 +135,34 @@ def test_failures_name_the_constraint_and_the_hosts_it_excluded() -> None:
         f"    {UEFI}: 1 boot, excluded 11",
         "      of 12 hosts",
     ]
+
+
+def test_refusals_at_spawn_are_counted_by_group_with_how_it_ran() -> None:
+    refused = ConfigurationResult(Configuration("prefilters off", "no request filter"), [
+        replace(boot(0, attempts=3), refusals=(Refusal("kvm-0", IDE), Refusal("kvm-1", IDE))),
+        replace(boot(1, attempts=2), refusals=(Refusal("kvm-1", IDE),)),
+        replace(boot(2, attempts=2), refusals=(Refusal("vc-0", "hw_vif_model=e1000"),)),
+    ])
+    run = run_of(refused, BOTH)
+    report = terminal_table(run, colour=False)
+    section = report[report.index("Refused at spawn"):].splitlines()
+    assert section[1:5] == [
+        "  prefilters off",
+        f"    {IDE}: 3 builds on kvm (2 of 4 hosts; libvirt, 2 on real QEMU, 2 from "
+        "recorded",
+        "      capabilities)",
+        "    hw_vif_model=e1000: 1 build on vmware (1 of 1 hosts; vmware, simulated, in "
+        "process)",
+    ]
+    assert section[5] == "  both prefilters: none"
+    assert refused.summary()["refused_at_spawn"] == [
+        {"host": "kvm-1", "feature": IDE, "builds": 2},
+        {"host": "kvm-0", "feature": IDE, "builds": 1},
+        {"host": "vc-0", "feature": "hw_vif_model=e1000", "builds": 1}]
+    cells = [[td.text_content() for td in tr.findall("td")] for tr in
+             lxml.html.fromstring(html_report(run)).xpath("//table[@class='refusals']/tr")]
+    assert cells[1][1:] == [IDE, "3", "kvm", "kvm-0, kvm-1",
+                            "libvirt, 2 on real QEMU, 2 from recorded capabilities"]
 
 
 def test_a_configuration_without_failures_says_none() -> None:

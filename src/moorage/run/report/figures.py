@@ -132,6 +132,40 @@ class HostGroup:
 _HOST_KEYS = ("name", "group", "driver", "real")
 
 
+@dataclass(frozen=True)
+class SpawnRefusals:
+    """What one group's hosts refused at spawn in one configuration."""
+
+    group: HostGroup
+    feature: str
+    builds: int
+    hosts: tuple[str, ...]
+
+    def sentence(self) -> str:
+        """``COMPUTE_STORAGE_BUS_IDE: 6 builds on q35 (2 of 2 hosts; libvirt, 2 on real
+        QEMU)``."""
+        return (f"{self.feature}: {self.builds} build{'s' if self.builds != 1 else ''} on "
+                f"{self.group.name} ({len(self.hosts)} of {len(self.group.hosts)} hosts; "
+                f"{self.group.driver}, {self.group.how})")
+
+
+def refused_at_spawn(run: RunResult, result: ConfigurationResult) -> list[SpawnRefusals]:
+    """The builds hosts refused at spawn, by group and feature, most first: with the
+    prefilters off, what placement let through and the hosts' late checks (on real QEMU
+    for libvirt hosts that ran there) caught."""
+    groups = {host: group for group in host_groups(run) for host in group.hosts}
+    found: dict[tuple[str, str], tuple[HostGroup, int, set[str]]] = {}
+    for host, feature, builds in result.refusals():
+        group = groups.get(host)
+        if group is None:
+            continue
+        _, count, hosts = found.get((group.name, feature), (group, 0, set()))
+        found[(group.name, feature)] = (group, count + builds, hosts | {host})
+    return sorted((SpawnRefusals(group, feature, count, tuple(sorted(hosts)))
+                   for (_, feature), (group, count, hosts) in found.items()),
+                  key=lambda r: (-r.builds, r.group.name, r.feature))
+
+
 def host_groups(run: RunResult) -> list[HostGroup]:
     """The run's hosts by group, in the order the cloud lists them."""
     grouped: dict[str, list[dict[str, object]]] = {}

@@ -11,7 +11,13 @@ from __future__ import annotations
 import os
 from html import escape
 
-from moorage.run.report.figures import CHARTED, FIGURES, failures, host_groups
+from moorage.run.report.figures import (
+    CHARTED,
+    FIGURES,
+    failures,
+    host_groups,
+    refused_at_spawn,
+)
 from moorage.run.report.svg import PALETTE, Bar, bar_chart
 from moorage.run.results import ConfigurationResult, RunResult
 
@@ -68,6 +74,7 @@ def html_report(run: RunResult) -> str:
         _configurations_table(run.configurations),
         "<h2>Charts</h2>", _charts(run.configurations),
         "<h2>Failures by constraint</h2>", _FAILURES_INTRO, _failures_table(run.configurations),
+        "<h2>Refused at spawn</h2>", _REFUSALS_INTRO, _refusals_table(run),
     ]
     if run.notes:
         sections += ["<h2>Notes</h2>", '<ul class="notes">',
@@ -150,6 +157,32 @@ def _charts(results: list[ConfigurationResult]) -> str:
 
 _FAILURES_INTRO = ("<p>For each failed boot, every constraint of its request that excludes "
                    "hosts, and how many of the cloud's hosts it excludes on its own.</p>")
+
+
+_REFUSALS_INTRO = ("<p>Builds a host refused when it spawned them (its late check, or "
+                   "the hypervisor), each then tried on an alternate or failed: what "
+                   "placement let through. Libvirt hosts that ran on real QEMU refused "
+                   "from what their QEMU and libvirt really offer.</p>")
+
+
+def _refusals_table(run: RunResult) -> str:
+    rows = ['<table class="refusals">',
+            "<tr><th>configuration</th><th>feature</th><th>builds</th><th>group</th>"
+            "<th>hosts</th><th>ran as</th></tr>"]
+    for index, result in enumerate(run.configurations):
+        name = f"{_swatch(index)}{escape(result.configuration.name)}"
+        refused = refused_at_spawn(run, result)
+        if not refused:
+            rows.append(f'<tr><td>{name}</td><td colspan="5">none</td></tr>')
+        for refusal in refused:
+            rows.append(
+                f"<tr><td>{name}</td><td>{escape(refusal.feature)}</td>"
+                f'<td class="number">{refusal.builds}</td>'
+                f"<td>{escape(refusal.group.name)}</td>"
+                f"<td>{escape(', '.join(refusal.hosts))}</td>"
+                f"<td>{escape(refusal.group.driver)}, {escape(refusal.group.how)}</td></tr>")
+    rows.append("</table>")
+    return "\n".join(rows)
 
 
 def _failures_table(results: list[ConfigurationResult]) -> str:

@@ -12,7 +12,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 
-from moorage.run.report.figures import FIGURES, failures, host_groups
+from moorage.run.report.figures import FIGURES, failures, host_groups, refused_at_spawn
 from moorage.run.results import ConfigurationResult, RunResult
 
 WIDTH = 100
@@ -47,6 +47,16 @@ def terminal_table(run: RunResult, *, colour: bool | None = None) -> str:
         lines.append(f"  {result.configuration.name}")
         for failure in found:
             lines += _wrap(failure.sentence(), indent="    ", hanging="      ")
+    lines += ["", heading("Refused at spawn (each a reschedule, or a failure on the last "
+                          "host)")]
+    for result in run.configurations:
+        refused = refused_at_spawn(run, result)
+        if not refused:
+            lines.append(f"  {result.configuration.name}: none")
+            continue
+        lines.append(f"  {result.configuration.name}")
+        for refusal in refused:
+            lines += _wrap(refusal.sentence(), indent="    ", hanging="      ")
     if run.notes:
         lines += ["", heading("Notes")]
         for note in run.notes:
