@@ -132,6 +132,8 @@ class GuestConfig:
     console_log: str
     video: Choice | None
     vif: Choice | None
+    # Packed virtqueues on a virtio NIC: the trait that asked for them.
+    packed_ring: str | None
     sound: Choice | None
     # The vIOMMU model as the guest gets it ("auto" already made concrete, where it can be).
     viommu: Choice | None
@@ -222,6 +224,10 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
     vif = (_model("hw_vif_model", props.hw_vif_model, requested)
            or _default(defaults.vif_model(settings.virt_type),
                        f"default for {settings.virt_type}"))
+    packed_ring = switches.VIRTIO_PACKED if switches.VIRTIO_PACKED in requested else None
+    if packed_ring and (vif is None or vif.value != "virtio"):
+        warnings.append(f"{packed_ring} asks for packed virtqueues, which only virtio "
+                        f"devices have; the NIC is {vif or 'none'}")
     sound = _model("hw_sound_model", props.hw_sound_model, requested)
     viommu = _model("hw_viommu_model", props.hw_viommu_model, requested)
     if viommu is not None and viommu.value == "auto" and auto_viommu is not None:
@@ -256,6 +262,7 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
         console_log=f"{instance_dir}/console.log",
         video=video,
         vif=vif,
+        packed_ring=packed_ring,
         sound=sound,
         viommu=viommu,
         mac=mac_address(guest.uuid),
@@ -489,9 +496,15 @@ def _devices(config: GuestConfig) -> etree._Element:
         interface = etree.SubElement(devices, "interface", type="user")
         etree.SubElement(interface, "mac", address=config.mac)
         etree.SubElement(interface, "model", type=config.vif.value)
-        if config.vif.value == "virtio" and config.platform.domain_type == "qemu":
+        virtio = config.vif.value == "virtio"
+        driver: dict[str, str] = {}
+        if virtio and config.platform.domain_type == "qemu":
             # Without KVM there is no vhost-net: the device is QEMU's own (as upstream).
-            etree.SubElement(interface, "driver", name="qemu")
+            driver["name"] = "qemu"
+        if virtio and config.packed_ring:
+            driver["packed"] = "on"
+        if driver:
+            etree.SubElement(interface, "driver", **driver)
     # Boot messages and the guest's console go to a file, as upstream's console.log.
     serial = etree.SubElement(devices, "serial", type="file")
     etree.SubElement(serial, "source", path=config.console_log)

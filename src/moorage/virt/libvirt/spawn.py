@@ -153,7 +153,8 @@ def describe(config: GuestConfig) -> str:
         f"{config.platform.domain_type} {config.arch} {config.platform.machine or 'default'}",
         f"{config.root.device} on {config.root.bus}",
         f"video {config.video or 'none'}",
-        f"NIC {config.vif or 'none'}",
+        f"NIC {config.vif or 'none'}" + (" (packed virtqueues)" if config.packed_ring
+                                         else ""),
         *([f"sound {config.sound}"] if config.sound else []),
         *([f"vIOMMU {config.viommu}"] if config.viommu else []),
         f"firmware {config.firmware.type}",

@@ -148,6 +148,8 @@ FIRMWARE: Mapping[str, str] = {
     os_traits.COMPUTE_FIRMWARE_UEFI: "uefi",
 }
 SECURE_BOOT = os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT
+# Packed virtqueues on the guest's virtio NIC (upstream's hw:virtio_packed_ring).
+VIRTIO_PACKED = os_traits.COMPUTE_NET_VIRTIO_PACKED
 
 
 def cpu_features(requested: Iterable[str]) -> dict[str, str]:

@@ -237,6 +237,32 @@ def test_a_tpm_from_a_flavor_trait(lab: Lab) -> None:
     assert "tpm-tis" in booted.drivers()
 
 
+def test_packed_virtqueues_from_a_flavor_trait(lab: Lab) -> None:
+    booted = lab.boot(extra_specs={f"trait:{ot.COMPUTE_NET_VIRTIO_PACKED}": "required"})
+    assert booted.one("/domain/devices/interface/driver/@packed") == "on"
+    nic = [d for d in booted.devices if d.get("driver") == "virtio-net-pci"]
+    assert len(nic) == 1 and nic[0].get("packed") is True
+
+
+@pytest.mark.parametrize(("prop", "value", "qemu_device"), [
+    ("hw_sound_model", "ich9", "ich9-intel-hda"),
+    ("hw_sound_model", "usb", "usb-audio"),
+    ("hw_viommu_model", "virtio", "virtio-iommu-pci"),
+])
+def test_sound_and_viommu_models_reach_qemu_on_q35(lab: Lab, prop: str, value: str,
+                                                   qemu_device: str) -> None:
+    booted = lab.boot({prop: value, "hw_machine_type": "q35"})
+    element = "sound" if prop == "hw_sound_model" else "iommu"
+    assert booted.one(f"/domain/devices/{element}/@model") == value
+    assert qemu_device in booted.drivers()
+
+
+def test_a_viommu_trait_switches_the_device_on(lab: Lab) -> None:
+    booted = lab.boot({"hw_machine_type": "q35"},
+                      extra_specs={f"trait:{ot.COMPUTE_VIOMMU_MODEL_INTEL}": "required"})
+    assert booted.one("/domain/devices/iommu/@model") == "intel"
+
+
 def test_hpet_runs_on_x86(lab: Lab) -> None:
     booted = lab.boot({"hw_time_hpet": "true"})
     assert booted.one("/domain/clock/timer[@name='hpet']/@present") == "yes"

@@ -35,6 +35,7 @@ NODE = "truth-1"
 MACHINES = {"pc": None, "q35": "q35"}
 # Asked on real QEMU beyond NIC, sound and vIOMMU: one supported and one not per family.
 SAMPLES = [
+    Ask(ot.COMPUTE_NET_VIRTIO_PACKED),
     Ask(ot.HW_CPU_X86_SSE2),
     Ask(ot.HW_CPU_X86_AVX512F),
     Ask(ot.COMPUTE_STORAGE_BUS_IDE, (("hw_disk_bus", "ide"),), "hw_disk_bus"),

@@ -9,6 +9,7 @@ case reads the generated document with XPath, as libvirt would.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -485,3 +486,55 @@ def test_cpu_feature_table_spot_checks() -> None:
         f"trait:{ot.HW_CPU_X86_AVX2}": "required", f"trait:{ot.HW_CPU_X86_SSE42}": "required"}))
     assert [(f.trait, f.name) for f in config.cpu_features] == [
         (ot.HW_CPU_X86_AVX2, "avx2"), (ot.HW_CPU_X86_SSE42, "sse4.2")]
+
+
+# -- device models a required trait switches on ---------------------------------------------
+
+@pytest.mark.parametrize(("trait", "xpath", "value"), [
+    (ot.COMPUTE_NET_VIF_MODEL_E1000, "/domain/devices/interface/model/@type", "e1000"),
+    (ot.COMPUTE_GRAPHICS_MODEL_QXL, "/domain/devices/video/model/@type", "qxl"),
+    (ot.COMPUTE_SOUND_MODEL_ICH9, "/domain/devices/sound/@model", "ich9"),
+    (ot.COMPUTE_VIOMMU_MODEL_VIRTIO, "/domain/devices/iommu/@model", "virtio"),
+    (ot.COMPUTE_NET_VIRTIO_PACKED, "/domain/devices/interface/driver/@packed", "on"),
+])
+def test_a_required_model_trait_is_the_guests_model(trait: str, xpath: str,
+                                                     value: str) -> None:
+    assert one(document(make_guest(extra_specs={f"trait:{trait}": "required"})),
+               xpath) == value
+
+
+def test_the_image_and_a_trait_naming_the_same_model_agree() -> None:
+    guest = make_guest({"hw_vif_model": "e1000"},
+                       extra_specs={f"trait:{ot.COMPUTE_NET_VIF_MODEL_E1000}": "required"})
+    assert configure(guest).vif == guest_config.Choice("e1000", "hw_vif_model")
+
+
+@pytest.mark.parametrize(("properties", "extra_specs", "message"), [
+    ({"hw_vif_model": "virtio"}, {"trait:COMPUTE_NET_VIF_MODEL_E1000": "required"},
+     "conflicting vif model: virtio (hw_vif_model), e1000 (COMPUTE_NET_VIF_MODEL_E1000)"),
+    ({}, {"trait:COMPUTE_SOUND_MODEL_AC97": "required",
+          "trait:COMPUTE_SOUND_MODEL_ICH9": "required"},
+     "conflicting sound model: ac97 (COMPUTE_SOUND_MODEL_AC97), "
+     "ich9 (COMPUTE_SOUND_MODEL_ICH9)"),
+])
+def test_two_models_for_one_device_conflict(properties: dict[str, str],
+                                            extra_specs: dict[str, str], message: str) -> None:
+    with pytest.raises(FlavorImageConflict, match=re.escape(message)):
+        configure(make_guest(properties, extra_specs=extra_specs))
+
+
+def test_packed_virtqueues_on_a_nic_that_is_not_virtio_is_a_warning() -> None:
+    config = configure(make_guest({"hw_vif_model": "e1000"}, extra_specs={
+        f"trait:{ot.COMPUTE_NET_VIRTIO_PACKED}": "required"}))
+    assert config.warnings == (
+        "COMPUTE_NET_VIRTIO_PACKED asks for packed virtqueues, which only virtio devices "
+        "have; the NIC is e1000 (hw_vif_model)",)
+    assert count(guest_config.domain_xml(config), "/domain/devices/interface/driver") == 0
+
+
+def test_viommu_auto_becomes_the_model_the_platform_takes() -> None:
+    guest = make_guest({"hw_viommu_model": "auto", "hw_machine_type": "q35"})
+    chosen = settings()
+    where = guest_config.platform(guest.image, chosen, "x86_64")
+    config = guest_config.resolve(guest, chosen, where, None, None, "/x", "virtio")
+    assert config.viommu == guest_config.Choice("virtio", "auto (hw_viommu_model)")

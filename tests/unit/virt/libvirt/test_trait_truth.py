@@ -77,6 +77,7 @@ TRAIT_FAMILIES = {
     "TPM": (*tables.TPM_MODEL_TRAITS.values(), *tables.TPM_VERSION_TRAITS.values()),
     "firmware": tuple(tables.FIRMWARE_TRAITS.values()),
     "secure boot": (ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT,),
+    "packed virtqueues": (ot.COMPUTE_NET_VIRTIO_PACKED,),
 }
 
 
