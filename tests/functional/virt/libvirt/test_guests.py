@@ -247,7 +247,7 @@ def test_packed_virtqueues_from_a_flavor_trait(lab: Lab) -> None:
 @pytest.mark.parametrize(("prop", "value", "qemu_device"), [
     ("hw_sound_model", "ich9", "ich9-intel-hda"),
     ("hw_sound_model", "usb", "usb-audio"),
-    ("hw_viommu_model", "virtio", "virtio-iommu-pci"),
+    ("hw_viommu_model", "virtio", "virtio-iommu"),  # libvirt uses the PCI alias
 ])
 def test_sound_and_viommu_models_reach_qemu_on_q35(lab: Lab, prop: str, value: str,
                                                    qemu_device: str) -> None:
