@@ -1,4 +1,4 @@
-"""Which NIC, sound and vIOMMU models a guest platform can have: one decision per model.
+"""Which NIC, sound and vIOMMU models (and BIOS) a guest platform can have: one decision each.
 
 Discovery turns a decision into the trait it reports for the host's default machine
 type; the late check asks the same function for the guest's own platform and
