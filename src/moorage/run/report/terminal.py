@@ -39,29 +39,31 @@ def terminal_table(run: RunResult, *, colour: bool | None = None) -> str:
         lines += _wrap(f"{result.configuration.name}: {result.configuration.description}",
                        indent="  ", hanging="    ")
     lines += ["", heading("Failures by constraint (hosts each constraint excludes on its own)")]
-    for result in run.configurations:
-        found = failures(result)
-        if not found:
-            lines.append(f"  {result.configuration.name}: none")
-            continue
-        lines.append(f"  {result.configuration.name}")
-        for failure in found:
-            lines += _wrap(failure.sentence(), indent="    ", hanging="      ")
+    lines += _per_configuration(run, lambda r: [f.sentence() for f in failures(r)])
     lines += ["", heading("Refused at spawn (each a reschedule, or a failure on the last "
                           "host)")]
-    for result in run.configurations:
-        refused = refused_at_spawn(run, result)
-        if not refused:
-            lines.append(f"  {result.configuration.name}: none")
-            continue
-        lines.append(f"  {result.configuration.name}")
-        for refusal in refused:
-            lines += _wrap(refusal.sentence(), indent="    ", hanging="      ")
+    lines += _per_configuration(
+        run, lambda r: [refusal.sentence() for refusal in refused_at_spawn(run, r)])
     if run.notes:
         lines += ["", heading("Notes")]
         for note in run.notes:
             lines += _wrap(note, indent="  - ", hanging="    ")
     return "\n".join(lines) + "\n"
+
+
+def _per_configuration(run: RunResult,
+                       sentences: Callable[[ConfigurationResult], list[str]]) -> list[str]:
+    """A section's lines: each configuration's sentences under its name, or "none"."""
+    lines: list[str] = []
+    for result in run.configurations:
+        found = sentences(result)
+        if not found:
+            lines.append(f"  {result.configuration.name}: none")
+            continue
+        lines.append(f"  {result.configuration.name}")
+        for sentence in found:
+            lines += _wrap(sentence, indent="    ", hanging="      ")
+    return lines
 
 
 def comparison(results: list[ConfigurationResult], *,

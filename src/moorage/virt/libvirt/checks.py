@@ -204,30 +204,32 @@ def check_vif_model(config: GuestConfig, target: Target) -> None:
             raise _refuse(feature, f"NIC model {vif} is not one of virt_type "
                                    f"{target.virt_type} ({', '.join(table) or 'none'})")
         return
-    decision = models.nic(vif.value, target.platform(config.arch))
-    if decision.supported is False:
-        raise _refuse(feature, f"NIC model {vif}: {decision.reason}")
+    _check_model(config, target, vif, traits.VIF_MODEL, "NIC model", models.nic)
 
 
 def check_sound(config: GuestConfig, target: Target) -> None:
     """The sound model's devices are this emulator's, on buses of this machine type."""
-    if config.sound is None:
-        return
-    decision = models.sound(config.sound.value, target.platform(config.arch))
-    if decision.supported is False:
-        raise _refuse(traits.trait_name(traits.SOUND_MODEL, config.sound.value),
-                      f"sound model {config.sound}: {decision.reason}")
+    _check_model(config, target, config.sound, traits.SOUND_MODEL, "sound model",
+                 models.sound)
 
 
 def check_viommu(config: GuestConfig, target: Target) -> None:
     """libvirt builds this vIOMMU on this machine type (intel: q35; smmuv3: aarch64
     virt; virtio: either, libvirt >= 8.3), and the emulator has its device."""
-    if config.viommu is None:
+    _check_model(config, target, config.viommu, traits.VIOMMU_MODEL, "vIOMMU",
+                 models.viommu)
+
+
+def _check_model(config: GuestConfig, target: Target, chosen: Choice | None, prefix: str,
+                 what: str, decide: Callable[[str, GuestPlatform], models.Decision]) -> None:
+    """Refuse ``chosen`` where ``models`` decides this platform cannot have it (the
+    decision discovery reported), naming its trait and the decision's reason."""
+    if chosen is None:
         return
-    decision = models.viommu(config.viommu.value, target.platform(config.arch))
+    decision = decide(chosen.value, target.platform(config.arch))
     if decision.supported is False:
-        raise _refuse(traits.trait_name(traits.VIOMMU_MODEL, config.viommu.value),
-                      f"vIOMMU {config.viommu}: {decision.reason}")
+        raise _refuse(traits.trait_name(prefix, chosen.value),
+                      f"{what} {chosen}: {decision.reason}")
 
 
 def check_cpu_features(config: GuestConfig, target: Target) -> None:
