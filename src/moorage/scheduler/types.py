@@ -72,12 +72,17 @@ class Selection:
 
 
 class NoValidHost(Exception):
-    """No host can take the server; ``reason`` says which constraint left none."""
+    """No host can take the server; ``reason`` says which constraint left none.
 
-    def __init__(self, reason: str = "", details: Mapping[str, object] | None = None) -> None:
+    ``deciding`` names that constraint in a few words of a bounded vocabulary (a
+    trait, a resource class, a host filter's name, "claim"...): a metric label."""
+
+    def __init__(self, reason: str = "", details: Mapping[str, object] | None = None,
+                 deciding: str = "unknown") -> None:
         super().__init__(f"No valid host was found. {reason}".rstrip())
         self.reason = reason
         self.details = dict(details or {})
+        self.deciding = deciding
 
 
 class Liveness:
