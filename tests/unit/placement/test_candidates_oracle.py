@@ -182,3 +182,36 @@ def test_limit_returns_a_subset_of_the_right_size(
     randomized = _keys(index, find_candidates(index, limited, randomize=True))
     assert len(randomized) == min(limit, len(expected))
     assert set(randomized) <= expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_explanation_is_consistent_with_the_candidates(
+        scenario: tuple[Cloud, CandidateRequest]) -> None:
+    """Every host that offers a candidate is counted viable and satisfies each
+    constraint on its own; a host no constraint excludes is viable unless a
+    combination (summed groups, isolate, same_subtree) rules it out; without the
+    header's listing, the answer is the same."""
+    cloud, request = scenario
+    index = _index(cloud)
+    explained = find_candidates(index, request, explain_listing=100)
+    assert explained.explanation is not None
+    plain = find_candidates(index, request)
+    assert set(_keys(index, explained)) == set(_keys(index, plain))
+    sharing = {p.uuid for p in cloud.providers if SHARING in p.traits}
+    uuid_of = {r.id: r.uuid for r in index.by_id.values()}
+    root_of = {r.uuid: uuid_of[r.root_id] for r in index.by_id.values()}
+    offering = {root_of[uuid_of[c.anchor]] for c in explained.all()} - sharing
+    explanation = explained.explanation
+    assert explanation.hosts == len({p.uuid for p in cloud.providers
+                                     if p.parent is None} - sharing)
+    assert explanation.viable >= len(offering)
+    for counted in explanation.constraints:
+        excluded = {uuid_of[i] for i in counted.excluded_ids}
+        assert counted.satisfied + counted.excluded == explanation.hosts
+        assert len(excluded) == counted.excluded
+        assert not excluded & offering, (counted.constraint, excluded & offering)
+    if explanation.viable == 0 and explanation.together:
+        assert len(explanation.together) >= 2
+    if explanation.relaxed is not None:
+        assert explanation.viable == 0 and explanation.relaxed[1] > 0

@@ -18,6 +18,7 @@ from moorage.placement import errors
 from moorage.placement.api import params
 from moorage.placement.api.schema import GROUP_SUFFIX, GROUP_SUFFIX_1_33, validator
 from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.engine.explain import MAX_LISTED, Counted, Explanation
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.engine.request import (
     CandidateRequest,
@@ -349,7 +350,49 @@ def shape(version: Version, index: ProviderIndex, request: CandidateRequest,
     body.add(b'],"provider_summaries":{')
     body.listing([_summary(by_id[p], index, version, requested, key)
                   for p in found.summary_ids])
-    return body.add(b"}}")
+    body.add(b"}")
+    if found.explanation is not None:
+        body.add(b',"moorage_explanation":' + json_fragment(
+            _explanation(found.explanation, by_id)))
+    return body.add(b"}")
+
+
+# -- the Moorage extension: each constraint counted on its own ---------------------
+EXPLAIN_HEADER = "moorage-explain"
+
+
+def explain_listing(req: Request) -> int | None:
+    """How many excluded hosts to name per constraint, from the ``Moorage-Explain``
+    header (absent: no explanation, the upstream answer unchanged)."""
+    value = req.header(EXPLAIN_HEADER)
+    if value is None:
+        return None
+    value = value.strip()
+    if not value.isascii() or not value.isdigit() or int(value) > MAX_LISTED:
+        raise BadRequest(
+            f"Invalid Moorage-Explain header {value!r}: expected how many excluded hosts "
+            f"to name per constraint, an integer from 0 to {MAX_LISTED}.")
+    return int(value)
+
+
+def _explanation(found: Explanation, by_id: dict[int, ProviderRecord]) -> dict[str, Any]:
+    def constraint(counted: Counted) -> dict[str, Any]:
+        c = counted.constraint
+        item: dict[str, Any] = {"kind": c.kind, "group": c.group, "names": list(c.names),
+                                "satisfied": counted.satisfied, "excluded": counted.excluded,
+                                "excluded_roots": [by_id[i].uuid for i in counted.excluded_ids]}
+        if c.amount is not None:
+            item["amount"] = c.amount
+        return item
+
+    return {
+        "hosts": found.hosts,
+        "viable": found.viable,
+        "constraints": [constraint(c) for c in found.constraints],
+        "together": list(found.together),
+        "relaxed": None if found.relaxed is None else {
+            "constraint": found.relaxed[0], "viable": found.relaxed[1]},
+    }
 
 
 def _validate(req: Request) -> None:
@@ -365,6 +408,7 @@ def list_candidates(req: Request) -> Response:
     req.authorize("placement:allocation_candidates:list")
     _validate(req)
     request = parse_request(req.query, req.version)
+    listing = explain_listing(req)
     conf = req.service.conf.placement
     with req.service.index.fresh() as index:
         check_names(index, request)
@@ -373,6 +417,7 @@ def list_candidates(req: Request) -> Response:
             randomize=conf.randomize_allocation_candidates,
             max_candidates=conf.max_allocation_candidates,
             strategy=conf.allocation_candidates_generation_strategy,
+            explain_listing=listing,
         )
         body = shape(req.version, index, request, found)
     return req.json_response(body)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from moorage.placement.engine.explain import explain
 from moorage.placement.engine.index import BoolArray, ProviderIndex
 from moorage.placement.engine.provider_filter import any_of, member_mask, trait_mask
 from moorage.placement.engine.request import (
@@ -383,12 +384,34 @@ def find_candidates(
     max_candidates: int = -1,
     strategy: str = "depth-first",
     rng: np.random.Generator | None = None,
+    explain_listing: int | None = None,
 ) -> Candidates:
-    """The allocation candidates for ``request``, at most ``request.limit`` of them."""
+    """The allocation candidates for ``request``, at most ``request.limit`` of them.
+
+    With ``explain_listing`` (a number of hosts to name per constraint), the answer
+    also counts what each constraint excludes on its own (engine/explain.py)."""
+    explanation = None
     for group in request.groups:
         if group.in_tree is not None and group.in_tree not in index.by_uuid:
-            return Candidates([], [])
+            if explain_listing is not None:
+                explanation = explain(index, request, None, explain_listing)
+            return Candidates([], [], explanation=explanation)
     search = _Search(index, request)
+    if explain_listing is not None:
+        # Lone roots are decided in phase 1; other viable trees are counted as viable
+        # although their enumeration may find no candidate (same_subtree, isolate).
+        lone, lone_ok = search.lone_roots()
+        explanation = explain(index, request, (search.viable & ~lone) | lone_ok,
+                              explain_listing)
+    found = _generate(index, request, search, randomize, max_candidates, strategy, rng)
+    found.explanation = explanation
+    return found
+
+
+def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
+              randomize: bool, max_candidates: int, strategy: str,
+              rng: np.random.Generator | None) -> Candidates:
+    """Phase 2: the candidates of the viable trees, in order, up to the limit."""
     anchor_slots = np.flatnonzero(search.viable)
     if anchor_slots.size == 0:
         return Candidates([], [])

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from moorage.placement.engine.explain import Explanation
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ class Candidates:
     lone_ids: list[int] = field(default_factory=list)
     lone_amounts: dict[str, int] = field(default_factory=dict)
     suffixes: tuple[str, ...] = ()
+    # Each constraint counted on its own (engine/explain.py), when it was asked for.
+    explanation: Explanation | None = None
 
     def all(self) -> Iterator[AllocationRequest]:
         """Every candidate as an AllocationRequest, made one at a time for lone roots
