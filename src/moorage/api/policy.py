@@ -117,6 +117,11 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
      "Cold migrate a server.", [("POST", "/servers/{server_id}/action")]),
     ("os_compute_api:os-evacuate", f"rule:{ADMIN_API}",
      "Evacuate a server from a down host.", [("POST", "/servers/{server_id}/action")]),
+    # Moorage's own: the dry run. The operation planned is authorized as well (create,
+    # resize, migrate), and hosts are shown only under servers:show:host_status.
+    ("moorage:scheduler:plan", f"rule:{ADMIN_OR_OWNER}",
+     "Plan a boot, resize or cold migration without making it (the dry run).",
+     [("POST", "/scheduler/plan")]),
 )
 
 

@@ -12,6 +12,7 @@ from moorage.api.handlers import (
     flavors,
     hypervisors,
     images,
+    plans,
     servers,
     services,
     versions,
@@ -48,6 +49,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
     "/v2.1/os-migrations": {"GET": servers.list_migrations},
+    # Moorage: the dry run of a boot, resize or migration (claims nothing).
+    "/v2.1/scheduler/plan": {"POST": plans.plan},
     "/v2.1/os-services": {"GET": services.list_services},
     "/v2.1/os-services/{service_id}": {
         "PUT": services.update_service,

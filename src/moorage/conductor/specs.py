@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
@@ -29,6 +29,15 @@ def request_spec(record: ServerRecord, *, flavor: Flavor | None = None,
     )
 
 
+def move_spec(record: ServerRecord, flavor: Flavor | None, target: str | None
+              ) -> RequestSpec:
+    """The spec of a cold migration or resize (``flavor``: the new one) of a server:
+    anywhere but where it is, or on ``target``."""
+    return request_spec(record, flavor=flavor or record.flavor,
+                        ignore_hosts=(record.host,) if record.host else (),
+                        requested_host=target)
+
+
 def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:
     return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
             for r in records]
@@ -37,8 +46,11 @@ def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, objec
 def scheduling_record(spec: RequestSpec, operation: str,
                       selection: Selection | None = None,
                       error: str | None = None,
-                      seconds: float | None = None) -> dict[str, object]:
-    """What the server's ``moorage:scheduling`` shows about its last scheduling."""
+                      seconds: float | None = None,
+                      decisions: Mapping[str, object] | None = None) -> dict[str, object]:
+    """What the server's ``moorage:scheduling`` shows about its last scheduling: the
+    request filters' records and the scheduler's decisions (the selection's, or a
+    NoValidHost's ``decisions``)."""
     record: dict[str, object] = {
         "operation": operation,
         "filters": filter_records_json(spec.filter_records),
@@ -47,6 +59,9 @@ def scheduling_record(spec: RequestSpec, operation: str,
         record["candidates"] = selection.candidates
         record["hosts_passing_filters"] = selection.hosts_passing_filters
         record["alternates"] = [d.host for d in selection.alternates]
+        record["decisions"] = selection.decisions.to_json()
+    elif decisions is not None:
+        record["decisions"] = dict(decisions)
     if error is not None:
         record["error"] = error
     if seconds is not None:

@@ -37,7 +37,7 @@ from sqlalchemy.engine import Connection
 from moorage import failpoints
 from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
 from moorage.conductor import faults
-from moorage.conductor.specs import request_spec, scheduling_record
+from moorage.conductor.specs import move_spec, request_spec, scheduling_record
 from moorage.lifecycle import operations, store
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation, OperationKind
@@ -240,7 +240,8 @@ class ServerTasks:
             self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING,), finish=True,
                         status=ERROR, task_state=None, fault=faults.no_valid_host(exc),
                         scheduling=scheduling_record(spec, "build", error=exc.reason,
-                                                     seconds=time.perf_counter() - started))
+                                                     seconds=time.perf_counter() - started,
+                                                     decisions=_decisions(exc)))
             return
         failpoints.reach("conductor.build.after_claim")
         scheduling = scheduling_record(spec, "build", selection,
@@ -516,14 +517,14 @@ class ServerTasks:
                                         record.user_id)
         failpoints.reach("conductor.move.after_swap")
         new_flavor = flavor or record.flavor
-        spec = request_spec(record, flavor=new_flavor, ignore_hosts=(record.host,),
-                            requested_host=target)
+        spec = move_spec(record, new_flavor, target)
         operation = str(kind)
         try:
             selection = self.scheduler.select_destinations(spec)
         except NoValidHost as exc:
             self._undo_move(job, record, migration, status,
-                            scheduling_record(spec, operation, error=exc.reason))
+                            scheduling_record(spec, operation, error=exc.reason,
+                                              decisions=_decisions(exc)))
             return
         outcome = self._spawn_somewhere(job, record, spec,
                                         [selection.destination, *selection.alternates],
@@ -639,3 +640,9 @@ class ServerTasks:
     def _resize_migration(self, record: ServerRecord) -> MigrationRecord | None:
         with self.database.reader() as conn:
             return store.in_flight_migration(conn, record.uuid)
+
+
+def _decisions(exc: NoValidHost) -> Mapping[str, object] | None:
+    """The scheduler's record of a failed scheduling, as its NoValidHost carries it."""
+    found = exc.details.get("decisions")
+    return found if isinstance(found, Mapping) else None

@@ -40,6 +40,13 @@ OPTS = (
         "max_placement_results at once (upstream's behaviour).",
     ),
     cfg.IntOpt(
+        "decision_hosts_listed", default=20, min=0, max=1000,
+        help="Hosts named per constraint in a scheduling's recorded decisions (the "
+        "hosts each constraint excluded, shown to administrators; the rest are "
+        "counted). Placement names them in the same pass that counts them (the "
+        "Moorage-Explain extension of GET /allocation_candidates). 0 records counts "
+        "only."),
+    cfg.IntOpt(
         "max_attempts",
         default=3,
         min=1,

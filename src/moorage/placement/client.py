@@ -32,6 +32,8 @@ DEFAULT_TOKEN = "admin"
 MICROVERSION = "latest"
 # Claims pin 1.38: consumer generations (1.28) and consumer types (1.38), as nova.
 CLAIM_MICROVERSION = "1.38"
+# The Moorage extension of GET /allocation_candidates: each constraint counted on its own.
+EXPLAIN_HEADER = "Moorage-Explain"
 CONSUMER_TYPE_INSTANCE = "INSTANCE"
 # Worker threads (and keep-alive connections) for per-provider reads.
 CONCURRENCY = 16
@@ -107,6 +109,8 @@ class Candidates:
 
     allocation_requests: list[dict[str, dict[str, int]]]
     summaries: dict[str, ProviderSummary] = field(default_factory=dict)
+    # Each constraint counted on its own (a Moorage placement, when asked; else None).
+    explanation: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -186,14 +190,16 @@ class PlacementClient:
         params: Sequence[tuple[str, str]] = (),
         json: Any = None,
         microversion: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request; the decoded JSON body (None when empty), or PlacementError.
 
         ``microversion`` pins the request to one version (the latest by default)."""
         url = path + (("&" if "?" in path else "?") + urlencode(params) if params else "")
         body = None if json is None else orjson.dumps(json)
-        headers = self._headers if body is None else {
-            **self._headers, "content-type": "application/json"}
+        sent = dict(headers or {})
+        headers = {**self._headers, **sent} if body is None else {
+            **self._headers, **sent, "content-type": "application/json"}
         if microversion is not None:
             headers = {**headers, "openstack-api-version": f"placement {microversion}"}
         try:
@@ -393,11 +399,17 @@ class PlacementClient:
             params.append(("limit", str(limit)))
         return self.allocation_candidates_for(params)
 
-    def allocation_candidates_for(self, params: Sequence[tuple[str, str]]) -> Candidates:
+    def allocation_candidates_for(self, params: Sequence[tuple[str, str]],
+                                  explain: int | None = None) -> Candidates:
         """GET /allocation_candidates with query parameters already rendered: the
         scheduler's requests use granular groups, root_required and group_policy,
-        which ``ProviderQuery`` does not express."""
-        body = self.request("GET", "/allocation_candidates", params=params)
+        which ``ProviderQuery`` does not express.
+
+        ``explain``: ask (Moorage-Explain header) for each constraint's count, naming
+        up to that many excluded hosts; a placement without the extension ignores
+        the header and the answer's ``explanation`` is None."""
+        headers = None if explain is None else {EXPLAIN_HEADER: str(explain)}
+        body = self.request("GET", "/allocation_candidates", params=params, headers=headers)
         # JSON numbers decode to int already: an answer of 1,000 candidates is read
         # on the scheduler's hot path, so no per-number conversion here.
         requests_ = [
@@ -417,7 +429,7 @@ class PlacementClient:
             )
             for uuid, summary in body["provider_summaries"].items()
         }
-        return Candidates(requests_, summaries)
+        return Candidates(requests_, summaries, body.get("moorage_explanation"))
 
     # -- allocations (the scheduler's claims) ----------------------------------------
     def allocations(self, consumer_uuid: str

@@ -8,9 +8,11 @@ which host filter turned which host away.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from moorage.model.image import TRAIT_PREFIX
+from moorage.scheduler.decisions import Decisions, Exclusion, Relaxation, Together, listed
 from moorage.scheduler.host_filters import Rejection
 from moorage.scheduler.request_filters import (
     STATUS_DISABLED,
@@ -89,33 +91,123 @@ def describe_request(request: ResourceRequest, spec: RequestSpec,
     return "; ".join(parts)
 
 
-# Hosts named per filter and reason in a NoValidHost message (the rest are counted):
-# a request widened to a thousand candidates must not carry a message of 60 KB.
-EXAMPLE_HOSTS = 5
-
-
 def describe_rejections(candidate_hosts: int, rejections: Sequence[Rejection]) -> str:
-    """"all 3 candidate hosts were rejected: ComputeFilter rejected h1 (disabled), ...";
-    past ``EXAMPLE_HOSTS`` rejections of one filter, grouped by reason with a count and
-    the first hosts: "ImagePropertiesFilter rejected 1000 hosts: 1000 (runs x86_64...:
-    h1, h2, h3, h4, h5 and 995 more)"."""
+    """"all 3 candidate hosts were rejected: ComputeFilter rejected 2 (1 disabled, 1
+    down); ImagePropertiesFilter rejected 1 (runs x86_64/qemu/hvm, ...)": counts per
+    filter and reason, most first. No host is named: the message is every user's; the
+    hosts are in the scheduling's decisions, for those the host policy allows."""
+    by_filter: dict[str, dict[str, int]] = {}
+    for rejection in rejections:
+        reasons = by_filter.setdefault(rejection.filter, {})
+        reasons[rejection.reason] = reasons.get(rejection.reason, 0) + 1
+    hosts = "host was" if candidate_hosts == 1 else "hosts were"
+    parts = []
+    for name, reasons in by_filter.items():
+        counted = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
+        parts.append(f"{name} rejected {sum(reasons.values())} ("
+                     + ", ".join(f"{n} {reason}" for reason, n in counted) + ")")
+    return f"all {candidate_hosts} candidate {hosts} rejected: " + "; ".join(parts)
+
+
+# -- placement's explanation (the Moorage-Explain extension) in the request's words --
+def _aggregate_label(names: Sequence[str], aggregate_names: Mapping[str, str]) -> str:
+    return ", ".join(aggregate_names.get(u, u) for u in names)
+
+
+def constraint_label(item: Mapping[str, Any], aggregate_names: Mapping[str, str]
+                     ) -> tuple[str, str, str]:
+    """(what it is for people, short form for "no host has all of", metric key) of one
+    constraint of placement's explanation."""
+    kind = str(item["kind"])
+    names = [str(n) for n in item["names"]]
+    group = f"group {item['group']}: " if item.get("group") else ""
+    if kind == "resources":
+        amount = f"{names[0]}={item.get('amount')}"
+        return f"{group}resources {amount}", f"{amount} free", names[0]
+    if kind in ("required", "root_required"):
+        what = "required host trait" if kind == "root_required" else "required trait"
+        if len(names) > 1:
+            return f"{group}{what} one of {', '.join(names)}", " or ".join(names), \
+                ",".join(names)
+        return f"{group}{what} {names[0]}", names[0], names[0]
+    if kind in ("forbidden", "root_forbidden"):
+        what = "forbidden host trait" if kind == "root_forbidden" else "forbidden trait"
+        return f"{group}{what} {names[0]}", f"no {names[0]}", f"!{names[0]}"
+    if kind == "member_of":
+        label = _aggregate_label(names, aggregate_names)
+        return f"{group}in aggregate {label}", f"aggregate {label}", "member_of"
+    if kind == "forbidden_aggregates":
+        label = _aggregate_label(names, aggregate_names)
+        return f"{group}outside aggregates {label}", f"outside {label}", "forbidden_aggregates"
+    return f"{group}on the requested host", "the requested host", "requested_host"
+
+
+def _origin(item: Mapping[str, Any], origins: Mapping[str, list[str]],
+            spec: RequestSpec) -> str | None:
+    kind = item["kind"]
+    if kind == "resources":
+        return f"flavor {spec.flavor.name}"
+    if kind in ("required", "root_required", "forbidden", "root_forbidden"):
+        found = [o for name in item["names"] for o in origins.get(str(name), ())]
+        return "; ".join(dict.fromkeys(found)) or None
+    return None
+
+
+def placement_decisions(explained: Mapping[str, Any], spec: RequestSpec,
+                        host_of: Callable[[str], str],
+                        aggregate_names: Mapping[str, str]) -> Decisions:
+    """Placement's per-constraint counts as the scheduling record's exclusions (the
+    excluded root providers named as the hosts that own them), with what no host
+    has together and the smallest change."""
+    origins = trait_origins(spec)
+    total = int(explained["hosts"])
+    decisions = Decisions(hosts=total)
+    labels = []
+    for item in explained["constraints"]:
+        constraint, short, key = constraint_label(item, aggregate_names)
+        labels.append((constraint, short, _origin(item, origins, spec)))
+        roots = [str(r) for r in item.get("excluded_roots", ())]
+        decisions.exclude(Exclusion(
+            "placement", constraint, key, int(item["excluded"]), total,
+            origin=labels[-1][2], hosts=tuple(host_of(r) for r in roots),
+            hosts_omitted=int(item["excluded"]) - len(roots)))
+    together = [int(i) for i in explained.get("together") or ()]
+    if together:
+        decisions.together = Together(
+            tuple(labels[i][1] for i in together),
+            tuple(int(explained["constraints"][i]["satisfied"]) for i in together))
+    relaxed = explained.get("relaxed")
+    if relaxed:
+        constraint, _, origin = labels[int(relaxed["constraint"])]
+        decisions.relaxed = Relaxation(constraint, origin, int(relaxed["viable"]))
+    return decisions
+
+
+def deciding_key(decisions: Decisions) -> str:
+    """The constraint that left no host, as a metric label: the one whose removal
+    would help, else the most excluding."""
+    if decisions.relaxed is not None:
+        for exclusion in decisions.exclusions:
+            if exclusion.constraint == decisions.relaxed.constraint:
+                return exclusion.key
+    ranked = decisions.ranked()
+    return ranked[0].key if ranked else "resources"
+
+
+def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection]
+                      ) -> list[Exclusion]:
+    """Host filters' (or the request's) rejections, one exclusion per filter, with the
+    hosts named (capped) and counted per reason."""
     by_filter: dict[str, list[Rejection]] = {}
     for rejection in rejections:
         by_filter.setdefault(rejection.filter, []).append(rejection)
-    hosts = "host was" if candidate_hosts == 1 else "hosts were"
-    return f"all {candidate_hosts} candidate {hosts} rejected: " + "; ".join(
-        f"{name} rejected " + _rejected(found) for name, found in by_filter.items())
-
-
-def _rejected(found: Sequence[Rejection]) -> str:
-    if len(found) <= EXAMPLE_HOSTS:
-        return ", ".join(f"{r.host} ({r.reason})" for r in found)
-    by_reason: dict[str, list[str]] = {}
-    for rejection in found:
-        by_reason.setdefault(rejection.reason, []).append(rejection.host)
-    parts = []
-    for reason, names in sorted(by_reason.items(), key=lambda item: -len(item[1])):
-        shown = ", ".join(names[:EXAMPLE_HOSTS])
-        more = f" and {len(names) - EXAMPLE_HOSTS} more" if len(names) > EXAMPLE_HOSTS else ""
-        parts.append(f"{len(names)} ({reason}: {shown}{more})")
-    return f"{len(found)} hosts: " + ", ".join(parts)
+    found = []
+    for name, rejected in by_filter.items():
+        hosts, omitted = listed([r.host for r in rejected])
+        reasons: dict[str, int] = {}
+        for rejection in rejected:
+            reasons[rejection.reason] = reasons.get(rejection.reason, 0) + 1
+        label = f"host filter {name}" if stage == "host filter" else name
+        found.append(Exclusion(stage, label, name, len(rejected), offered, hosts=hosts,
+                               hosts_omitted=omitted, reasons=reasons))
+    return found

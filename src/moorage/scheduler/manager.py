@@ -15,7 +15,10 @@ The pipeline, top to bottom:
    generation); if the claim loses a race, the next host is tried;
 7. up to max_attempts - 1 further hosts become the alternates, unclaimed.
 
-Each stage that leaves nothing raises NoValidHost with a reason naming what did it.
+Each stage records what it excluded in the scheduling's ``Decisions``
+(decisions.py) as it decides; a stage that leaves nothing raises NoValidHost with
+a reason naming what did it, and the decisions in its details. ``plan`` runs the
+same pipeline and claims nothing (the dry run).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from moorage.placement.client import (
     ProviderSummary,
 )
 from moorage.scheduler import explain
+from moorage.scheduler.decisions import LISTED_WEIGHED, Decisions, Exclusion, Weighed
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
@@ -61,7 +65,13 @@ from moorage.scheduler.types import (
     RequestSpec,
     Selection,
 )
-from moorage.scheduler.weighers import choose_order, free_by_root, multipliers_from_conf, weigh
+from moorage.scheduler.weighers import (
+    WeighedHost,
+    choose_order,
+    free_by_root,
+    multipliers_from_conf,
+    weigh,
+)
 
 LOG = logging.getLogger(__name__)
 
@@ -86,6 +96,7 @@ class _Offer:
     passing: list[HostState]
     rejections: list[Rejection]
     details: dict[str, object]
+    decisions: Decisions
     limit: int
     # Placement had (or may have had) more than it returned.
     truncated: bool
@@ -127,15 +138,31 @@ class Scheduler:
         """Claim a host for ``spec.instance_uuid`` and name the alternates."""
         if spec.rebuild and spec.requested_host:
             return self._same_host_rebuild(spec, spec.requested_host)
+        return self._select(spec, claim=True)
+
+    def plan(self, spec: RequestSpec) -> Selection:
+        """The dry run: the whole pipeline as for a real boot, without the claim. The
+        chosen host is the one the claim would try first."""
+        return self._select(spec, claim=False)
+
+    def _select(self, spec: RequestSpec, *, claim: bool) -> Selection:
         hosts = self.catalog.hosts()
         if spec.requested_host and spec.requested_host not in hosts:
+            decisions = Decisions(deciding="requested_host")
             raise NoValidHost(f"requested host {spec.requested_host} is not a known compute "
-                              "host", {"requested_host": spec.requested_host})
+                              "host", {"requested_host": spec.requested_host,
+                                       "decisions": decisions.to_json()},
+                              deciding="requested_host")
         # 1. request filters
         try:
             process_request_spec(spec, FilterContext(self.conf, self.catalog))
         except RequestFilterFailed as exc:
-            raise NoValidHost(exc.reason, {"filters": _records(spec)}) from None
+            decisions = Decisions(added=_added(spec), deciding=f"request filter {exc.name}")
+            decisions.exclude(Exclusion("request filter", f"request filter {exc.name}",
+                                        exc.name, len(hosts), len(hosts)))
+            raise NoValidHost(exc.reason, {"filters": _records(spec),
+                                           "decisions": decisions.to_json()},
+                              deciding=str(decisions.deciding)) from None
         # 2.-4. placement, then the host filters, on a sample of the candidates first
         limits = self._limits(spec)
         for attempt, limit in enumerate(limits):
@@ -145,35 +172,53 @@ class Scheduler:
             LOG.info("no host of a sample of %d passed the filters for %s; asking placement "
                      "for up to %d", limit, spec.instance_uuid, limits[-1])
         details = offer.details
+        decisions = offer.decisions
         if len(limits) > 1:
             details["sample"] = limits[0]
             details["widened"] = offer.limit != limits[0]
         if not offer.passing:
-            raise NoValidHost(explain.describe_rejections(len(offer.hosts), offer.rejections),
-                              details)
+            filtered = [e for e in decisions.exclusions if e.stage in ("host filter", "request")]
+            decisions.deciding = max(filtered, key=lambda e: e.excluded).key if filtered \
+                else "host filters"
+            raise self._no_valid_host(
+                explain.describe_rejections(len(offer.hosts), offer.rejections), details,
+                decisions)
         # 5. weighers (by root provider: a host may offer several nodes)
         by_root = {h.root_uuid: h for h in offer.hosts}
-        order = self._order([s.provider_uuid for s in offer.passing],
-                            offer.candidates.summaries)
+        order, weighed = self._order([s.provider_uuid for s in offer.passing],
+                                     offer.candidates.summaries)
         names = {s.provider_uuid: s.name for s in offer.passing}
-        details["order"] = [names[root] for root in order]
+        decisions.weighed = [Weighed(names[w.host], w.weight)
+                             for w in weighed[:LISTED_WEIGHED]]
         # 6. claim, 7. alternates
-        claims_failed: list[str] = []
-        details["claims_failed"] = claims_failed
+        max_alternates = self.conf.scheduler.max_attempts - 1
         for index, root in enumerate(order):
             destination = by_root[root].destination()
-            if self.claim(spec, destination):
+            if not claim or self.claim(spec, destination):
                 alternates = [by_root[r].destination()
-                              for r in order[index + 1:][:self.conf.scheduler.max_attempts - 1]]
+                              for r in order[index + 1:][:max_alternates]]
+                decisions.chosen = destination.host
+                decisions.alternates = [a.host for a in alternates]
                 return Selection(destination, alternates,
                                  candidates=len(offer.candidates.allocation_requests),
-                                 hosts_passing_filters=len(offer.passing))
+                                 hosts_passing_filters=len(offer.passing),
+                                 decisions=decisions)
             LOG.info("claim on %s for %s lost a race; trying the next host", names[root],
                      spec.instance_uuid)
-            claims_failed.append(names[root])
-        raise NoValidHost(
+            decisions.claims_failed.append(names[root])
+        decisions.exclude(Exclusion("claim", "claim (resources taken meanwhile)", "claim",
+                                    len(order), len(order),
+                                    hosts=tuple(decisions.claims_failed)))
+        decisions.deciding = "claim"
+        raise self._no_valid_host(
             f"all {len(order)} hosts that passed the filters refused the claim: their "
-            "resources were taken meanwhile", details)
+            "resources were taken meanwhile", details, decisions)
+
+    @staticmethod
+    def _no_valid_host(reason: str, details: dict[str, object],
+                       decisions: Decisions) -> NoValidHost:
+        details["decisions"] = decisions.to_json()
+        return NoValidHost(reason, details, deciding=decisions.deciding or "unknown")
 
     def _limits(self, spec: RequestSpec) -> list[int]:
         """How many candidates to ask placement for: a sample first, then (if none of
@@ -190,30 +235,34 @@ class Scheduler:
         host filters made of it."""
         request = self._placement_request(spec, hosts, limit)
         details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
-        candidates = self._candidates(spec, request, details)
+        candidates, decisions = self._candidates(spec, request, details)
         # 3. hosts offered, minus those the request excludes
         offered = self._by_host(candidates, hosts)
-        details["candidates"] = len(candidates.allocation_requests)
-        _record_hosts(details, "candidate_hosts", sorted(h.host for h in offered))
+        details["candidates"] = decisions.candidates = len(candidates.allocation_requests)
+        unowned = len({root for root in self._roots(candidates).values()}) - len(
+            {h.root_uuid for h in offered})
+        if unowned:
+            decisions.exclude(Exclusion("request", "no compute service owns the node",
+                                        "unknown_node", unowned, unowned + len(offered)))
         if not offered:
-            raise NoValidHost(
+            decisions.deciding = "unknown_node"
+            raise self._no_valid_host(
                 f"placement returned {len(candidates.allocation_requests)} allocation "
-                "candidates, none on a node of a known compute service", details)
+                "candidates, none on a node of a known compute service", details, decisions)
         states = [HostState(hosts[h.host], self.catalog.aggregates_of(h.host), h.node,
                             h.root_uuid) for h in offered]
         kept, excluded = _excluded(spec, states)
         # 4. host filters
         filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
         passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
-        rejections = excluded + rejected
-        _record_hosts(details, "rejections", [vars(r) for r in rejections])
-        by_filter: dict[str, int] = {}
-        for rejection in rejections:
-            by_filter[rejection.filter] = by_filter.get(rejection.filter, 0) + 1
-        details["rejections_by_filter"] = by_filter
+        for exclusion in (explain.filter_exclusions("request", len(states), excluded)
+                          + explain.filter_exclusions("host filter", len(kept), rejected)):
+            decisions.exclude(exclusion)
+        decisions.passing = len(passing)
         truncated = request.limit is not None and len(
             candidates.allocation_requests) >= request.limit
-        return _Offer(candidates, offered, passing, rejections, details, limit, truncated)
+        return _Offer(candidates, offered, passing, excluded + rejected, details, decisions,
+                      limit, truncated)
 
     def claim(self, spec: RequestSpec, destination: Destination) -> bool:
         """Claim ``destination``'s allocation request for the instance; False when it no
@@ -295,7 +344,7 @@ class Scheduler:
                     info.nodes[0] if info.nodes else host)
         root = provider_uuid(node)
         return Selection(Destination(host, node, root, held), [], candidates=0,
-                         hosts_passing_filters=1)
+                         hosts_passing_filters=1, decisions=Decisions(chosen=host, passing=1))
 
     def _placement_request(self, spec: RequestSpec, hosts: Mapping[str, HostInfo],
                            limit: int) -> ResourceRequest:
@@ -313,25 +362,44 @@ class Scheduler:
         return request
 
     def _candidates(self, spec: RequestSpec, request: ResourceRequest,
-                    details: dict[str, object]) -> Candidates:
+                    details: dict[str, object]) -> tuple[Candidates, Decisions]:
+        """Placement's answer, and its count of what each constraint excluded (the
+        Moorage-Explain extension; a placement without it is asked, only when it
+        offers nothing, which required traits no provider has)."""
         try:
-            candidates = self.placement.allocation_candidates_for(request.query_params())
+            candidates = self.placement.allocation_candidates_for(
+                request.query_params(), explain=int(self.conf.scheduler.decision_hosts_listed))
         except PlacementError as exc:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.
                 described = explain.describe_request(request, spec, self._aggregate_names())
-                raise NoValidHost(f"placement refused the request for: {described}: {exc}",
-                                  details) from None
+                decisions = Decisions(added=_added(spec), deciding="placement refused")
+                raise self._no_valid_host(
+                    f"placement refused the request for: {described}: {exc}", details,
+                    decisions) from None
             raise
+        if candidates.explanation is not None:
+            decisions = explain.placement_decisions(
+                candidates.explanation, spec, self._host_of, self._aggregate_names())
+        else:
+            decisions = Decisions()
+        decisions.added = _added(spec)
         if not candidates.allocation_requests:
-            hints = self._diagnose(request)
-            details["diagnosis"] = hints
+            if candidates.explanation is None:
+                decisions.notes = self._diagnose(request)
             described = explain.describe_request(request, spec, self._aggregate_names())
             reason = "placement returned no allocation candidates for: " + described
-            if hints:
-                reason += ". " + "; ".join(hints)
-            raise NoValidHost(reason, details)
-        return candidates
+            said = decisions.explanation()
+            if said:
+                reason += ". " + said
+            decisions.deciding = explain.deciding_key(decisions)
+            raise self._no_valid_host(reason, details, decisions)
+        return candidates, decisions
+
+    def _host_of(self, root_uuid: str) -> str:
+        """The host owning a root provider, by name (its uuid when no service owns it)."""
+        node = self.catalog.node_of_provider(root_uuid)
+        return node[0] if node is not None else root_uuid
 
     def _diagnose(self, request: ResourceRequest) -> list[str]:
         """Name a required trait no provider has, or resources no host has free: the
@@ -412,14 +480,16 @@ class Scheduler:
     def _aggregate_names(self) -> dict[str, str]:
         return {agg.uuid: agg.name for agg in self.catalog.aggregates()}
 
-    def _order(self, roots: list[str], summaries: Mapping[str, ProviderSummary]) -> list[str]:
-        """Root providers in the order to try them."""
+    def _order(self, roots: list[str], summaries: Mapping[str, ProviderSummary]
+               ) -> tuple[list[str], list[WeighedHost]]:
+        """Root providers in the order to try them, and their weights, best first."""
         by_root = free_by_root(summaries)
         free = {root: by_root.get(root, {}) for root in roots}
         weighed = weigh(roots, free, multipliers_from_conf(self.conf))
         fs = self.conf.filter_scheduler
         return choose_order(weighed, subset_size=fs.host_subset_size,
-                            shuffle_best=fs.shuffle_best_same_weighed_hosts, rng=self.rng)
+                            shuffle_best=fs.shuffle_best_same_weighed_hosts,
+                            rng=self.rng), weighed
 
 
 def _excluded(spec: RequestSpec, states: Sequence[HostState]
@@ -443,14 +513,6 @@ def _records(spec: RequestSpec) -> list[dict[str, object]]:
             for r in spec.filter_records]
 
 
-# Hosts listed in a scheduling record, per list: a request widened to a thousand
-# candidates keeps its record (stored with the server, shown in its fault) small.
-RECORDED_HOSTS = 50
-
-
-def _record_hosts(details: dict[str, object], key: str, items: Sequence[object]) -> None:
-    """``details[key]``: the first ``RECORDED_HOSTS`` of ``items``, and how many were
-    left out (``{key}_omitted``) when there were more."""
-    details[key] = list(items[:RECORDED_HOSTS])
-    if len(items) > RECORDED_HOSTS:
-        details[f"{key}_omitted"] = len(items) - RECORDED_HOSTS
+def _added(spec: RequestSpec) -> dict[str, list[str]]:
+    """What each request filter that ran added to the request."""
+    return {r.name: list(r.added) for r in spec.filter_records if r.ran and r.added}

@@ -60,9 +60,10 @@ class RequestFilterFailed(Exception):
     """A request filter found that no host may take the server (a project no
     aggregate admits, when one must)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, name: str = "request filter") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.name = name  # the request filter that refused
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def require_tenant_aggregate(spec: RequestSpec, ctx: FilterContext) -> FilterRec
         raise RequestFilterFailed(
             f"no host aggregate admits project {spec.project_id} (no aggregate has "
             f"filter_tenant_id* metadata naming it) and [scheduler] "
-            "placement_aggregate_required_for_tenants is set")
+            "placement_aggregate_required_for_tenants is set", name)
     return FilterRecord(name, True, (), (
         f"no aggregate names project {spec.project_id}; any host may take it",))
 

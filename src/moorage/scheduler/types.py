@@ -11,6 +11,7 @@ from typing import Protocol
 
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
+from moorage.scheduler.decisions import Decisions
 
 # provider uuid -> {resource class: amount}: one allocation request, as placement gives it.
 AllocationRequest = Mapping[str, Mapping[str, int]]
@@ -69,6 +70,8 @@ class Selection:
     alternates: list[Destination]
     candidates: int  # allocation candidates placement returned
     hosts_passing_filters: int
+    # What each stage decided (scheduler/decisions.py).
+    decisions: Decisions = field(default_factory=lambda: Decisions())
 
 
 class NoValidHost(Exception):

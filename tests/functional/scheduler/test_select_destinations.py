@@ -143,16 +143,29 @@ def test_no_candidates_names_the_trait_and_where_it_came_from(cloud: Cloud) -> N
                              "resources VCPU=2,MEMORY_MB=512,DISK_GB=1")
     assert ("required host traits COMPUTE_NET_VIF_MODEL_E1000 "
             "(from image property hw_vif_model=e1000)") in reason
-    assert "no resource provider has trait COMPUTE_NET_VIF_MODEL_E1000" in reason
-    assert caught.value.details["diagnosis"] == [
-        "no resource provider has trait COMPUTE_NET_VIF_MODEL_E1000"]
+    assert ("required host trait COMPUTE_NET_VIF_MODEL_E1000 (from image property "
+            "hw_vif_model=e1000): excludes the only host (no host satisfies it)") in reason
+    decisions = caught.value.details["decisions"]
+    assert caught.value.deciding == "COMPUTE_NET_VIF_MODEL_E1000"
+    e1000 = next(e for e in decisions["exclusions"]
+                 if e["key"] == "COMPUTE_NET_VIF_MODEL_E1000")
+    assert (e1000["stage"], e1000["excluded"], e1000["of"], e1000["hosts"]) == (
+        "placement", 1, 1, ["vmware1"])
+    assert decisions["relaxed"]["hosts"] == 1
+    assert decisions["added"]["transform_image_metadata"] == [
+        "root_required:COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)"]
     assert cloud.placement.allocations(s.instance_uuid) == ({}, None)
 
 
 def test_no_candidates_for_resources(cloud: Cloud) -> None:
     cloud.host("tiny", vcpus=1)
-    with pytest.raises(NoValidHost, match="no host has VCPU=2,MEMORY_MB=512,DISK_GB=1 free"):
+    with pytest.raises(NoValidHost) as caught:
         cloud.scheduler().select_destinations(new_spec())
+    assert ("resources VCPU=2 (from flavor small): excludes the only host (no host "
+            "satisfies it)") in caught.value.reason
+    assert "smallest change: without resources VCPU=2 (from flavor small), 1 host " \
+        "satisfies every other constraint" in caught.value.reason
+    assert caught.value.deciding == "VCPU"
 
 
 def test_unknown_custom_trait_is_a_no_valid_host(cloud: Cloud) -> None:
@@ -168,26 +181,27 @@ def test_all_hosts_rejected_by_compute_filter(cloud: Cloud) -> None:
     with pytest.raises(NoValidHost) as caught:
         cloud.scheduler().select_destinations(new_spec())
     assert caught.value.reason == ("all 2 candidate hosts were rejected: "
-                                   "ComputeFilter rejected h1 (down), h2 (down)")
-    assert caught.value.details["rejections"] == [
-        {"filter": "ComputeFilter", "host": "h1", "reason": "down"},
-        {"filter": "ComputeFilter", "host": "h2", "reason": "down"}]
+                                   "ComputeFilter rejected 2 (2 down)")
+    assert caught.value.deciding == "ComputeFilter"
+    [compute] = [e for e in caught.value.details["decisions"]["exclusions"]
+                 if e["stage"] == "host filter"]
+    assert (compute["key"], compute["excluded"], compute["of"], compute["hosts"],
+            compute["reasons"]) == ("ComputeFilter", 2, 2, ["h1", "h2"], {"down": 2})
 
 
 def test_a_record_of_many_rejections_stays_small(cloud: Cloud) -> None:
-    """60 hosts down: the fault names a few per reason and counts the rest; its details
-    list the first 50 and say how many more, and count every rejection by filter."""
+    """60 hosts down: the fault counts them by reason; its decisions name the first 20
+    and say how many more."""
     for n in range(60):
         cloud.host(f"h{n:02d}", up=False)
     with pytest.raises(NoValidHost) as caught:
         cloud.scheduler().select_destinations(new_spec())
     assert caught.value.reason == (
-        "all 60 candidate hosts were rejected: ComputeFilter rejected 60 hosts: "
-        "60 (down: h00, h01, h02, h03, h04 and 55 more)")
-    details = caught.value.details
-    assert len(details["rejections"]) == 50 and details["rejections_omitted"] == 10
-    assert details["rejections_by_filter"] == {"ComputeFilter": 60}
-    assert len(details["candidate_hosts"]) == 50 and details["candidate_hosts_omitted"] == 10
+        "all 60 candidate hosts were rejected: ComputeFilter rejected 60 (60 down)")
+    [compute] = [e for e in caught.value.details["decisions"]["exclusions"]
+                 if e["stage"] == "host filter"]
+    assert len(compute["hosts"]) == 20 and compute["hosts_omitted"] == 40
+    assert compute["excluded"] == 60 and compute["reasons"] == {"down": 60}
 
 
 def test_image_properties_filter_as_the_legacy_alternative(cloud: Cloud) -> None:
@@ -210,9 +224,13 @@ def test_ignore_hosts_and_requested_host(cloud: Cloud) -> None:
     assert selection.destination.host == "h3" and selection.alternates == []
     target = scheduler.select_destinations(new_spec(requested_host="h2"))
     assert target.destination.host == "h2" and target.alternates == []
-    with pytest.raises(NoValidHost, match="ignore_hosts rejected h1"):
+    with pytest.raises(NoValidHost, match=r"ignore_hosts rejected 1 \(1 excluded by the "
+                       "request") as caught:
         scheduler.select_destinations(new_spec(requested_host="h1",
                                                ignore_hosts=frozenset({"h1"})))
+    [ignored] = [e for e in caught.value.details["decisions"]["exclusions"]
+                 if e["stage"] == "request"]
+    assert ignored["key"] == "ignore_hosts" and ignored["hosts"] == ["h1"]
     with pytest.raises(NoValidHost, match="nowhere is not a known compute host"):
         scheduler.select_destinations(new_spec(requested_host="nowhere"))
 
@@ -321,7 +339,7 @@ def test_verify_rebuild(cloud: Cloud) -> None:
     with pytest.raises(NoValidHost, match=r"COMPUTE_GRAPHICS_MODEL_QXL \(from image property "
                                           r"hw_video_model=qxl\)"):
         scheduler.verify_rebuild(rebuild(hw_video_model="qxl"), "h1")
-    with pytest.raises(NoValidHost, match="ImagePropertiesFilter rejected h1"):
+    with pytest.raises(NoValidHost, match="ImagePropertiesFilter rejected 1"):
         scheduler.verify_rebuild(rebuild(img_hv_type="vmware"), "h1")
     # the same-host rebuild path of select_destinations: checks only, no new claim
     same = rebuild(hw_vif_model="e1000")
@@ -345,8 +363,11 @@ def test_a_host_with_several_nodes(cloud: Cloud) -> None:
     assert len({d.node for d in chosen}) == 3
     held, _ = cloud.placement.allocations(s.instance_uuid)
     assert list(held) == [provider_uuid(selection.destination.node)]
-    with pytest.raises(NoValidHost, match=r"ignore_hosts rejected ironic/node-[abc] \(excluded"):
+    with pytest.raises(NoValidHost, match=r"ignore_hosts rejected 3 \(3 excluded") as caught:
         cloud.scheduler().select_destinations(new_spec(ignore_hosts=frozenset({"ironic"})))
+    [ignored] = [e for e in caught.value.details["decisions"]["exclusions"]
+                 if e["stage"] == "request"]
+    assert sorted(ignored["hosts"]) == ["ironic/node-a", "ironic/node-b", "ironic/node-c"]
 
 
 def test_a_sample_of_candidates_first_then_all_when_none_passes(cloud: Cloud) -> None:

@@ -29,6 +29,7 @@ from moorage.lifecycle.states import VM_STATES, ServerStatus, TaskState
 from moorage.lifecycle.store import ServerQuery
 from moorage.model.codec import flavor_to_json, image_to_json
 from moorage.model.flavor import Flavor
+from moorage.scheduler.decisions import for_user as decisions_for_user
 from moorage.web import Response
 
 ACTIVE, BUILD, DELETED, ERROR = (ServerStatus.ACTIVE, ServerStatus.BUILD,
@@ -75,12 +76,40 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
         "moorage:scheduling": {"attempts": record.attempts, **record.scheduling},
     }
     view["moorage:scheduling"].pop("requested_host", None)
-    if req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
+    sees_hosts = req.state.policy.allows("os_compute_api:servers:show:host_status",
+                                         req.context)
+    if sees_hosts:
         view["OS-EXT-SRV-ATTR:host"] = record.host
         view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = record.node
+    else:
+        view["moorage:scheduling"] = scheduling_for_user(view["moorage:scheduling"])
     if record.fault is not None and record.status in (ERROR, DELETED):
-        view["fault"] = record.fault
+        view["fault"] = record.fault if sees_hosts else fault_for_user(record.fault)
     return view
+
+
+def scheduling_for_user(scheduling: Mapping[str, Any]) -> dict[str, Any]:
+    """A scheduling record without host identities, for those the host policy does
+    not let see them: constraints and counts stay; the hosts tried, the alternates and
+    the hosts each constraint excluded go."""
+    shown = dict(scheduling)
+    shown["attempts"] = [{k: v for k, v in attempt.items() if k not in ("host", "node")}
+                         for attempt in scheduling.get("attempts") or ()]
+    shown.pop("alternates", None)
+    if isinstance(scheduling.get("decisions"), Mapping):
+        shown["decisions"] = decisions_for_user(scheduling["decisions"])
+    return shown
+
+
+def fault_for_user(fault: Mapping[str, Any]) -> dict[str, Any]:
+    """A fault whose details keep only what names no host: its kind and decisions
+    (stripped of hosts). A NoValidHost message names no host; a spawn failure's
+    message still names the hosts tried (issue 13 takes the messages)."""
+    details = fault.get("details") or {}
+    kept: dict[str, Any] = {k: details[k] for k in ("kind", "candidates") if k in details}
+    if isinstance(details.get("decisions"), Mapping):
+        kept["decisions"] = decisions_for_user(details["decisions"])
+    return {**fault, "details": kept}
 
 
 def _summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
@@ -88,7 +117,7 @@ def _summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
 
 
 # -- reading -----------------------------------------------------------------------
-def _server_or_404(req: ApiRequest, uuid: str) -> ServerRecord:
+def server_or_404(req: ApiRequest, uuid: str) -> ServerRecord:
     """The server, if the caller may see it: another project's server is a 404, as in
     nova, so its existence is not disclosed."""
     with req.state.database.reader() as conn:
@@ -107,7 +136,7 @@ def _target(record: ServerRecord) -> dict[str, Any]:
 
 
 def show_server(req: ApiRequest) -> Response:
-    record = _server_or_404(req, req.params["server_id"])
+    record = server_or_404(req, req.params["server_id"])
     req.authorize("os_compute_api:servers:show", _target(record))
     return json_response({"server": server_view(req, record)})
 
@@ -215,6 +244,31 @@ def _boot_volume(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
 def create_server(req: ApiRequest) -> Response:
     body = req.json_object("server")
     req.authorize("os_compute_api:servers:create")
+    record = new_server(req, body)
+    _require_conductor(req)
+
+    def create(conn: Connection) -> Operation:
+        store.insert_server(conn, record)
+        return _accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
+
+    committer = req.state.conductor.committer if req.state.conductor is not None else None
+    if committer is not None:  # committed with other servers' changes
+        operation = committer.write(create)
+    else:
+        with req.state.database.writer() as writer:
+            operation = create(writer.conn)
+    failpoints.reach("api.create.after_commit")
+    _dispatch(req, operation, record)
+    return json_response({"server": {"id": record.uuid,
+                                     "links": req.link("servers", record.uuid),
+                                     "OS-DCF:diskConfig": "MANUAL",
+                                     "security_groups": [{"name": "default"}]}},
+                         status=202)
+
+
+def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
+    """The server a POST /servers body asks for, validated as a boot validates it, not
+    stored (the boot stores it; the dry run plans it)."""
     unknown = sorted(set(body) - _CREATE_KEYS)
     if unknown:
         raise BadRequest(f"Additional properties are not allowed ({', '.join(unknown)} "
@@ -254,31 +308,13 @@ def create_server(req: ApiRequest) -> Response:
         if key in body and body[key] not in (1, "1"):
             raise BadRequest(f"{key} other than 1 is not supported; create servers one "
                              "at a time.")
-    _require_conductor(req)
-    record = ServerRecord(
+    return ServerRecord(
         uuid=str(uuidlib.uuid4()), name=name,
         project_id=req.context.project_id or "", user_id=req.context.user_id or "",
         flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
         is_bfv=volume_image is not None, availability_zone=zone,
         status=BUILD, task_state=TaskState.SCHEDULING, requested_host=host,
     )
-    def create(conn: Connection) -> Operation:
-        store.insert_server(conn, record)
-        return _accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
-
-    committer = req.state.conductor.committer if req.state.conductor is not None else None
-    if committer is not None:  # committed with other servers' changes
-        operation = committer.write(create)
-    else:
-        with req.state.database.writer() as writer:
-            operation = create(writer.conn)
-    failpoints.reach("api.create.after_commit")
-    _dispatch(req, operation, record)
-    return json_response({"server": {"id": record.uuid,
-                                     "links": req.link("servers", record.uuid),
-                                     "OS-DCF:diskConfig": "MANUAL",
-                                     "security_groups": [{"name": "default"}]}},
-                         status=202)
 
 
 def _flavor_for_create(req: ApiRequest, flavor_ref: str, *, refreshed: bool = False
@@ -357,7 +393,7 @@ def _dispatch(req: ApiRequest, operation: Operation,
 # -- delete ------------------------------------------------------------------------
 def delete_server(req: ApiRequest) -> Response:
     uuid = req.params["server_id"]
-    record = _server_or_404(req, uuid)
+    record = server_or_404(req, uuid)
     req.authorize("os_compute_api:servers:delete", _target(record))
     _require_conductor(req)
     if record.task_state == TaskState.DELETING:
@@ -384,7 +420,7 @@ def server_action(req: ApiRequest) -> Response:
     if handler is None:
         raise BadRequest(f"There is no such action: {action}; allowed: "
                          f"{', '.join(sorted(_ACTIONS))}.")
-    record = _server_or_404(req, uuid)
+    record = server_or_404(req, uuid)
     if record.task_state is not None:
         raise Conflict(f"Cannot '{action}' instance {uuid} while it is in task_state "
                        f"{record.task_state}")
@@ -443,7 +479,9 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     return json_response({"server": server_view(req, record)}, status=202)
 
 
-def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+def resize_target(req: ApiRequest, record: ServerRecord, argument: object
+                  ) -> tuple[str, Flavor]:
+    """The new flavor of a resize, checked as the resize action checks it."""
     req.authorize("os_compute_api:servers:resize", _target(record))
     args = _argument(argument, "resize")
     flavor_ref = args.get("flavorRef")
@@ -453,13 +491,12 @@ def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response
     if flavor_id == record.flavor_id:
         raise BadRequest("When resizing, instances must change flavor!")
     _require_status(record, "resize", ACTIVE)
-    _start(req, record, OperationKind.RESIZE, (ACTIVE,),
-           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
-           status=RESIZE, task_state=TaskState.RESIZE_PREP)
-    return Response(status=202)
+    return flavor_id, flavor
 
 
-def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+def migrate_target(req: ApiRequest, record: ServerRecord, argument: object) -> str | None:
+    """The requested host of a cold migration (None: the scheduler's choice), checked
+    as the migrate action checks it."""
     req.authorize("os_compute_api:os-migrate-server:migrate", _target(record))
     args = _argument(argument, "migrate")
     host = string(args, "host", allow_none=True)
@@ -468,6 +505,19 @@ def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     if host is not None and host == record.host:
         raise BadRequest(f"The target host {host} is the server's current host.")
     _require_status(record, "migrate", ACTIVE)
+    return host
+
+
+def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    flavor_id, flavor = resize_target(req, record, argument)
+    _start(req, record, OperationKind.RESIZE, (ACTIVE,),
+           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
+           status=RESIZE, task_state=TaskState.RESIZE_PREP)
+    return Response(status=202)
+
+
+def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
+    host = migrate_target(req, record, argument)
     _start(req, record, OperationKind.MIGRATE, (ACTIVE,), {"host": host},
            status=RESIZE, task_state=TaskState.RESIZE_PREP)
     return Response(status=202)

@@ -1,0 +1,84 @@
+"""POST /v2.1/scheduler/plan: the dry run of a boot, resize or cold migration.
+
+The request is validated as the real one is (servers.py), its request spec built
+as the conductor builds it (conductor/specs.py), and the scheduler's pipeline run
+whole (request filters, placement, host filters, weighers) without the claim:
+nothing is written anywhere. The answer is the plan: the host the claim would try
+first, the alternates, what each request filter added, and the recorded decisions.
+A plan that finds no host is still an answer (200), with the NoValidHost message.
+Hosts are named only to callers the host policy lets see them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moorage.api.errors import BadRequest
+from moorage.api.handlers import servers
+from moorage.api.http import ApiRequest, json_response
+from moorage.conductor.specs import filter_records_json, move_spec, request_spec
+from moorage.scheduler import Scheduler
+from moorage.scheduler.decisions import for_user
+from moorage.scheduler.types import NoValidHost, RequestSpec
+from moorage.web import Response
+
+OPERATIONS = ("server", "resize", "migrate")
+
+
+def plan(req: ApiRequest) -> Response:
+    body = req.json_object()
+    if len(body) != 1 or next(iter(body)) not in OPERATIONS:
+        raise BadRequest("Give exactly one of 'server' (a boot, as the body of POST "
+                         "/servers), 'resize' ({server_id, flavorRef}) or 'migrate' "
+                         f"({{server_id, host}}); got {', '.join(sorted(body)) or 'nothing'}.")
+    req.authorize("moorage:scheduler:plan")
+    (operation, argument), = body.items()
+    if not isinstance(argument, dict):
+        raise BadRequest(f"'{operation}' must be an object, not {argument!r}.")
+    spec = _spec(req, operation, argument)
+    try:
+        selection = _scheduler(req).plan(spec)
+    except NoValidHost as exc:
+        found: dict[str, Any] = {
+            "host": None, "node": None, "alternates": [], "message": str(exc),
+            "decisions": exc.details.get("decisions") or {}}
+    else:
+        found = {"host": selection.destination.host, "node": selection.destination.node,
+                 "alternates": [d.host for d in selection.alternates], "message": None,
+                 "decisions": selection.decisions.to_json()}
+    found["operation"] = "build" if operation == "server" else operation
+    found["filters"] = filter_records_json(spec.filter_records)
+    if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
+        found.update(host=None, node=None, alternates=[],
+                     decisions=for_user(found["decisions"]))
+    found["schedulable"] = found["message"] is None
+    return json_response({"plan": found})
+
+
+def _spec(req: ApiRequest, operation: str, argument: dict[str, Any]) -> RequestSpec:
+    """The request spec the real operation would schedule with."""
+    if operation == "server":
+        req.authorize("os_compute_api:servers:create")
+        record = servers.new_server(req, argument)
+        return request_spec(record, requested_host=record.requested_host)
+    server_id = argument.get("server_id")
+    if not isinstance(server_id, str) or not server_id:
+        raise BadRequest(f"'{operation}' needs 'server_id', the server to plan the "
+                         f"{operation} of.")
+    record = servers.server_or_404(req, server_id)
+    rest = {k: v for k, v in argument.items() if k != "server_id"}
+    if operation == "resize":
+        _, flavor = servers.resize_target(req, record, rest)
+        return move_spec(record, flavor, None)
+    host = servers.migrate_target(req, record, rest)
+    return move_spec(record, None, host)
+
+
+def _scheduler(req: ApiRequest) -> Scheduler:
+    """The process's scheduler; one made for planning where no conductor runs here."""
+    if req.state.scheduler is None:
+        req.state.scheduler = Scheduler(req.state.conf, req.state.placement,
+                                        req.state.catalog)
+    scheduler: Scheduler = req.state.scheduler
+    return scheduler
+

@@ -1,0 +1,225 @@
+"""What each stage of a scheduling decided, recorded where it decided it.
+
+One typed record per scheduling, for successful and failed ones alike (after
+Nomad's AllocMetric): which hosts each constraint excluded (counted; named for
+admins, capped), what the request filters added, how the weighers ordered the
+survivors, which claims failed, the host chosen. The server's scheduling record,
+its NoValidHost fault, ``moorage server show``, the dry run and ``moorage run``'s
+report all read this one structure; nothing parses messages back.
+
+Stages, in pipeline order:
+
+- ``request filter``: a request filter that refused the request outright;
+- ``placement``: each constraint of the allocation-candidates query, counted on
+  its own by placement (the Moorage-Explain extension), over every host;
+- ``request``: hosts the request itself excludes (ignore_hosts, requested_host)
+  and hosts placement offered that no compute service owns;
+- ``host filter``: each host filter, over the hosts placement offered;
+- ``claim``: hosts whose resources were taken between the query and the claim.
+
+JSON is the stored form (``to_json``/``from_json``); ``for_user`` strips every
+host identity for callers the host policy does not allow to see them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# Hosts named per exclusion at most (the rest are counted): a record stays small
+# when a constraint excludes thousands of hosts.
+LISTED_HOSTS = 20
+# Weighed hosts kept, best first.
+LISTED_WEIGHED = 10
+
+STAGES = ("request filter", "placement", "request", "host filter", "claim")
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Hosts one constraint excluded, on its own, at one stage."""
+
+    stage: str
+    # What it is, for people: "required trait COMPUTE_NET_VIF_MODEL_E1000".
+    constraint: str
+    # A short name from a bounded vocabulary (trait, resource class, filter name).
+    key: str
+    excluded: int
+    # Hosts the stage looked at (the denominator of "excludes 14 of 17 hosts").
+    of: int
+    # Where the request got it: "image property hw_vif_model=e1000".
+    origin: str | None = None
+    hosts: tuple[str, ...] = ()
+    hosts_omitted: int = 0
+    # reason -> hosts (host filters say why each host failed).
+    reasons: Mapping[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "stage": self.stage, "constraint": self.constraint, "key": self.key,
+            "excluded": self.excluded, "of": self.of, "origin": self.origin,
+            "hosts": list(self.hosts), "hosts_omitted": self.hosts_omitted}
+        if self.reasons:
+            data["reasons"] = dict(self.reasons)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Exclusion:
+        return cls(str(data["stage"]), str(data["constraint"]), str(data["key"]),
+                   int(data["excluded"]), int(data["of"]), data.get("origin"),
+                   tuple(str(h) for h in data.get("hosts", ())),
+                   int(data.get("hosts_omitted", 0)),
+                   {str(k): int(v) for k, v in (data.get("reasons") or {}).items()})
+
+    def describe(self) -> str:
+        origin = f" (from {self.origin})" if self.origin else ""
+        if self.excluded < self.of:
+            return f"{self.constraint}{origin}: excludes {self.excluded} of {self.of} hosts"
+        every = "the only host" if self.of == 1 else f"all {self.of} hosts"
+        return f"{self.constraint}{origin}: excludes {every} (no host satisfies it)"
+
+
+@dataclass(frozen=True)
+class Together:
+    """Constraints each satisfied by some host, but by no host all at once."""
+
+    constraints: tuple[str, ...]
+    satisfied: tuple[int, ...]
+
+    def describe(self) -> str:
+        counts = ", ".join(str(n) for n in self.satisfied[:-1]) + f" and {self.satisfied[-1]}"
+        return (f"no host has all of {' + '.join(self.constraints)} "
+                f"({counts} hosts have each)")
+
+
+@dataclass(frozen=True)
+class Relaxation:
+    """The smallest change that would make the request schedulable: one constraint
+    whose removal leaves ``hosts`` hosts."""
+
+    constraint: str
+    origin: str | None
+    hosts: int
+
+    def describe(self) -> str:
+        origin = f" (from {self.origin})" if self.origin else ""
+        noun = "host satisfies" if self.hosts == 1 else "hosts satisfy"
+        return (f"smallest change: without {self.constraint}{origin}, {self.hosts} {noun} "
+                "every other constraint")
+
+
+@dataclass(frozen=True)
+class Weighed:
+    host: str
+    weight: float
+
+
+@dataclass
+class Decisions:
+    """The record of one scheduling. ``hosts``: the hosts placement counted (None
+    when placement does not explain, e.g. an upstream placement)."""
+
+    hosts: int | None = None
+    # Request filters: name -> what each added ("required trait X", aggregates...).
+    added: dict[str, list[str]] = field(default_factory=dict)
+    exclusions: list[Exclusion] = field(default_factory=list)
+    together: Together | None = None
+    relaxed: Relaxation | None = None
+    candidates: int = 0
+    passing: int = 0
+    weighed: list[Weighed] = field(default_factory=list)
+    claims_failed: list[str] = field(default_factory=list)
+    chosen: str | None = None
+    alternates: list[str] = field(default_factory=list)
+    # What left no host (a bounded label), when nothing was chosen.
+    deciding: str | None = None
+    # What could not be counted (an upstream placement, a failed diagnosis).
+    notes: list[str] = field(default_factory=list)
+
+    def exclude(self, exclusion: Exclusion) -> None:
+        self.exclusions.append(exclusion)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hosts": self.hosts,
+            "added": {name: list(added) for name, added in self.added.items()},
+            "exclusions": [e.to_json() for e in self.exclusions],
+            "together": None if self.together is None else {
+                "constraints": list(self.together.constraints),
+                "satisfied": list(self.together.satisfied)},
+            "relaxed": None if self.relaxed is None else {
+                "constraint": self.relaxed.constraint, "origin": self.relaxed.origin,
+                "hosts": self.relaxed.hosts},
+            "candidates": self.candidates,
+            "passing": self.passing,
+            "weighed": [{"host": w.host, "weight": round(w.weight, 6)} for w in self.weighed],
+            "claims_failed": list(self.claims_failed),
+            "chosen": self.chosen,
+            "alternates": list(self.alternates),
+            "deciding": self.deciding,
+            "notes": list(self.notes),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Decisions:
+        together = data.get("together")
+        relaxed = data.get("relaxed")
+        return cls(
+            hosts=data.get("hosts"),
+            added={str(k): [str(a) for a in v] for k, v in (data.get("added") or {}).items()},
+            exclusions=[Exclusion.from_json(e) for e in data.get("exclusions", ())],
+            together=None if not together else Together(
+                tuple(together["constraints"]), tuple(together["satisfied"])),
+            relaxed=None if not relaxed else Relaxation(
+                relaxed["constraint"], relaxed.get("origin"), int(relaxed["hosts"])),
+            candidates=int(data.get("candidates", 0)),
+            passing=int(data.get("passing", 0)),
+            weighed=[Weighed(str(w["host"]), float(w["weight"]))
+                     for w in data.get("weighed", ())],
+            claims_failed=[str(h) for h in data.get("claims_failed", ())],
+            chosen=data.get("chosen"),
+            alternates=[str(h) for h in data.get("alternates", ())],
+            deciding=data.get("deciding"),
+            notes=[str(n) for n in data.get("notes", ())],
+        )
+
+    # -- in words ------------------------------------------------------------------
+    def explanation(self, limit: int = 6) -> str:
+        """Per constraint, how many hosts it excluded (most first, at most ``limit``),
+        what no host has together, and the smallest change; no host names."""
+        parts = [e.describe() for e in self.ranked()[:limit]]
+        more = len(self.ranked()) - limit
+        if more > 0:
+            parts.append(f"and {more} more constraint{'s' if more > 1 else ''}")
+        if self.together is not None:
+            parts.append(self.together.describe())
+        if self.relaxed is not None:
+            parts.append(self.relaxed.describe())
+        parts.extend(self.notes)
+        return "; ".join(parts)
+
+    def ranked(self) -> list[Exclusion]:
+        """The exclusions that excluded something, most excluding first (pipeline
+        order among equals)."""
+        found = [e for e in self.exclusions if e.excluded]
+        return sorted(found, key=lambda e: (-e.excluded, STAGES.index(e.stage)
+                                            if e.stage in STAGES else len(STAGES)))
+
+
+def listed(hosts: Sequence[str], cap: int = LISTED_HOSTS) -> tuple[tuple[str, ...], int]:
+    """The first ``cap`` of ``hosts`` and how many were left out."""
+    return tuple(hosts[:cap]), max(0, len(hosts) - cap)
+
+
+def for_user(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored record without host identities: counts and constraints stay, names
+    of hosts (excluded, weighed, claimed, chosen) go."""
+    shown = dict(data)
+    shown["exclusions"] = [{**e, "hosts": [], "hosts_omitted": 0}
+                           for e in data.get("exclusions", ())]
+    shown["weighed"] = []
+    shown["claims_failed"] = []
+    shown["chosen"] = None
+    shown["alternates"] = []
+    return shown

@@ -1,0 +1,182 @@
+"""Scheduling decisions over real services: NoValidHost explained per constraint, the
+decisions of a successful boot, and the dry run (POST /v2.1/scheduler/plan).
+
+Four fake hosts, both prefilters on. Each trait a qcow2 + vmxnet3 image needs
+exists somewhere, but no host has both:
+
+    q1, q2   qcow2 (and raw)   virtio
+    v1       raw only          vmxnet3, virtio
+    big      qcow2 (and raw)   virtio          (most memory: the weighers' favourite)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.functional.servers.conftest import fake_host
+
+QCOW2 = "COMPUTE_IMAGE_TYPE_QCOW2"
+VMXNET3 = "COMPUTE_NET_VIF_MODEL_VMXNET3"
+VIRTIO = "COMPUTE_NET_VIF_MODEL_VIRTIO"
+USER = "alice:project-a"
+HOSTS = ("q1", "q2", "v1", "big")
+
+
+@pytest.fixture
+def cloud(make_cloud: Any) -> Any:
+    return make_cloud([
+        fake_host("q1", traits=[VIRTIO], unsupported=[VMXNET3], memory_mb=16384),
+        fake_host("q2", traits=[VIRTIO], unsupported=[VMXNET3], memory_mb=16384),
+        fake_host("v1", traits=[VIRTIO, VMXNET3], image_types=("raw",), memory_mb=16384),
+        fake_host("big", traits=[VIRTIO], unsupported=[VMXNET3], memory_mb=65536),
+    ], scheduler={"image_metadata_prefilter": True,
+                  "query_placement_for_image_type_support": True})
+
+
+def _exclusion(decisions: dict[str, Any], key: str) -> dict[str, Any]:
+    return next(e for e in decisions["exclusions"] if e["key"] == key)
+
+
+def _used(cloud: Any) -> int:
+    """Everything every provider has allocated, summed."""
+    providers = cloud.placement.request("GET", "/resource_providers")["resource_providers"]
+    return sum(sum(cloud.placement.request(
+        "GET", f"/resource_providers/{p['uuid']}/usages")["usages"].values())
+        for p in providers)
+
+
+def _walk(value: Any) -> list[str]:
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (k, *_walk(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _walk(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_no_host_has_all_is_explained_per_constraint_with_hosts(cloud: Any) -> None:
+    flavor = cloud.flavor("small")
+    image = cloud.image("vmx", "qcow2", {"hw_vif_model": "vmxnet3"})
+    server = cloud.boot_and_wait(flavor, image)
+    assert server["status"] == "ERROR"
+    message = server["fault"]["message"]
+    assert message.startswith("No valid host was found. placement returned no allocation "
+                              "candidates for: ")
+    assert (f"required host trait {VMXNET3} (from image property hw_vif_model=vmxnet3): "
+            "excludes 3 of 4 hosts") in message
+    assert (f"required host trait {QCOW2} (from image disk_format=qcow2): excludes 1 of 4 "
+            "hosts") in message
+    assert f"no host has all of {QCOW2} + {VMXNET3} (3 and 1 hosts have each)" in message
+    assert (f"smallest change: without required host trait {VMXNET3} (from image property "
+            "hw_vif_model=vmxnet3), 3 hosts satisfy every other constraint") in message
+    for host in HOSTS:
+        assert host not in message
+    # The admin sees which hosts, in the fault and in the scheduling record alike.
+    decisions = server["fault"]["details"]["decisions"]
+    assert decisions == server["moorage:scheduling"]["decisions"]
+    assert sorted(_exclusion(decisions, VMXNET3)["hosts"]) == ["big", "q1", "q2"]
+    assert _exclusion(decisions, QCOW2)["hosts"] == ["v1"]
+    assert decisions["deciding"] == VMXNET3
+    assert decisions["chosen"] is None and decisions["hosts"] == 4
+
+
+def test_a_user_sees_counts_never_hosts(cloud: Any) -> None:
+    flavor = cloud.flavor("small")
+    image = cloud.image("vmx", "qcow2", {"hw_vif_model": "vmxnet3"})
+    response = cloud.call("POST", "/servers", {"server": {
+        "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
+    assert response.status_code == 202, response.text
+    uuid = response.json()["server"]["id"]
+    cloud.wait(uuid)
+    server = cloud.call("GET", f"/servers/{uuid}", token=USER).json()["server"]
+    assert server["status"] == "ERROR"
+    decisions = server["fault"]["details"]["decisions"]
+    assert _exclusion(decisions, VMXNET3)["excluded"] == 3
+    strings = _walk(server)
+    for host in HOSTS:
+        assert host not in strings, host
+        assert not any(host in s.split() for s in strings), host
+
+
+def test_a_boot_records_its_decisions(cloud: Any) -> None:
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("plain", "qcow2"))
+    assert server["status"] == "ACTIVE"
+    decisions = server["moorage:scheduling"]["decisions"]
+    assert decisions["chosen"] == server["OS-EXT-SRV-ATTR:host"] == "big"
+    assert _exclusion(decisions, QCOW2)["hosts"] == ["v1"]
+    assert decisions["passing"] == 3 and decisions["weighed"][0]["host"] == "big"
+    assert decisions["added"]["require_image_type_support"] == [f"root_required:{QCOW2}"]
+
+
+def test_the_dry_run_matches_the_boot_that_follows(cloud: Any) -> None:
+    flavor = cloud.flavor("small")
+    image = cloud.image("plain", "qcow2")
+    body = {"server": {"name": "vm", "flavorRef": flavor, "imageRef": image}}
+    before = cloud.ok("GET", "/servers")["servers"]
+    plan = cloud.ok("POST", "/scheduler/plan", body)["plan"]
+    assert plan["schedulable"] is True and plan["operation"] == "build"
+    assert cloud.ok("GET", "/servers")["servers"] == before  # nothing written
+    assert _used(cloud) == 0  # nothing claimed
+    added = {f["name"]: f["added"] for f in plan["filters"] if f["ran"]}
+    assert added["require_image_type_support"] == [f"root_required:{QCOW2}"]
+    server = cloud.boot_and_wait(flavor, image)
+    assert server["OS-EXT-SRV-ATTR:host"] == plan["host"] == "big"
+    assert plan["decisions"]["weighed"] == server["moorage:scheduling"]["decisions"][
+        "weighed"]
+    # The next plan sees the first server's usage, as the next boot will.
+    again = cloud.ok("POST", "/scheduler/plan", body)["plan"]
+    second = cloud.boot_and_wait(flavor, image)
+    assert second["OS-EXT-SRV-ATTR:host"] == again["host"]
+
+
+def test_a_plan_with_no_host_says_why_and_a_user_sees_no_host(cloud: Any) -> None:
+    flavor = cloud.flavor("small")
+    image = cloud.image("vmx", "qcow2", {"hw_vif_model": "vmxnet3"})
+    body = {"server": {"name": "vm", "flavorRef": flavor, "imageRef": image}}
+    plan = cloud.ok("POST", "/scheduler/plan", body)["plan"]
+    assert plan["schedulable"] is False and plan["host"] is None
+    assert f"no host has all of {QCOW2} + {VMXNET3}" in plan["message"]
+    assert sorted(_exclusion(plan["decisions"], VMXNET3)["hosts"]) == ["big", "q1", "q2"]
+    mine = cloud.call("POST", "/scheduler/plan", body, token=USER)
+    assert mine.status_code == 200, mine.text
+    for host in HOSTS:
+        assert host not in _walk(mine.json())
+    ok = cloud.call("POST", "/scheduler/plan", {"server": {
+        "name": "vm", "flavorRef": flavor, "imageRef": cloud.image("p", "raw")}}, token=USER)
+    assert ok.json()["plan"]["schedulable"] is True and ok.json()["plan"]["host"] is None
+
+
+def test_plan_a_resize_and_a_migration(cloud: Any) -> None:
+    small = cloud.flavor("small")
+    server = cloud.boot_and_wait(small, cloud.image("raw", "raw"))
+    source = server["OS-EXT-SRV-ATTR:host"]
+    bigger = cloud.flavor("bigger", ram=1024)
+    resize = cloud.ok("POST", "/scheduler/plan", {"resize": {
+        "server_id": server["id"], "flavorRef": bigger}})["plan"]
+    assert resize["operation"] == "resize" and resize["schedulable"]
+    assert resize["host"] != source
+    ignored = _exclusion(resize["decisions"], "ignore_hosts")
+    assert ignored["hosts"] == [source]
+    migrate = cloud.ok("POST", "/scheduler/plan", {"migrate": {
+        "server_id": server["id"], "host": "v1"}})["plan"]
+    assert migrate["host"] == "v1"
+    # Nothing moved.
+    assert cloud.show(server["id"])["status"] == "ACTIVE"
+    assert [cloud.host_of_provider(rp) for rp in cloud.allocations(server["id"])] == [source]
+
+
+@pytest.mark.parametrize(("body", "named"), [
+    ({"server": {"name": "vm", "flavorRef": "nope", "imageRef": "x"}}, "Flavor nope"),
+    ({"resize": {"flavorRef": "1"}}, "server_id"),
+    ({"migrate": {"server_id": "0b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a41"}},
+     "0b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a41"),
+    ({"boot": {}}, "exactly one of"),
+    ({"server": "vm"}, "must be an object"),
+])
+def test_bad_plans_name_what_is_wrong(cloud: Any, body: dict[str, Any], named: str) -> None:
+    response = cloud.call("POST", "/scheduler/plan", body)
+    assert 400 <= response.status_code < 500, response.text
+    assert named in response.text
+    assert cloud.ok("GET", "/servers")["servers"] == []
