@@ -203,21 +203,15 @@ class ComputeApiClient:
                       host: str | None = None) -> Json:
         """Ask for a server; boot_volume_size (GB) boots it from a new volume made
         from the image, as nova's block_device_mapping_v2 does."""
-        body: Json = {"name": name, "flavorRef": flavor_ref}
-        if boot_volume_size is None:
-            body["imageRef"] = image_ref
-        else:
-            body["imageRef"] = ""
-            body["block_device_mapping_v2"] = [{
-                "boot_index": 0, "source_type": "image", "destination_type": "volume",
-                "uuid": image_ref, "volume_size": boot_volume_size,
-                "delete_on_termination": True,
-            }]
-        if availability_zone is not None:
-            body["availability_zone"] = availability_zone
-        if host is not None:
-            body["host"] = host
+        body = server_body(name, flavor_ref, image_ref, availability_zone=availability_zone,
+                           boot_volume_size=boot_volume_size, host=host)
         return dict(self.request("POST", "/servers", json={"server": body})["server"])
+
+    def plan(self, operation: str, argument: Json) -> Json:
+        """The dry run (POST /scheduler/plan): ``operation`` is "server" (a boot, with
+        ``server_body``'s argument), "resize" or "migrate" ({server_id, ...})."""
+        return dict(self.request("POST", "/scheduler/plan",
+                                 json={operation: argument})["plan"])
 
     def delete_server(self, server_id: str) -> None:
         self.request("DELETE", f"/servers/{_segment(server_id)}")
@@ -322,3 +316,24 @@ def error_message(body: bytes) -> str:
     if not message and data is None:
         message = body[:200].decode(errors="replace")
     return " ".join(message.split()) or "(no detail)"
+
+
+def server_body(name: str, flavor_ref: str, image_ref: str, *,
+                availability_zone: str | None = None, boot_volume_size: int | None = None,
+                host: str | None = None) -> Json:
+    """The ``server`` of POST /servers (and of a boot's dry run)."""
+    body: Json = {"name": name, "flavorRef": flavor_ref}
+    if boot_volume_size is None:
+        body["imageRef"] = image_ref
+    else:
+        body["imageRef"] = ""
+        body["block_device_mapping_v2"] = [{
+            "boot_index": 0, "source_type": "image", "destination_type": "volume",
+            "uuid": image_ref, "volume_size": boot_volume_size,
+            "delete_on_termination": True,
+        }]
+    if availability_zone is not None:
+        body["availability_zone"] = availability_zone
+    if host is not None:
+        body["host"] = host
+    return body

@@ -20,10 +20,11 @@ from cliff.command import Command
 from cliff.lister import Lister
 from cliff.show import ShowOne
 
-from moorage.api.client import ComputeApiClient, ComputeApiError, Json
+from moorage.api.client import ComputeApiClient, ComputeApiError, Json, server_body
 from moorage.cli.api_options import add_api_arguments, api_client, find
 from moorage.cli.flavor import find_flavor
 from moorage.cli.image import find_image
+from moorage.scheduler.decisions import Decisions, Exclusion
 
 HOST = "OS-EXT-SRV-ATTR:host"
 NODE = "OS-EXT-SRV-ATTR:hypervisor_hostname"
@@ -79,7 +80,12 @@ def fault_text(fault: Mapping[str, Any] | None) -> str:
     lines = [f"{fault.get('code', '')}: {fault.get('message', '')}".lstrip(": ")]
     details = fault.get("details")
     if isinstance(details, Mapping):
-        lines.extend(f"  {key}: {_compact(value)}" for key, value in details.items())
+        for key, value in details.items():
+            if key == "decisions" and isinstance(value, Mapping):
+                lines.append("  decisions:")
+                lines.extend(f"    {line}" for line in decision_lines(value))
+            else:
+                lines.append(f"  {key}: {_compact(value)}")
     elif details:
         lines.extend(f"  {line}" for line in str(details).splitlines())
     return "\n".join(lines)
@@ -116,6 +122,41 @@ def attempt_line(number: int, attempt: Mapping[str, Any]) -> str:
     return f"{number}. {where}: {result}" + (f", {why}" if why else "")
 
 
+def exclusion_line(exclusion: Mapping[str, Any]) -> str:
+    """``placement: required host trait X (from image property hw_vif_model=x):
+    excludes 3 of 4 hosts: big, q1, q2``; hosts only when the API showed them."""
+    text = Exclusion.from_json(exclusion).describe()
+    reasons = exclusion.get("reasons") or {}
+    if reasons:
+        text += " (" + ", ".join(f"{n} {why}" for why, n in reasons.items()) + ")"
+    hosts = list(exclusion.get("hosts") or [])
+    if hosts:
+        omitted = int(exclusion.get("hosts_omitted") or 0)
+        text += ": " + _words(hosts) + (f" and {omitted} more" if omitted else "")
+    return f"{exclusion.get('stage')}: {text}"
+
+
+def decision_lines(data: Mapping[str, Any]) -> list[str]:
+    """The scheduler's decisions (scheduler/decisions.py), one fact per line."""
+    decisions = Decisions.from_json(data)
+    lines = [f"hosts counted: {decisions.hosts}"] if decisions.hosts is not None else []
+    lines += [exclusion_line(e) for e in data.get("exclusions") or () if e.get("excluded")]
+    if decisions.together is not None:
+        lines.append(decisions.together.describe())
+    if decisions.relaxed is not None:
+        lines.append(decisions.relaxed.describe())
+    lines += [f"note: {note}" for note in decisions.notes]
+    if decisions.weighed:
+        lines.append("weighed: " + _words(f"{w.host} {w.weight:g}" for w in decisions.weighed))
+    if decisions.claims_failed:
+        lines.append(f"claims lost: {_words(decisions.claims_failed)}")
+    if decisions.chosen:
+        lines.append(f"chosen: {decisions.chosen}"
+                     + (f"; alternates: {_words(decisions.alternates)}"
+                        if decisions.alternates else ""))
+    return lines
+
+
 def scheduling_lines(record: Mapping[str, Any]) -> list[str]:
     lines: list[str] = []
     filters = record.get("filters") or []
@@ -124,13 +165,32 @@ def scheduling_lines(record: Mapping[str, Any]) -> list[str]:
         lines.extend(f"  {filter_line(f)}" for f in filters)
     if "candidates" in record:
         lines.append(f"candidates: {record['candidates']}")
+    decisions = record.get("decisions")
+    if isinstance(decisions, Mapping):
+        lines.append("decisions:")
+        lines.extend(f"  {line}" for line in decision_lines(decisions))
     attempts = record.get("attempts") or []
     if attempts:
         lines.append("attempts:")
         lines.extend(f"  {attempt_line(i, a)}" for i, a in enumerate(attempts, 1))
     for key, value in record.items():
-        if key not in ("filters", "candidates", "attempts"):
+        if key not in ("filters", "candidates", "attempts", "decisions"):
             lines.append(f"{key}: {_compact(value)}")
+    return lines
+
+
+def plan_lines(plan: Mapping[str, Any]) -> list[str]:
+    """A dry run's plan, for people."""
+    if plan.get("schedulable"):
+        where = plan.get("host") or "a host (hidden from you by policy)"
+        lines = [f"{plan.get('operation')} would go to {where}"]
+        if plan.get("alternates"):
+            lines.append(f"alternates: {_words(plan['alternates'])}")
+    else:
+        lines = [f"{plan.get('operation')} would fail: {plan.get('message')}"]
+    lines += [f"request filter {filter_line(f)}" for f in plan.get("filters") or ()
+              if f.get("ran")]
+    lines += decision_lines(plan.get("decisions") or {})
     return lines
 
 
@@ -267,6 +327,12 @@ def wait_until_gone(client: ComputeApiClient, server_id: str, progress: TextIO, 
         sleep(interval)
 
 
+def add_dry_run_argument(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--dry-run", action="store_true",
+                        help=f"change nothing: show where the scheduler would move the "
+                        f"server now and why (the {what}'s plan; exit 1 if nowhere)")
+
+
 def add_wait_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--wait", action="store_true",
                         help=f"wait until the {what} ends, reporting progress on stderr; "
@@ -297,6 +363,9 @@ class ServerCreate(ShowOne):
                             help="boot from a new SIZE GB volume made from the image "
                             "(the flavor's root disk is then not used)")
         parser.add_argument("--host", help="the host to build it on (administrators)")
+        parser.add_argument("--dry-run", action="store_true",
+                            help="create nothing: show where the scheduler would place it "
+                            "now, its alternates and its decisions (exit 1 if nowhere)")
         add_wait_arguments(parser, "build")
         return parser
 
@@ -307,6 +376,15 @@ class ServerCreate(ShowOne):
         client = api_client(parsed_args)
         flavor = find_flavor(client, parsed_args.flavor)
         image = find_image(client, parsed_args.image)
+        body = server_body(parsed_args.name, str(flavor["id"]), str(image["id"]),
+                           availability_zone=parsed_args.availability_zone,
+                           boot_volume_size=parsed_args.boot_from_volume,
+                           host=parsed_args.host)
+        if parsed_args.dry_run:
+            plan = client.plan("server", body)
+            if not plan.get("schedulable"):
+                self.failure = f"dry run: no host for {parsed_args.name}"
+            return _show_plan(plan)
         created = client.create_server(
             parsed_args.name, str(flavor["id"]), str(image["id"]),
             availability_zone=parsed_args.availability_zone,
@@ -330,6 +408,25 @@ class ServerCreate(ShowOne):
             self.app.stderr.write(self.failure + "\n")
             return 1
         return code
+
+
+class PlanColumn(FormattableColumn[Mapping[str, Any]]):
+    """A dry run's plan, one line per fact in tables; the API's object in JSON/YAML."""
+
+    def human_readable(self) -> str:
+        return "\n".join(plan_lines(self._value))
+
+
+def _show_plan(plan: Mapping[str, Any]) -> tuple[Sequence[str], Any]:
+    columns = ("schedulable", "host", "alternates", "plan")
+    return columns, (plan.get("schedulable"), plan.get("host") or "",
+                     _words(plan.get("alternates") or ()), PlanColumn(plan))
+
+
+def print_plan(plan: Mapping[str, Any], out: TextIO) -> int:
+    """A move's dry run on ``out``; 1 when it would find no host."""
+    out.write("\n".join(plan_lines(plan)) + "\n")
+    return 0 if plan.get("schedulable") else 1
 
 
 class ServerList(Lister):
@@ -422,9 +519,16 @@ class _ServerAction(Command):
             parsed_args: argparse.Namespace) -> None:
         raise NotImplementedError
 
+    def plan(self, client: ComputeApiClient, server_id: str,
+             parsed_args: argparse.Namespace) -> Json:
+        """The dry run of the action (moves only)."""
+        raise NotImplementedError
+
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         client = api_client(parsed_args)
         server_id = str(find_server(client, parsed_args.server)["id"])
+        if getattr(parsed_args, "dry_run", False):
+            return print_plan(self.plan(client, server_id, parsed_args), self.app.stdout)
         self.act(client, server_id, parsed_args)
         if parsed_args.wait:
             server = wait_for(client, server_id, self.operation, self.app.stderr,
@@ -454,10 +558,16 @@ class ServerResize(_ServerAction):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--flavor", required=True, help="flavor name or id")
+        add_dry_run_argument(parser, "resize")
 
     def act(self, client: ComputeApiClient, server_id: str,
             parsed_args: argparse.Namespace) -> None:
         client.resize_server(server_id, str(find_flavor(client, parsed_args.flavor)["id"]))
+
+    def plan(self, client: ComputeApiClient, server_id: str,
+             parsed_args: argparse.Namespace) -> Json:
+        return client.plan("resize", {"server_id": server_id, "flavorRef": str(
+            find_flavor(client, parsed_args.flavor)["id"])})
 
 
 class ServerResizeConfirm(_ServerAction):
@@ -488,10 +598,15 @@ class ServerMigrate(_ServerAction):
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--host", help="the destination host (administrators)")
+        add_dry_run_argument(parser, "migration")
 
     def act(self, client: ComputeApiClient, server_id: str,
             parsed_args: argparse.Namespace) -> None:
         client.migrate_server(server_id, parsed_args.host)
+
+    def plan(self, client: ComputeApiClient, server_id: str,
+             parsed_args: argparse.Namespace) -> Json:
+        return client.plan("migrate", {"server_id": server_id, "host": parsed_args.host})
 
 
 class ServerEvacuate(_ServerAction):

@@ -139,3 +139,46 @@ def test_disabled_host_is_not_chosen(moorage: Moorage) -> None:
         f["name"] == "compute_status_filter" for f in server["scheduling"]["filters"])
     hosts = {h["host"]: h for h in ok(moorage("host", "list", "-f", "json"))}
     assert (hosts["big"]["servers"], hosts["small"]["servers"]) == (0, 1)
+
+
+def test_dry_runs_and_the_decisions_shown(moorage: Moorage, cloud: Cloud) -> None:
+    """--dry-run creates and moves nothing and names the host the real operation then
+    takes; `server show` prints the decisions one per line; a dry run with no host
+    exits 1 with the reason."""
+    ok(moorage("flavor", "create", "small", "--ram", "512", "--disk", "1", "-f", "json"))
+    ok(moorage("flavor", "create", "medium", "--ram", "1024", "--disk", "1", "-f", "json"))
+    ok(moorage("image", "create", "plain", "--disk-format", "raw", "-f", "json"))
+    plan = ok(moorage("server", "create", "web", "--flavor", "small", "--image", "plain",
+                      "--dry-run", "-f", "json"))
+    assert plan["schedulable"] is True and plan["host"] == "big"
+    assert plan["plan"]["decisions"]["weighed"][0]["host"] == "big"
+    assert ok(moorage("server", "list", "-f", "json")) == []
+    table = ok(moorage("server", "create", "web", "--flavor", "small", "--image", "plain",
+                       "--dry-run"))
+    assert "build would go to big" in table and "alternates: " in table
+    server = ok(moorage("server", "create", "web", "--flavor", "small", "--image", "plain",
+                        *WAIT, "-f", "json"))
+    assert server["host"] == "big"
+    shown = ok(moorage("server", "show", "web"))
+    assert "decisions:" in shown and "chosen: big; alternates: small" in shown
+    assert "weighed: big 1, small" in shown
+
+    # A resize's dry run: the current host is excluded by the request.
+    run = moorage("server", "resize", "web", "--flavor", "medium", "--dry-run")
+    assert run.code == 0, run.err
+    assert run.out.startswith("resize would go to small\n"), run.out
+    assert "request: ignore_hosts: excludes 1 of 3 hosts (1 excluded by the request): big" \
+        in run.out
+    assert ok(moorage("server", "show", "web", "-f", "json"))["flavor"] == "small"
+
+    # Nowhere to go: every other host disabled.
+    ok(moorage("host", "set", "small", "--disable"))
+    ok(moorage("host", "set", "tiny", "--disable"))
+    run = moorage("server", "migrate", "web", "--dry-run")
+    assert run.code == 1
+    assert run.out.startswith("migrate would fail: No valid host was found."), run.out
+    assert "forbidden host trait COMPUTE_STATUS_DISABLED" in run.out
+    assert ok(moorage("server", "show", "web", "-f", "json"))["status"] == "ACTIVE"
+    # Bad input: one line, exit 1, nothing written.
+    run = moorage("server", "create", "x", "--flavor", "nope", "--image", "plain", "--dry-run")
+    assert run.code == 1 and "nope" in run.err and "Traceback" not in run.err
