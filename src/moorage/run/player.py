@@ -27,7 +27,7 @@ from moorage.api.client import ComputeApiClient
 from moorage.compute.fleet import FLEET_DRIVERS, FleetHost
 from moorage.compute.launcher import agent_config
 from moorage.embedded import HostPlan
-from moorage.placement.client import PlacementClient, PlacementError
+from moorage.placement.client import PlacementClient
 from moorage.run.results import (
     BootResult,
     Configuration,
@@ -227,13 +227,12 @@ def _boot(api: ComputeApiClient, name: str, flavor: str, image: str,
 
 
 class Census:
-    """How many compute hosts (root providers) have a trait, asked of placement once
-    per trait and configuration: the hosts' traits do not change during a run."""
+    """How many compute hosts the cloud has, asked of placement once per
+    configuration (the denominator of a spawn refusal's share)."""
 
     def __init__(self, placement: PlacementClient | None, *,
                  total: int | None = None) -> None:
         self.placement = placement
-        self._with: dict[str, int | None] = {}
         self._total = total
 
     @property
@@ -242,12 +241,6 @@ class Census:
             assert self.placement is not None
             self._total = _compute_nodes(self.placement)
         return self._total
-
-    def hosts_with(self, trait: str) -> int | None:
-        if trait not in self._with:
-            assert self.placement is not None
-            self._with[trait] = _hosts_with(self.placement, trait)
-        return self._with[trait]
 
 
 def _fault_kind(server: Mapping[str, Any]) -> str | None:
@@ -302,85 +295,33 @@ def late_exclusions(attempts: Sequence[Mapping[str, Any]],
 
 def exclusions_of(details: Mapping[str, Any], scheduling: Mapping[str, Any],
                   census: Census) -> list[Exclusion]:
-    """Which constraint of a NoValidHost request left no host, and how many of the
-    cloud's hosts each excluded on its own: one cheap placement query per required or
-    forbidden trait of the request (root providers having it), plus the host filters'
-    rejections."""
-    found: list[Exclusion] = []
-    hosts_total = census.total
-    origins = _trait_origins(scheduling)
-    request = details.get("request") or {}
-    for trait in _traits(request, "required"):
-        having = census.hosts_with(trait)
-        if having is None:
-            continue
-        excluded = hosts_total - having
-        if excluded > 0:
-            found.append(Exclusion(_describe("required trait", trait, origins), excluded,
-                                   hosts_total))
-    for trait in _traits(request, "forbidden"):
-        having = census.hosts_with(trait)
-        if having:
-            found.append(Exclusion(_describe("forbidden trait", trait, origins), having,
-                                   hosts_total))
-    by_filter: dict[str, int] = {}
-    counted = details.get("rejections_by_filter")
-    if isinstance(counted, Mapping):
-        by_filter = {str(name): int(count) for name, count in counted.items()}
-    for rejection in [] if by_filter else details.get("rejections") or []:
-        if isinstance(rejection, Mapping):
-            name = str(rejection.get("filter") or rejection.get("by") or "host filter")
-            by_filter[name] = by_filter.get(name, 0) + 1
-    for name, count in sorted(by_filter.items()):
-        found.append(Exclusion(f"host filter {name}", count, hosts_total))
+    """The constraints of a NoValidHost boot that excluded hosts, with how many of the
+    cloud's hosts each excluded on its own, as the scheduler recorded them when it
+    decided (its decisions: placement's per-constraint counts, the request, the host
+    filters), and what no host had together."""
+    decisions = details.get("decisions") or scheduling.get("decisions")
+    if not isinstance(decisions, Mapping):
+        return [Exclusion("no decisions recorded", census.total, census.total)]
+    found = [Exclusion(_constraint(e), int(e["excluded"]), int(e["of"]))
+             for e in decisions.get("exclusions") or () if e.get("excluded")]
+    together = decisions.get("together")
+    if together:
+        hosts = int(decisions.get("hosts") or census.total)
+        found.append(Exclusion("together: " + " + ".join(together["constraints"]),
+                               hosts, hosts))
     if not found:
-        found.append(Exclusion("resources (no host has room)", hosts_total, hosts_total))
+        found.append(Exclusion("resources (no host has room)", census.total, census.total))
     return found
 
 
-def _traits(request: Mapping[str, Any], kind: str) -> list[str]:
-    """The request's traits of one kind, wherever the scheduler's details put them."""
-    names: set[str] = set()
-    for key, value in request.items():
-        if kind not in key:
-            continue
-        if isinstance(value, str):
-            names.update(t for t in value.split(",") if t)
-        elif isinstance(value, list | tuple | set):
-            names.update(str(t) for t in value)
-    return sorted(n.lstrip("!") for n in names)
-
-
-def _trait_origins(scheduling: Mapping[str, Any]) -> dict[str, str]:
-    """trait -> what asked for it, from the request filters' records
-    ("root_required:COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)")."""
-    origins: dict[str, str] = {}
-    for record in scheduling.get("filters", []):
-        for added in record.get("added", []):
-            match = re.match(r"^root_(?:required|forbidden):([A-Z0-9_]+)(?: \((.*)\))?$",
-                             str(added))
-            if match:
-                origins[match.group(1)] = match.group(2) or record.get("name", "")
-    return origins
-
-
-def _describe(kind: str, trait: str, origins: Mapping[str, str]) -> str:
-    origin = origins.get(trait)
-    return f"{kind} {trait}" + (f" ({origin})" if origin else "")
+def _constraint(exclusion: Mapping[str, Any]) -> str:
+    """"required host trait COMPUTE_NET_VIF_MODEL_E1000 (image property
+    hw_vif_model=e1000)": the constraint and where the request got it."""
+    origin = exclusion.get("origin")
+    return str(exclusion["constraint"]) + (f" ({origin})" if origin else "")
 
 
 def _compute_nodes(placement: PlacementClient) -> int:
     body = placement.request("GET", "/resource_providers",
                              params=[("required", "COMPUTE_NODE")])
     return len(body.get("resource_providers", []))
-
-
-def _hosts_with(placement: PlacementClient, trait: str) -> int | None:
-    """Compute hosts (root providers) having ``trait``; None if placement cannot say."""
-    try:
-        body = placement.request("GET", "/resource_providers",
-                                 params=[("required", trait)])
-    except PlacementError:
-        return None
-    return sum(1 for p in body.get("resource_providers", [])
-               if p.get("root_provider_uuid") in (None, p.get("uuid")))

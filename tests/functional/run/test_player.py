@@ -33,7 +33,8 @@ def test_prefilters_remove_reschedules_and_name_what_excluded_hosts(
     assert {b.fault for b in vhd} == {"NoValidHost"}
     assert all(b.spawn_attempts == 0 for b in vhd)
     constraints = both.failures_by_constraint()
-    assert constraints[0][0].startswith("required trait COMPUTE_IMAGE_TYPE_VHD")
+    assert constraints[0][0] == ("required host trait COMPUTE_IMAGE_TYPE_VHD (image "
+                                 "disk_format=vhd)")
     assert constraints[0][1] == 2       # both vhd boots
     assert constraints[0][2] == 4       # no host of the four takes vhd
     # Fewer candidates per request once placement knows what the image needs.

@@ -6,7 +6,7 @@ import io
 import re
 
 from moorage.cli.run import ProgressBar
-from moorage.run.player import Census, _result, _trait_origins, _traits, late_exclusions
+from moorage.run.player import Census, _result, exclusions_of, late_exclusions
 from moorage.run.results import Exclusion
 
 
@@ -25,26 +25,31 @@ def test_late_exclusions_group_hosts_by_what_they_refused() -> None:
     ]
 
 
-def test_traits_of_a_request_wherever_they_are() -> None:
-    request = {"root_required": ["COMPUTE_NET_VIF_MODEL_E1000", "COMPUTE_IMAGE_TYPE_RAW"],
-               "root_forbidden": ["COMPUTE_STATUS_DISABLED"],
-               "required": "HW_CPU_X86_VMX,!HW_CPU_X86_SGX"}
-    assert _traits(request, "required") == [
-        "COMPUTE_IMAGE_TYPE_RAW", "COMPUTE_NET_VIF_MODEL_E1000", "HW_CPU_X86_SGX",
-        "HW_CPU_X86_VMX"]
-    assert _traits(request, "forbidden") == ["COMPUTE_STATUS_DISABLED"]
-
-
-def test_trait_origins_come_from_the_filter_records() -> None:
-    scheduling = {"filters": [
-        {"name": "transform_image_metadata",
-         "added": ["root_required:COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)"]},
-        {"name": "compute_status_filter", "added": ["root_forbidden:COMPUTE_STATUS_DISABLED"]},
-    ]}
-    assert _trait_origins(scheduling) == {
-        "COMPUTE_NET_VIF_MODEL_E1000": "hw_vif_model=e1000",
-        "COMPUTE_STATUS_DISABLED": "compute_status_filter",
+def test_exclusions_come_from_the_recorded_decisions() -> None:
+    """What the scheduler recorded, read as it is: no message or filter record is
+    parsed back."""
+    decisions = {
+        "hosts": 4,
+        "exclusions": [
+            {"stage": "placement", "constraint": "required host trait COMPUTE_IMAGE_TYPE_VHD",
+             "key": "COMPUTE_IMAGE_TYPE_VHD", "excluded": 4, "of": 4,
+             "origin": "image disk_format=vhd", "hosts": []},
+            {"stage": "placement", "constraint": "resources VCPU=2", "key": "VCPU",
+             "excluded": 0, "of": 4, "origin": "flavor small", "hosts": []},
+            {"stage": "host filter", "constraint": "host filter ComputeFilter",
+             "key": "ComputeFilter", "excluded": 1, "of": 3, "origin": None, "hosts": []},
+        ],
+        "together": {"constraints": ["A", "B"], "satisfied": [2, 1]},
     }
+    found = exclusions_of({"decisions": decisions}, {}, Census(None, total=9))
+    assert found == [
+        Exclusion("required host trait COMPUTE_IMAGE_TYPE_VHD (image disk_format=vhd)", 4, 4),
+        Exclusion("host filter ComputeFilter", 1, 3),
+        Exclusion("together: A + B", 4, 4),
+    ]
+    # A record from before decisions were kept says so, over the whole cloud.
+    assert exclusions_of({}, {}, Census(None, total=9)) == [
+        Exclusion("no decisions recorded", 9, 9)]
 
 
 def test_result_of_a_rescheduled_build() -> None:
