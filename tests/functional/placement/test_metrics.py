@@ -12,7 +12,7 @@ from pathlib import Path
 
 import requests
 
-from moorage.placement.launcher import PlacementProcess
+from moorage.placement.launcher import PlacementProcess, ServerProcess
 from tests.conftest import PlacementClient
 from tests.prometheus import (
     HTTP_LATENCY,
@@ -35,7 +35,7 @@ def _call(url: str, method: str, path: str, *, headers: dict[str, str] | None = 
     assert response.status_code == expect, (method, path, response.text)
 
 
-def started_workers(server: PlacementProcess, count: int) -> PlacementProcess:
+def started_workers(server: ServerProcess, count: int) -> ServerProcess:
     """``server`` once each of its ``count`` workers serves (it answers as soon as the
     first does)."""
     deadline = time.monotonic() + 60
@@ -45,7 +45,7 @@ def started_workers(server: PlacementProcess, count: int) -> PlacementProcess:
     return server
 
 
-def shared_directory(server: PlacementProcess) -> Path:
+def shared_directory(server: ServerProcess) -> Path:
     """The directory the server's workers count in, as its launching process logs it."""
     return Path(re.findall(r"worker processes count in (\S+)", server.output())[-1])
 
