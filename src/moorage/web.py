@@ -83,23 +83,34 @@ class Router(Generic[H]):
 
     def __init__(self, routes: dict[str, dict[str, H]]) -> None:
         self._static: dict[str, dict[str, H]] = {}
-        self._patterns: list[tuple[re.Pattern[str], dict[str, H]]] = []
+        self._patterns: list[tuple[str, re.Pattern[str], dict[str, H]]] = []
         for template, methods in routes.items():
             if "{" not in template:
                 self._static[template] = methods
                 continue
             regex = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", template)
-            self._patterns.append((re.compile(f"^{regex}$"), methods))
+            self._patterns.append((template, re.compile(f"^{regex}$"), methods))
 
     def match(self, path: str) -> tuple[dict[str, H], dict[str, str]] | None:
+        found = self.resolve(path)
+        return None if found is None else (found[1], found[2])
+
+    def resolve(self, path: str) -> tuple[str, dict[str, H], dict[str, str]] | None:
+        """Like ``match``, led by the route's template (``/servers/{server_id}``): what
+        metrics label a request by, whatever the path's parameters."""
         methods = self._static.get(path)
         if methods is not None:
-            return methods, {}
-        for pattern, methods in self._patterns:
+            return path, methods, {}
+        for template, pattern, methods in self._patterns:
             found = pattern.match(path)
             if found:
-                return methods, found.groupdict()
+                return template, methods, found.groupdict()
         return None
+
+    def template(self, path: str) -> str | None:
+        """The template of the route ``path`` matches; None when none does."""
+        found = self.resolve(path)
+        return None if found is None else found[0]
 
 
 # -- a threaded server -------------------------------------------------------------

@@ -12,6 +12,7 @@ Errors become nova's bodies; anything unexpected is a 500 without a traceback.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -21,6 +22,7 @@ from moorage.api.errors import ApiError, MethodNotAllowed, NotFound, ServiceUnav
 from moorage.api.http import ApiRequest
 from moorage.api.routes import ROUTES
 from moorage.api.state import ApiState
+from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
 from moorage.web import JSON, STATUS_LINES, Response, Router
 
@@ -33,6 +35,17 @@ def build_app(state: ApiState) -> WSGIApp:
     """The WSGI application serving ``state``."""
     router = Router(ROUTES)
     authenticate = auth.authenticator(state.conf)
+    observe = state.metrics.observe
+    if state.conductor is not None:
+        conductor_metrics()  # its series exist (at 0) before the first event
+
+    def route_of(req: ApiRequest) -> str:
+        """The route label: the template dispatch matched, or (refused before routing:
+        401) the one the path would match."""
+        if req.route is not None:
+            return req.route
+        path = req.path.rstrip("/") if len(req.path) > 1 else req.path
+        return router.template(path) or UNMATCHED
     if state.service_token is None:
         LOG.warning("[DEFAULT] service_token is unset: the internal routes agents call "
                     "(/internal/...) are open. DEVELOPMENT MODE; set a token in production.")
@@ -40,10 +53,11 @@ def build_app(state: ApiState) -> WSGIApp:
     def dispatch(req: ApiRequest) -> Response:
         req.context = authenticate(req)
         path = req.path.rstrip("/") if len(req.path) > 1 else req.path
-        found = router.match(path)
+        found = router.resolve(path)
         if found is None:
+            req.route = UNMATCHED
             raise NotFound("The resource could not be found.")
-        methods, req.params = found
+        req.route, methods, req.params = found
         handler = methods.get(req.method)
         if handler is None:
             raise MethodNotAllowed(
@@ -55,6 +69,7 @@ def build_app(state: ApiState) -> WSGIApp:
             raise ServiceUnavailable(f"Placement failed: {exc}") from None
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        started = time.perf_counter()
         req = ApiRequest(environ, state)
         req.request_id = f"req-{uuid.uuid4()}"
         try:
@@ -73,6 +88,7 @@ def build_app(state: ApiState) -> WSGIApp:
         headers.append(("x-openstack-request-id", req.request_id))
         headers.append(("x-compute-request-id", req.request_id))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        observe(route_of(req), req.method, response.status, time.perf_counter() - started)
         return [response.body]
 
     app: WSGIApp = application

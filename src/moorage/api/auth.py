@@ -27,8 +27,10 @@ NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
 INTERNAL_PREFIX = "/internal/"
 SERVICE_TOKEN_HEADER = "X-Service-Token"
-# Anyone may read these: the version documents and the OpenAPI document.
+# Anyone may read these: the version documents and the OpenAPI document (and /metrics
+# under [api] public_metrics).
 PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"})
+METRICS_PATH = "/metrics"
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
 
@@ -73,14 +75,19 @@ def check_service_token(req: ApiRequest) -> RequestContext:
     return RequestContext(user_id="moorage-compute", project_id=None, roles=("service",))
 
 
+def public_paths(conf: cfg.ConfigOpts) -> frozenset[str]:
+    return PUBLIC_PATHS | {METRICS_PATH} if conf.api.public_metrics else PUBLIC_PATHS
+
+
 def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext]:
     """The function that turns a request into a context for this configuration."""
     inner = noauth2_context if conf.api.auth_strategy == NOAUTH2 else keystone_context
+    public = public_paths(conf)
 
     def authenticate(req: ApiRequest) -> RequestContext:
         if req.path.startswith(INTERNAL_PREFIX):
             return check_service_token(req)
-        if req.path in PUBLIC_PATHS:
+        if req.path in public:
             return ANONYMOUS
         return inner(req)
 
@@ -98,10 +105,11 @@ def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
             "for development only, use auth_strategy = noauth2"
         ) from None
     protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+    public = public_paths(conf)
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO", "")
-        if path in PUBLIC_PATHS or path.startswith(INTERNAL_PREFIX):
+        if path in public or path.startswith(INTERNAL_PREFIX):
             return app(environ, start_response)
         return protected(environ, start_response)
 

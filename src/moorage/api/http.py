@@ -68,6 +68,8 @@ class ApiRequest:
             self.path = raw_path
         self.context: RequestContext = ANONYMOUS
         self.params: dict[str, str] = {}
+        # The template of the route the path matched (a metrics label), once routed.
+        self.route: str | None = None
         self.request_id = ""
         self._query: QueryParams | None = None
         self._body: bytes | None = None

@@ -125,6 +125,14 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
 )
 
 
+# Moorage's own routes outside /v2.1.
+SERVICE_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
+    ("moorage:metrics", f"rule:{ADMIN_API}",
+     "Read the service's metrics (Prometheus text format); [api] public_metrics opens "
+     "them to anyone.", [("GET", "/metrics")]),
+)
+
+
 def list_rules() -> list[oslo_policy.RuleDefault]:
     """Every default rule; also the entry point for a policy sample."""
     return [
@@ -133,6 +141,10 @@ def list_rules() -> list[oslo_policy.RuleDefault]:
             name=name, check_str=check, description=description,
             operations=[{"method": m, "path": "/v2.1" + p} for m, p in operations])
           for name, check, description, operations in API_RULES),
+        *(oslo_policy.DocumentedRuleDefault(
+            name=name, check_str=check, description=description,
+            operations=[{"method": m, "path": p} for m, p in operations])
+          for name, check, description, operations in SERVICE_RULES),
     ]
 
 

@@ -1,7 +1,8 @@
 """The route table: URL -> {method: handler}. The whole compute API at a glance.
 
 User routes live under /v2.1; /internal/ is for the compute agents (service token);
-/ and /openapi.json are public. A method not listed gets 405 with an Allow header.
+/ and /openapi.json are public; /metrics is the operator's Prometheus's (admin, or public
+under ``[api] public_metrics``). A method not listed gets 405 with an Allow header.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from moorage.api.handlers import (
     flavors,
     hypervisors,
     images,
+    metrics,
     plans,
     servers,
     services,
@@ -71,4 +73,5 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.aggregate_action},
     "/internal/services": {"PUT": services.heartbeats},
     "/internal/services/{host}": {"PUT": services.heartbeat},
+    "/metrics": {"GET": metrics.show_metrics},
 }

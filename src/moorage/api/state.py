@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from oslo_config import cfg
@@ -11,6 +11,7 @@ from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
+from moorage.metrics import HttpMetrics
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 
@@ -34,6 +35,7 @@ class ApiState:
     agents: AgentClient | None = None
     scheduler: Any = None
     conductor: Any = None
+    metrics: HttpMetrics = field(default_factory=HttpMetrics)
 
     @property
     def service_token(self) -> str | None:

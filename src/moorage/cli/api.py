@@ -22,6 +22,7 @@ from moorage.cli.listen import claim_port
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
+from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import check_configuration
 
@@ -102,7 +103,8 @@ class Serve(Command):
         conf = load_config(parsed_args.config_file, overrides)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
-        with claim_port(host, port):
+        # The workers count in one directory, so that /metrics sums them all.
+        with claim_port(host, port), multiprocess_directory("api"):
             if conf.database.sync_on_startup:
                 _migrate(conf)
             if conf.api.auth_strategy == "noauth2":

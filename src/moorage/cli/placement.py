@@ -13,6 +13,7 @@ from oslo_config import cfg
 from moorage.cli import candidates, demo, provider
 from moorage.cli.listen import claim_port
 from moorage.conf import load_config
+from moorage.metrics import multiprocess_directory
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
 from moorage.placement.storage import migration
@@ -63,7 +64,8 @@ class Serve(Command):
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         server = conf.placement_server
-        with claim_port(server.host, server.port):
+        # The workers count in one directory, so that /metrics sums them all.
+        with claim_port(server.host, server.port), multiprocess_directory("placement"):
             if conf.placement_database.sync_on_startup:
                 _migrate(conf)
             if conf.api.auth_strategy == "noauth2":

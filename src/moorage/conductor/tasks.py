@@ -34,7 +34,7 @@ from typing import Any
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
-from moorage import failpoints
+from moorage import failpoints, metrics
 from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
 from moorage.conductor import faults
 from moorage.conductor.specs import move_spec, request_spec, scheduling_record
@@ -44,6 +44,7 @@ from moorage.lifecycle.operations import Operation, OperationKind
 from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
 from moorage.lifecycle.store import Fence
+from moorage.metrics import BootOutcome
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json
 from moorage.model.flavor import Flavor
 from moorage.placement.client import PlacementClient, PlacementError
@@ -174,6 +175,8 @@ class ServerTasks:
 
     def fail(self, job: Job, exc: BaseException) -> None:
         """Something unexpected: the server must not stay mid-task."""
+        if job.operation.kind == OperationKind.BUILD:
+            metrics.boot_ended(BootOutcome.ERROR)
         self.update(job, expect_status=None, finish=True, status=ERROR, task_state=None,
                     fault=faults.internal_error(job.operation.kind, exc))
 
@@ -237,6 +240,8 @@ class ServerTasks:
         try:
             selection = self.scheduler.select_destinations(spec)
         except NoValidHost as exc:
+            metrics.no_valid_host(exc)
+            metrics.boot_ended(BootOutcome.ERROR)
             self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING,), finish=True,
                         status=ERROR, task_state=None, fault=faults.no_valid_host(exc),
                         scheduling=scheduling_record(spec, "build", error=exc.reason,
@@ -252,10 +257,12 @@ class ServerTasks:
         if outcome.placed is not None:
             destination = outcome.placed
             failpoints.reach("conductor.build.after_spawn")
-            if not self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
-                               finish=True, status=ACTIVE, task_state=None,
-                               launched_at=utcnow(), attempts=outcome.attempts,
-                               host=destination.host, node=destination.node):
+            active = self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING,),
+                                 finish=True, status=ACTIVE, task_state=None,
+                                 launched_at=utcnow(), attempts=outcome.attempts,
+                                 host=destination.host, node=destination.node)
+            metrics.boot_ended(BootOutcome.ACTIVE if active else BootOutcome.DELETED)
+            if not active:
                 # Deleted while it was spawning: the delete found no host yet (or
                 # another), so the guest and its claim are this build's to remove.
                 LOG.info("server %s: deleted while it was spawning on %s; removing its "
@@ -265,6 +272,7 @@ class ServerTasks:
         elif not outcome.interrupted:
             # No host holds it (claims released): host and node are cleared, as
             # upstream does, so nothing counts it on the last host tried.
+            metrics.boot_ended(BootOutcome.ERROR)
             self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING, T.SCHEDULING),
                         finish=True, status=ERROR, task_state=None,
                         attempts=outcome.attempts, fault=outcome.fault, host=None, node=None)
@@ -287,6 +295,7 @@ class ServerTasks:
                 LOG.info("server %s: build taken over from %s; its guest runs on %s",
                          job.uuid, previous, host)
                 attempts.append(faults.attempt_ok(host, node))
+                metrics.boot_ended(BootOutcome.ACTIVE)
                 self.update(job, expect_status=(BUILD,), expect_task=(T.SPAWNING, T.SCHEDULING),
                             finish=True, status=ACTIVE, task_state=None,
                             launched_at=utcnow(), attempts=attempts, host=host, node=node)
@@ -342,6 +351,7 @@ class ServerTasks:
                 if index > 0:
                     if not retries:
                         break
+                    metrics.rescheduled()
                     claimed, generation, held = self._claim_alternate(spec, destination,
                                                                       held)
                     if not claimed:
@@ -463,6 +473,7 @@ class ServerTasks:
             try:
                 self.scheduler.verify_rebuild(spec, host)
             except NoValidHost as exc:
+                metrics.no_valid_host(exc)
                 # The image stays what it was (upstream rolls image_ref back).
                 self.update(job, expect_status=(REBUILD,), finish=True, status=ERROR,
                             task_state=None, fault=faults.no_valid_host(exc),
@@ -522,6 +533,7 @@ class ServerTasks:
         try:
             selection = self.scheduler.select_destinations(spec)
         except NoValidHost as exc:
+            metrics.no_valid_host(exc)
             self._undo_move(job, record, migration, status,
                             scheduling_record(spec, operation, error=exc.reason,
                                               decisions=_decisions(exc)))

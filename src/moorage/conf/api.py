@@ -24,6 +24,15 @@ OPTS = (
         min=1024,
         help="Largest request body accepted, in bytes; larger bodies get 413.",
     ),
+    cfg.BoolOpt(
+        "public_metrics",
+        default=False,
+        help="Serve GET /metrics (Prometheus text format) to anyone, with no token and "
+        "no policy check: for a Prometheus that cannot hold a Keystone token, where only "
+        "trusted scrapers reach the listening address (a service bound to a management "
+        "network or to localhost behind an exporter). Off, the caller needs the metrics "
+        "policy rule (placement:metrics, moorage:metrics; admin by default).",
+    ),
 )
 
 

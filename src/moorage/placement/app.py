@@ -20,6 +20,7 @@ from typing import Any
 
 from oslo_middleware import cors
 
+from moorage.metrics import UNMATCHED
 from moorage.placement import auth, microversion
 from moorage.placement.http import (
     BadRequest,
@@ -62,6 +63,13 @@ def make_app(service: PlacementService) -> WSGIApp:
     """The WSGI application serving ``service``."""
     router = Router(ROUTES)
     authenticate = auth.authenticator(service.conf)
+    observe = service.metrics.observe
+
+    def route_of(req: Request) -> str:
+        """The route label: the template dispatch matched, or (refused before routing:
+        401, a bad microversion) the one the path would match."""
+        route = req.route if req.route is not None else router.template(req.path)
+        return UNMATCHED if route is None else route or "/"
 
     def dispatch(req: Request) -> Response:
         req.credentials = authenticate(req)
@@ -73,10 +81,11 @@ def make_app(service: PlacementService) -> WSGIApp:
             raise BadRequest(exc.detail) from None
         req.version_known = True
         _check_body_headers(req)
-        found = router.match(req.path)
+        found = router.resolve(req.path)
         if found is None:
+            req.route = UNMATCHED
             raise NotFound("")
-        methods, req.path_params = found
+        req.route, methods, req.path_params = found
         handler = methods.get(req.method)
         if handler is None:
             raise MethodNotAllowed(
@@ -126,11 +135,13 @@ def make_app(service: PlacementService) -> WSGIApp:
             headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
             headers.append(("vary", microversion.HEADER))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        elapsed = time.perf_counter() - started
+        observe(route_of(req), req.method, response.status, elapsed)
         if REQUEST_LOG.isEnabledFor(logging.INFO):
             REQUEST_LOG.info(
                 '%s "%s %s" status: %d len: %d microversion: %s time: %.1fms',
                 environ.get("REMOTE_ADDR", "-"), req.method, req.path, response.status,
-                length, req.version, (time.perf_counter() - started) * 1000,
+                length, req.version, elapsed * 1000,
             )
         if isinstance(response, StreamedResponse):
             # An iterable that is not a list: the server sends it as it comes.

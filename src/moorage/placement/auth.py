@@ -28,8 +28,13 @@ WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
 NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
 
-# Paths anyone may read: the version document.
+# Paths anyone may read: the version document (and /metrics under [api] public_metrics).
 _PUBLIC_PATHS = ("/", "")
+METRICS_PATH = "/metrics"
+
+
+def public_paths(conf: cfg.ConfigOpts) -> tuple[str, ...]:
+    return (*_PUBLIC_PATHS, METRICS_PATH) if conf.api.public_metrics else _PUBLIC_PATHS
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -83,9 +88,10 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[Request], Credentials]:
     """The function that turns a request into credentials for this configuration."""
     strategy = conf.api.auth_strategy
     inner = noauth2_credentials if strategy == NOAUTH2 else keystone_credentials
+    public = public_paths(conf)
 
     def authenticate(req: Request) -> Credentials:
-        if req.path in _PUBLIC_PATHS:
+        if req.path in public:
             return Credentials(None, None, ())
         return inner(req)
 
@@ -103,9 +109,10 @@ def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
             "for development only, use auth_strategy = noauth2"
         ) from None
     protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+    public = public_paths(conf)
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if environ.get("PATH_INFO", "") in _PUBLIC_PATHS:
+        if environ.get("PATH_INFO", "") in public:
             return app(environ, start_response)
         return protected(environ, start_response)
 

@@ -309,6 +309,8 @@ class Request:
         self.request_id = ""
         self.credentials = Credentials(None, None, ())
         self.path_params: dict[str, str] = {}
+        # The template of the route the path matched (a metrics label), once routed.
+        self.route: str | None = None
         self._query: list[tuple[str, str]] | None = None
         self._body: bytes | None = None
 

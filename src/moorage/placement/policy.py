@@ -129,6 +129,9 @@ _API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
      "List allocation candidates.", [("GET", "/allocation_candidates")]),
     ("placement:reshaper:reshape", SERVICE_API, "Reshape Inventory and Allocations.",
      [("POST", "/reshaper")]),
+    # Not upstream's: Moorage's Prometheus endpoint ([api] public_metrics opens it).
+    ("placement:metrics", ADMIN_API, "Read the service's metrics (Prometheus text format).",
+     [("GET", "/metrics")]),
 )
 
 

@@ -11,6 +11,7 @@ from moorage.placement.api import (
     allocation,
     allocation_candidate,
     inventory,
+    metrics,
     reshaper,
     resource_class,
     resource_provider,
@@ -78,4 +79,5 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/usages": {"GET": usage.total_usages},
     "/reshaper": {"POST": reshaper.reshape},
+    "/metrics": {"GET": metrics.show_metrics},
 }

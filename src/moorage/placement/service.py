@@ -10,6 +10,7 @@ import platformdirs
 from oslo_config import cfg
 
 from moorage import heap
+from moorage.metrics import HttpMetrics
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.http import BadRequest, RequestEntityTooLarge
 from moorage.placement.policy import Policy
@@ -50,6 +51,7 @@ class PlacementService:
         self.policy = Policy(conf)
         self.max_body = int(conf.api.max_request_body_size)
         self.statistics = StatisticsKeeper(self.db)
+        self.metrics = HttpMetrics()
 
     def prepare(self, *, migrate: bool | None = None) -> None:
         """Apply migrations (when configured) and load the index."""
