@@ -9,6 +9,7 @@ from __future__ import annotations
 from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
+    capabilities,
     flavors,
     hypervisors,
     images,
@@ -47,6 +48,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
+    "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
     "/v2.1/os-migrations": {"GET": servers.list_migrations},
     "/v2.1/os-services": {"GET": services.list_services},
     "/v2.1/os-services/{service_id}": {

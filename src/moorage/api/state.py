@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from oslo_config import cfg
 
+from moorage.api.capabilities.census import CensusCache
 from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
@@ -34,6 +35,8 @@ class ApiState:
     agents: AgentClient | None = None
     scheduler: Any = None
     conductor: Any = None
+    # GET /v2.1/capabilities: the last census of the hosts, for a few seconds.
+    capabilities: CensusCache = field(default_factory=CensusCache)
 
     @property
     def service_token(self) -> str | None:

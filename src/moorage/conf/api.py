@@ -1,4 +1,5 @@
-"""[api]: authentication and request limits of the HTTP API."""
+"""[api]: authentication and request limits of the HTTP API, and what its capability
+catalogue (GET /v2.1/capabilities) may show users."""
 
 from __future__ import annotations
 
@@ -23,6 +24,22 @@ OPTS = (
         default=1024 * 1024,
         min=1024,
         help="Largest request body accepted, in bytes; larger bodies get 413.",
+    ),
+    cfg.IntOpt(
+        "capability_host_floor",
+        default=2,
+        min=1,
+        help="GET /v2.1/capabilities lists a trait only when at least this many "
+        "enabled, up hosts with room offer it, and never shows a smaller host count: "
+        "with the default, a capability of one special host is not revealed. 1 shows "
+        "every host's capabilities.",
+    ),
+    cfg.FloatOpt(
+        "capability_cache_seconds",
+        default=10.0,
+        min=0.0,
+        help="How long GET /v2.1/capabilities reuses its census of the hosts (one "
+        "placement query for the whole cloud); 0 reads placement on every request.",
     ),
 )
 
