@@ -256,6 +256,10 @@ class ComputeApiClient:
     def hypervisors(self) -> list[Json]:
         return list(self._get("/os-hypervisors/detail", "hypervisors"))
 
+    def capabilities(self) -> Json:
+        """What the cloud offers as standard traits (GET /capabilities, any user)."""
+        return dict(self._get("/capabilities", "capabilities"))
+
     # -- aggregates ------------------------------------------------------------------
     def aggregates(self) -> list[Json]:
         return list(self._get("/os-aggregates", "aggregates"))

@@ -85,6 +85,10 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
      "Remove a host from an aggregate.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
     ("os_compute_api:os-aggregates:set_metadata", f"rule:{ADMIN_API}",
      "Set an aggregate's metadata.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
+    ("moorage:capabilities:index", ANYONE,
+     "List the capabilities the cloud offers, as standard traits with host counts at or "
+     "above [api] capability_host_floor; never a host's name.",
+     [("GET", "/capabilities")]),
     ("os_compute_api:os-migrations:index", f"rule:{ADMIN_API}", "List migrations.",
      [("GET", "/os-migrations")]),
     ("os_compute_api:servers:index", f"rule:{ADMIN_OR_OWNER}", "List servers.",

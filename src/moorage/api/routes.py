@@ -10,6 +10,7 @@ from __future__ import annotations
 from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
+    capabilities,
     flavors,
     hypervisors,
     images,
@@ -50,6 +51,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
+    "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
     "/v2.1/os-migrations": {"GET": servers.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
     "/v2.1/scheduler/plan": {"POST": plans.plan},

@@ -7,6 +7,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from moorage.api.capabilities.census import CensusCache
 from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
@@ -36,6 +37,8 @@ class ApiState:
     scheduler: Any = None
     conductor: Any = None
     metrics: HttpMetrics = field(default_factory=HttpMetrics)
+    # GET /v2.1/capabilities: the last census of the hosts, for a few seconds.
+    capabilities: CensusCache = field(default_factory=CensusCache)
 
     @property
     def service_token(self) -> str | None:

@@ -42,6 +42,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
                "server resize", "server resize confirm", "server resize revert",
                "server show"),
     "host": ("host list", "host set"),
+    "capabilities": ("capabilities",),
     "aggregate": ("aggregate add host", "aggregate create", "aggregate delete",
                   "aggregate list", "aggregate remove host", "aggregate set",
                   "aggregate show", "aggregate unset"),

@@ -1,4 +1,5 @@
-"""[api]: authentication and request limits of the HTTP API."""
+"""[api]: authentication and request limits of the HTTP API, and what its capability
+catalogue (GET /v2.1/capabilities) may show users."""
 
 from __future__ import annotations
 
@@ -32,6 +33,22 @@ OPTS = (
         "trusted scrapers reach the listening address (a service bound to a management "
         "network or to localhost behind an exporter). Off, the caller needs the metrics "
         "policy rule (placement:metrics, moorage:metrics; admin by default).",
+    ),
+    cfg.IntOpt(
+        "capability_host_floor",
+        default=2,
+        min=1,
+        help="GET /v2.1/capabilities lists a trait only when at least this many "
+        "enabled, up hosts with room offer it, and never shows a smaller host count: "
+        "with the default, a capability of one special host is not revealed. 1 shows "
+        "every host's capabilities.",
+    ),
+    cfg.FloatOpt(
+        "capability_cache_seconds",
+        default=10.0,
+        min=0.0,
+        help="How long GET /v2.1/capabilities reuses its census of the hosts (one "
+        "placement query for the whole cloud); 0 reads placement on every request.",
     ),
 )
 

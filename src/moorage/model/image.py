@@ -94,6 +94,14 @@ _BOOLEANS = ("hw_time_hpet", "hw_firmware_stateless")
 TRAIT_PREFIX = "trait:"
 
 
+def enum_values(name: str) -> tuple[str, ...]:
+    """The canonical values an enum property allows (``hw_vif_model`` -> its 13 NIC
+    models); ``disk_format`` too. KeyError for a property that is not an enum."""
+    if name == "disk_format":
+        return DISK_FORMATS
+    return _ENUMS[name][0]
+
+
 @dataclass(frozen=True)
 class ImageProperties:
     """The hardware-relevant properties of an image, canonicalized."""
