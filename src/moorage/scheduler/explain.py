@@ -185,7 +185,9 @@ def placement_decisions(explained: Mapping[str, Any], spec: RequestSpec,
 
 def deciding_key(decisions: Decisions) -> str:
     """The constraint that left no host, as a metric label: the one whose removal
-    would help, else the most excluding."""
+    would help, else the most excluding ("no hosts" in a cloud without any)."""
+    if decisions.hosts == 0:
+        return "no hosts"
     if decisions.relaxed is not None:
         for exclusion in decisions.exclusions:
             if exclusion.constraint == decisions.relaxed.constraint:

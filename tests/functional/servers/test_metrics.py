@@ -66,7 +66,8 @@ def test_boots_reschedules_and_no_valid_host(make_cloud: Any) -> None:
         labels(outcome="active"): 1, labels(outcome="error"): 1}
     assert changes(before, after, "moorage_reschedules_total") == {(): 2}
     no_valid_host = changes(before, after, "moorage_no_valid_host_total")
-    assert list(no_valid_host.values()) == [1], no_valid_host
+    # Labelled by the constraint that decided it: the trait no host has.
+    assert no_valid_host == {labels(constraint=SGX): 1}, no_valid_host
     # The requests counter is this API's own; agents' heartbeats go on meanwhile.
     made[requests_key("/metrics", "GET", 200)] += 1
     counted = {key: n for key, n in changes(before, after, HTTP_REQUESTS).items()
