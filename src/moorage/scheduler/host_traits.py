@@ -71,10 +71,13 @@ class HostTraitsReader:
     seconds. Safe to share between threads; ``requests`` counts what it sent."""
 
     def __init__(self, client: PlacementClient, max_age: float = math.inf,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 per_host: bool | None = None) -> None:
         self.client = client
         self.max_age = max_age
         self.clock = clock
+        # None: whichever takes fewer requests; True or False: host by host, or not.
+        self.per_host = per_host
         self.requests = 0
         self._lock = threading.Lock()
         self._snapshot: _Snapshot | None = None
@@ -117,7 +120,7 @@ class HostTraitsReader:
         body = self._get("/traits", [("associated", "true")])
         in_use = frozenset(body["traits"]) if isinstance(body, dict) else frozenset()
         every_trait = None
-        if len(roots) <= queries:
+        if self.per_host if self.per_host is not None else len(roots) <= queries:
             every_trait = self._every_trait(roots)
             roots = [p for p in roots if p.uuid in every_trait]
         snapshot = _Snapshot(now, roots, in_use, self._any_trait_supported(), every_trait)
