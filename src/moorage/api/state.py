@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from oslo_config import cfg
@@ -13,6 +14,11 @@ from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
+from moorage.scheduler.host_traits import HostTraitsReader
+
+# How long the image admission trusts the hosts' traits it read: creating many images
+# costs placement nothing more, and a host's new traits count within seconds.
+HOST_TRAITS_MAX_AGE = 10.0
 
 
 @dataclass
@@ -34,6 +40,18 @@ class ApiState:
     agents: AgentClient | None = None
     scheduler: Any = None
     conductor: Any = None
+    _host_traits: HostTraitsReader | None = field(default=None, init=False, repr=False)
+    _host_traits_lock: threading.Lock = field(default_factory=threading.Lock, init=False,
+                                              repr=False)
+
+    def host_traits(self) -> HostTraitsReader:
+        """The compute hosts' traits as the image admission reads them (made on first
+        use, kept ``HOST_TRAITS_MAX_AGE`` seconds)."""
+        with self._host_traits_lock:
+            if self._host_traits is None:
+                self._host_traits = HostTraitsReader(self.placement,
+                                                     max_age=HOST_TRAITS_MAX_AGE)
+            return self._host_traits
 
     @property
     def service_token(self) -> str | None:
