@@ -111,10 +111,11 @@ def test_preflight_against_upstream_placement(capsys: pytest.CaptureFixture[str]
         "this image: no host reports COMPUTE_IMAGE_TYPE_VMDK (disk_format=vmdk)" in err
     assert ("hosts not reporting COMPUTE_NET_VIF_MODEL_* yet (20 of 21 enabled): old00, "
             "old01, old02, old03, old04 and 15 more") in err
-    assert err[0].startswith("22 compute hosts (21 enabled), 3 images;"), err[0]
+    assert err[0] == f"{tmp_path / 'images.json'}: 1 image(s) not active, not counted"
+    assert err[1].startswith("22 compute hosts (21 enabled), 3 images;"), err[1]
     # the listing, the traits in use, the versions; then 7 traits (VMDK is in use
     # nowhere: not asked) and 3 families (required=in:...): not one request per host
-    assert err[0].endswith("(13 placement requests)"), err[0]
+    assert err[1].endswith("(13 placement requests)"), err[1]
 
 
 def test_only_the_metadata_prefilter_strands_nothing(

@@ -126,8 +126,11 @@ class Preflight(Lister):
         except ValueError as exc:
             raise ValueError(f"--enable: {exc}") from None
         configured = configured_prefilters(load_config(parsed_args.config_file))
-        images = _chosen(_images(parsed_args), parsed_args.image,
+        catalogue, notes = _images(parsed_args)
+        images = _chosen(catalogue, parsed_args.image,
                          parsed_args.image_file or "the compute API's catalogue")
+        for note in notes:
+            self.app.stderr.write(note + "\n")
         planned = configured | (enabled or frozenset(PREFILTERS))
         requirements = {image.id: image_requirements(image) for image in images}
         every = [r for found in requirements.values() for r in found]
@@ -188,8 +191,9 @@ def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Any]:
             for family, names in silent.items()}
 
 
-def _images(parsed_args: argparse.Namespace) -> list[Image]:
-    """The images to check: the file's, or the compute API's catalogue."""
+def _images(parsed_args: argparse.Namespace) -> tuple[list[Image], list[str]]:
+    """The images to check, the file's or the compute API's catalogue, and what the
+    user should know about what was left out."""
     path = parsed_args.image_file
     if path:
         try:
@@ -200,7 +204,13 @@ def _images(parsed_args: argparse.Namespace) -> list[Image]:
                              f"{exc.strerror or exc}") from None
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ValueError(f"--image-file {path}: not JSON: {exc}") from None
-        return list(images_from_listing(data, path).images)
+        listing = images_from_listing(data, path)
+        notes = [f"{path}: {listing.not_active} image(s) not active, not counted"
+                 ] if listing.not_active else []
+        if listing.next_page:
+            notes.append(f"{path}: one page of a longer listing (next: {listing.next_page}); "
+                         "images on the other pages are not checked")
+        return list(listing.images), notes
     client = ComputeApiClient(parsed_args.os_compute_url, parsed_args.os_compute_token
                               or os.environ.get(COMPUTE_TOKEN_ENV))
     images = []
@@ -213,7 +223,7 @@ def _images(parsed_args: argparse.Namespace) -> list[Image]:
                 dict(record.get("properties") or {})))
         except InvalidImageProperty as exc:
             raise ValueError(f"image {record['id']} of {client.url}: {exc}") from None
-    return images
+    return images, []
 
 
 def _chosen(images: list[Image], refs: Sequence[str], source: str) -> list[Image]:
