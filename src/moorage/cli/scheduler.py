@@ -72,8 +72,13 @@ class NotReportingColumn(FormattableColumn[dict[str, Any]]):
 
 
 def _hosts_line(family: str, shown: Sequence[str], count: int) -> str:
+    return f"{family}_*: {_host_names(shown, count)}"
+
+
+def _host_names(shown: Sequence[str], count: int) -> str:
+    """"kvm3, kvm4 and 12 more": the hosts shown, of ``count``."""
     more = f" and {count - len(shown)} more" if count > len(shown) else ""
-    return f"{family}_*: {', '.join(shown)}{more}"
+    return ", ".join(shown) + more
 
 
 class Preflight(Lister):
@@ -172,8 +177,7 @@ class Preflight(Lister):
         for family, all_quiet in sorted(silent.items()):
             ordered = sorted(all_quiet)
             out.append(f"hosts not reporting {family}_* yet ({len(ordered)} of {enabled} "
-                       "enabled): " + _hosts_line(family, ordered[:shown], len(ordered))
-                       .partition(": ")[2])
+                       f"enabled): {_host_names(ordered[:shown], len(ordered))}")
         out.append(
             f"turning on {_names(planned - configured)} would leave {len(stranded)} "
             "image(s) that boot today with no host" if stranded else
