@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Create the throwaway venv of the compatibility tests (tests/compat/): upstream's gabbi
 # runner, and the real clients (the openstack CLI with osc-placement, openstacksdk).
-# openstack-placement is installed without its dependencies, only so that its gabbi YAML
-# files (site-packages/placement/tests/functional/gabbits) can be read at test time: they
-# are never copied into this repository, and upstream's service is never run from here.
+# openstack-placement is installed with its dependencies: its gabbi YAML files
+# (site-packages/placement/tests/functional/gabbits) are read at test time, never copied
+# into this repository; and its service is run (tests/compat/upstream_placement_server.py)
+# by the tests of Moorage's clients that must work against upstream (scheduler preflight).
 # Idempotent (a stamp file names what is installed); prints the venv's path.
 # Exits non-zero, saying why, when it cannot (then the compat tests fail, saying how to fix).
 set -euo pipefail
@@ -15,14 +16,13 @@ python=${PYTHON:-python3}
 placement=openstack-placement==16.0.0
 tools=(gabbi==4.2.3 python-openstackclient==10.5.0 osc-placement==4.9.1 openstacksdk==4.22.0)
 
-stamp="$venv/.installed-$(echo "$placement ${tools[*]}" | tr ' =' '_-')"
+stamp="$venv/.installed-$(echo "$placement ${tools[*]}" | tr ' =' '_-')-with-service"
 if [ ! -f "$stamp" ]; then
-  echo "compat.sh: installing $placement (its gabbi files only) and ${tools[*]} into $venv" >&2
+  echo "compat.sh: installing $placement (gabbi files and service) and ${tools[*]} into $venv" >&2
   mkdir -p "$(dirname "$venv")"
   "$python" -m venv "$venv"
   "$venv/bin/python" -m pip install --quiet "${tools[@]}" >&2
-  # --no-deps: only its test data is read; its service dependencies are not needed.
-  "$venv/bin/python" -m pip install --quiet --no-deps "$placement" >&2
+  "$venv/bin/python" -m pip install --quiet "$placement" >&2
   touch "$stamp"
 fi
 

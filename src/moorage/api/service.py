@@ -25,6 +25,8 @@ from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor import Conductor
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
+from moorage.scheduler.bootability import configured_prefilters
+from moorage.scheduler.host_traits import startup_warnings
 from moorage.scheduler.manager import Scheduler
 from moorage.web import ThreadedServer
 
@@ -43,6 +45,28 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
     return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf),
                     catalog=ApiCatalog(db, float(conf.service_down_time)),
                     definitions=Definitions(db))
+
+
+# How long the start-up check waits for placement before it gives up (and says so).
+PREFILTER_CHECK_TIMEOUT = 5.0
+
+
+def check_prefilter_traits(conf: cfg.ConfigOpts,
+                           placement: PlacementClient | None = None) -> list[str]:
+    """Warn (and return the lines) when a prefilter is on while no provider reports
+    any trait of a family it requires: every boot of an image that needs that family
+    would be a NoValidHost. A placement that does not answer is a warning too; the
+    service starts either way."""
+    prefilters = configured_prefilters(conf)
+    if not prefilters:
+        return []
+    client = placement if placement is not None else PlacementClient(
+        conf.placement.endpoint_override, conf.placement.token,
+        timeout=PREFILTER_CHECK_TIMEOUT)
+    lines = startup_warnings(prefilters, client)
+    for line in lines:
+        LOG.warning("%s", line)
+    return lines
 
 
 def agent_resolver(catalog: ApiCatalog) -> Callable[[str], str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,11 @@ from moorage.compute.client import AgentClient
 from moorage.metrics import HttpMetrics
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
+from moorage.scheduler.host_traits import HostTraitsReader
+
+# How long the image admission trusts the hosts' traits it read: creating many images
+# costs placement nothing more, and a host's new traits count within seconds.
+HOST_TRAITS_MAX_AGE = 10.0
 
 
 @dataclass
@@ -39,6 +45,18 @@ class ApiState:
     metrics: HttpMetrics = field(default_factory=HttpMetrics)
     # GET /v2.1/capabilities: the last census of the hosts, for a few seconds.
     capabilities: CensusCache = field(default_factory=CensusCache)
+    _host_traits: HostTraitsReader | None = field(default=None, init=False, repr=False)
+    _host_traits_lock: threading.Lock = field(default_factory=threading.Lock, init=False,
+                                              repr=False)
+
+    def host_traits(self) -> HostTraitsReader:
+        """The compute hosts' traits as the image admission reads them (made on first
+        use, kept ``HOST_TRAITS_MAX_AGE`` seconds)."""
+        with self._host_traits_lock:
+            if self._host_traits is None:
+                self._host_traits = HostTraitsReader(self.placement,
+                                                     max_age=HOST_TRAITS_MAX_AGE)
+            return self._host_traits
 
     @property
     def service_token(self) -> str | None:

@@ -15,7 +15,7 @@ from cliff.command import Command
 from oslo_config import cfg
 
 from moorage.api.catalog import ApiCatalog
-from moorage.api.service import agent_resolver, make_conductor
+from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
 from moorage.cli.listen import claim_port
@@ -102,6 +102,7 @@ class Serve(Command):
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
+        check_prefilter_traits(conf)  # warnings only: it never stops the start
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(host, port), multiprocess_directory("api"):

@@ -49,6 +49,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "api": ("api db sync", "api serve", "conductor serve"),
     "serve": ("serve",),
     "run": ("run",),
+    "scheduler": ("scheduler preflight",),
 }
 
 

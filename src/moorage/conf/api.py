@@ -50,6 +50,17 @@ OPTS = (
         help="How long GET /v2.1/capabilities reuses its census of the hosts (one "
         "placement query for the whole cloud); 0 reads placement on every request.",
     ),
+    cfg.BoolOpt(
+        "refuse_unbootable_images",
+        default=False,
+        help="Refuse (409) to create an image, or to change one, that no enabled host "
+        "can boot under the current [scheduler] prefilters: a trait it requires that no "
+        "host reports (no host reports COMPUTE_IMAGE_TYPE_VMDK, for a vmdk image with "
+        "query_placement_for_image_type_support on), or none that reports them all. "
+        "Whatever the setting, the answer to a create or change says how many hosts can "
+        "boot the image (moorage:bootable). Placement not answering, or a cloud with no "
+        "compute host yet, refuses nothing.",
+    ),
 )
 
 

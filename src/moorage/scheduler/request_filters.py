@@ -86,6 +86,13 @@ def image_type_trait(disk_format: str) -> str:
     return f"{traits.IMAGE_TYPE}_{disk_format.upper()}"
 
 
+def checkable_image_type_trait(disk_format: str) -> str | None:
+    """The trait ``require_image_type_support`` requires for ``disk_format``; None when
+    os-traits has no such trait (the filter notes the format instead)."""
+    trait = image_type_trait(disk_format)
+    return trait if trait in traits.KNOWN else None
+
+
 @dataclass(frozen=True)
 class TraitTranslation:
     """Image properties as traits: each trait with the property that asked for it, and
@@ -200,11 +207,12 @@ def require_image_type_support(spec: RequestSpec, ctx: FilterContext) -> FilterR
         # The host never reads a volume-backed server's image.
         return FilterRecord(name, False, (), ("volume-backed server: the image format "
                                               "does not matter to the host",))
-    trait = image_type_trait(spec.image.disk_format or "")
-    if trait not in traits.KNOWN:
+    disk_format = spec.image.disk_format or ""
+    trait = checkable_image_type_trait(disk_format)
+    if trait is None:
         return FilterRecord(name, True, (), (
-            f"disk_format={spec.image.disk_format!r}: os-traits has no trait {trait}; "
-            "not checked by placement",))
+            f"disk_format={spec.image.disk_format!r}: os-traits has no trait "
+            f"{image_type_trait(disk_format)}; not checked by placement",))
     spec.root_required.add(trait)
     return FilterRecord(name, True, (f"root_required:{trait}",))
 

@@ -13,6 +13,10 @@ spellings), ``owner``, ``status`` ("active": there are no bytes to wait for).
 Properties are validated when written: ``hw_*`` enums with upstream's aliases,
 ``trait:NAME`` = required with NAME an os-traits name or CUSTOM_*; a bad one is a 400
 naming the property and the allowed values, and nothing is stored.
+
+The answer to a create or change carries ``moorage:bootable``, how many enabled hosts
+can boot the image (``image_admission``); with ``[api] refuse_unbootable_images`` an
+image none can boot is a 409 and nothing is stored.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import uuid as uuidlib
 from dataclasses import replace
 from typing import Any
 
+from moorage.api import image_admission
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.extra_specs import is_valid_trait_name
 from moorage.api.handlers.common import integer, only_keys, string
@@ -123,11 +128,15 @@ def create_image(req: ApiRequest) -> Response:
     default_visibility = "public" if req.context.is_admin else "private"
     visibility = _visibility(req, body.get("visibility", default_visibility))
     record = ImageRecord(image=image, owner=req.context.project_id, visibility=visibility)
+    with req.state.database.reader() as conn:
+        if store.exists(conn, image_id):
+            raise Conflict(f"Image with ID {image_id} already exists.")
+    bootable = image_admission.admit(req.state, image)
     with req.state.database.writer() as writer:
         if store.exists(writer.conn, image_id):
             raise Conflict(f"Image with ID {image_id} already exists.")
         record = store.create_image(writer.conn, record)
-    return json_response(_view(req, record), status=201,
+    return json_response({**_view(req, record), image_admission.FIELD: bootable}, status=201,
                          headers=[("location", req.url_for(f"/v2.1/images/{image_id}"))])
 
 
@@ -174,9 +183,10 @@ def update_image(req: ApiRequest) -> Response:
     updated = replace(record, image=_build(merged, image.id))
     if "visibility" in patch and patch["visibility"] != record.visibility:
         updated = replace(updated, visibility=_visibility(req, patch["visibility"]))
+    bootable = image_admission.admit(req.state, updated.image, before=image)
     with req.state.database.writer() as writer:
         record = store.update_image(writer.conn, updated)
-    return json_response(_view(req, record))
+    return json_response({**_view(req, record), image_admission.FIELD: bootable})
 
 
 def delete_image(req: ApiRequest) -> Response:

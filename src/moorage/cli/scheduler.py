@@ -1,0 +1,249 @@
+"""``moorage scheduler preflight``: before turning a prefilter on, how many hosts can
+boot each image, today and with it on, and what no host reports yet.
+
+Turning on ``[scheduler] image_metadata_prefilter`` or
+``query_placement_for_image_type_support`` before the hosts report the traits they
+require makes every boot of an affected image a NoValidHost. The command reads the
+images (the compute API's catalogue, or a Glance ``GET /v2/images`` answer saved to a
+file) and the compute hosts' traits (any placement service, upstream's included, read
+only: ``host_traits``), and counts with ``bootability``. Its exit status gates an
+upgrade script: 0 when the planned prefilters leave every image that boots today
+bootable, ``EXIT_STRANDED`` (3) when they would leave one no host can boot, 1 when the
+check itself could not be made (bad input, a service that does not answer).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from cliff.columns import FormattableColumn
+from cliff.command import Command
+from cliff.lister import Lister
+
+from moorage.api.client import TOKEN_ENV as COMPUTE_TOKEN_ENV
+from moorage.api.client import URL_ENV as COMPUTE_URL_ENV
+from moorage.api.client import ComputeApiClient
+from moorage.cli.options import add_connection_arguments, client_from_arguments
+from moorage.conf import load_config
+from moorage.model.glance import images_from_listing
+from moorage.model.image import Image, InvalidImageProperty
+from moorage.scheduler.bootability import (
+    PREFILTERS,
+    Assessment,
+    HostTraits,
+    Prefilter,
+    assess,
+    configured_prefilters,
+    image_requirements,
+    parse_prefilter,
+    required_under,
+    traits_of_interest,
+    unbootable_reason,
+)
+from moorage.scheduler.host_traits import HostTraitsReader
+
+EXIT_STRANDED = 3
+# Hosts named per family before "and N more".
+DEFAULT_HOSTS_SHOWN = 5
+
+
+class MissingColumn(FormattableColumn[list[Any]]):
+    """Traits no host reports: "COMPUTE_IMAGE_TYPE_VMDK (disk_format=vmdk)" in tables,
+    the trait names in JSON/YAML."""
+
+    def human_readable(self) -> str:
+        return "\n".join(str(r) for r in self._value)
+
+    def machine_readable(self) -> list[str]:
+        return [r.trait for r in self._value]
+
+
+class NotReportingColumn(FormattableColumn[dict[str, Any]]):
+    """Hosts that report no trait of a family: "COMPUTE_NET_VIF_MODEL_*: kvm3, kvm4 and
+    12 more" in tables, {family: {"count", "hosts"}} in JSON/YAML."""
+
+    def human_readable(self) -> str:
+        return "\n".join(_hosts_line(family, found["hosts"], found["count"])
+                         for family, found in self._value.items())
+
+
+def _hosts_line(family: str, shown: Sequence[str], count: int) -> str:
+    return f"{family}_*: {_host_names(shown, count)}"
+
+
+def _host_names(shown: Sequence[str], count: int) -> str:
+    """"kvm3, kvm4 and 12 more": the hosts shown, of ``count``."""
+    more = f" and {count - len(shown)} more" if count > len(shown) else ""
+    return ", ".join(shown) + more
+
+
+class Preflight(Lister):
+    """Count, per image, the hosts that can boot it today and with each prefilter on;
+    name the traits no host reports and the hosts that do not report them yet.
+    Exit status 3 when the planned prefilters would leave an image that boots today
+    with no host."""
+
+    COLUMNS = ("id", "name", "disk_format", "hosts_today",
+               *(f"with_{p}" for p in PREFILTERS), "with_all", "missing", "not_reporting")
+
+    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
+        parser = super().get_parser(prog_name)
+        add_connection_arguments(parser)
+        compute = parser.add_argument_group("compute API (the image catalogue)")
+        compute.add_argument(
+            "--os-compute-url", metavar="URL", default=None,
+            help=f"compute API endpoint (env {COMPUTE_URL_ENV}); not read with --image-file")
+        compute.add_argument(
+            "--os-compute-token", metavar="TOKEN", default=None,
+            help=f"X-Auth-Token for the compute API (env {COMPUTE_TOKEN_ENV})")
+        parser.add_argument(
+            "--enable", metavar="PREFILTER", action="append", default=[],
+            help="a prefilter to be turned on: "
+            f"{' or '.join(PREFILTERS)} (repeatable; default: both)")
+        parser.add_argument(
+            "--image-file", metavar="FILE",
+            help="the images of a Glance GET /v2/images answer saved as JSON, instead "
+            "of the compute API's catalogue")
+        parser.add_argument(
+            "--image", metavar="IMAGE", action="append", default=[],
+            help="only this image, by id or name (repeatable)")
+        parser.add_argument(
+            "--config-file", metavar="PATH", action="append", default=[],
+            help="a configuration whose [scheduler] options say which prefilters are on "
+            "today (Moorage's or nova's: the names are the same; default: none on)")
+        parser.add_argument(
+            "--hosts-shown", metavar="N", type=int, default=DEFAULT_HOSTS_SHOWN,
+            help=f"hosts named per trait family (default {DEFAULT_HOSTS_SHOWN})")
+        return parser
+
+    def run(self, parsed_args: argparse.Namespace) -> int:
+        self._status = 0
+        super().run(parsed_args)
+        return self._status
+
+    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+        try:
+            enabled = frozenset(parse_prefilter(name) for name in parsed_args.enable)
+        except ValueError as exc:
+            raise ValueError(f"--enable: {exc}") from None
+        configured = configured_prefilters(load_config(parsed_args.config_file))
+        catalogue, notes = _images(parsed_args)
+        images = _chosen(catalogue, parsed_args.image,
+                         parsed_args.image_file or "the compute API's catalogue")
+        for note in notes:
+            self.app.stderr.write(note + "\n")
+        planned = configured | (enabled or frozenset(PREFILTERS))
+        requirements = {image.id: image_requirements(image) for image in images}
+        every = [r for found in requirements.values() for r in found]
+        reader = HostTraitsReader(client_from_arguments(parsed_args))
+        hosts = reader.hosts(
+            traits_of_interest(every),
+            (f for r in required_under(every, planned) if (f := r.family) is not None))
+        assessments = [assess(image, hosts, configured, planned) for image in images]
+        self._report(images, hosts, assessments, configured, planned, reader.requests,
+                     parsed_args.hosts_shown)
+        self._status = EXIT_STRANDED if any(a.stranded for a in assessments) else 0
+        rows = [(image.id, image.name, image.disk_format, found.hosts,
+                 *(found.with_prefilter[p] for p in PREFILTERS), found.with_all,
+                 MissingColumn(list(found.missing)),
+                 NotReportingColumn(_capped(found.not_reporting, parsed_args.hosts_shown)))
+                for image, found in zip(images, assessments, strict=True)]
+        return self.COLUMNS, rows
+
+    def _report(self, images: Sequence[Image], hosts: Sequence[HostTraits],
+                assessments: Sequence[Assessment], configured: frozenset[Prefilter],
+                planned: frozenset[Prefilter], requests: int, shown: int) -> None:
+        """What the table means, on stderr (so that -f json stays clean): the hosts,
+        each image the plan would strand and why, the hosts not reporting yet, and
+        the verdict the exit status carries."""
+        enabled = sum(1 for host in hosts if host.enabled)
+        out = [f"{len(hosts)} compute hosts ({enabled} enabled), {len(images)} images; "
+               f"prefilters on today: {_names(configured)}; planned: {_names(planned)} "
+               f"({requests} placement requests)"]
+        stranded = [(image, found) for image, found in zip(images, assessments, strict=True)
+                    if found.stranded]
+        for image, found in stranded:
+            reason = unbootable_reason(hosts, required_under(image_requirements(image),
+                                                             found.planned))
+            out.append(f"  {image.name or image.id} ({image.id}): {reason}")
+        silent: dict[str, set[str]] = {}
+        for found in assessments:
+            for family, quiet in found.not_reporting.items():
+                silent.setdefault(family, set()).update(quiet)
+        for family, all_quiet in sorted(silent.items()):
+            ordered = sorted(all_quiet)
+            out.append(f"hosts not reporting {family}_* yet ({len(ordered)} of {enabled} "
+                       f"enabled): {_host_names(ordered[:shown], len(ordered))}")
+        out.append(
+            f"turning on {_names(planned - configured)} would leave {len(stranded)} "
+            "image(s) that boot today with no host" if stranded else
+            f"turning on {_names(planned - configured)} leaves every image that boots "
+            "today bootable")
+        self.app.stderr.write("\n".join(out) + "\n")
+
+
+def _names(prefilters: Iterable[Prefilter]) -> str:
+    return ", ".join(p for p in PREFILTERS if p in set(prefilters)) or "none"
+
+
+def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Any]:
+    return {family: {"count": len(names), "hosts": list(names[:shown])}
+            for family, names in silent.items()}
+
+
+def _images(parsed_args: argparse.Namespace) -> tuple[list[Image], list[str]]:
+    """The images to check, the file's or the compute API's catalogue, and what the
+    user should know about what was left out."""
+    path = parsed_args.image_file
+    if path:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except OSError as exc:
+            raise ValueError(f"--image-file {path}: cannot read it: "
+                             f"{exc.strerror or exc}") from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--image-file {path}: not JSON: {exc}") from None
+        listing = images_from_listing(data, path)
+        notes = [f"{path}: {listing.not_active} image(s) not active, not counted"
+                 ] if listing.not_active else []
+        if listing.next_page:
+            notes.append(f"{path}: one page of a longer listing (next: {listing.next_page}); "
+                         "images on the other pages are not checked")
+        return list(listing.images), notes
+    client = ComputeApiClient(parsed_args.os_compute_url, parsed_args.os_compute_token
+                              or os.environ.get(COMPUTE_TOKEN_ENV))
+    images = []
+    for record in client.images():
+        try:
+            images.append(Image.create(
+                str(record["id"]), str(record.get("name") or ""),
+                str(record.get("disk_format") or "qcow2"),
+                str(record.get("container_format") or "bare"),
+                dict(record.get("properties") or {})))
+        except InvalidImageProperty as exc:
+            raise ValueError(f"image {record['id']} of {client.url}: {exc}") from None
+    return images, []
+
+
+def _chosen(images: list[Image], refs: Sequence[str], source: str) -> list[Image]:
+    """The images ``refs`` name (by id, else by name), or every image without refs."""
+    if not refs:
+        return images
+    chosen: list[Image] = []
+    for ref in refs:
+        found = [i for i in images if i.id == ref] or [i for i in images if i.name == ref]
+        if not found:
+            known = ", ".join(sorted(i.name or i.id for i in images)[:10]) or "none"
+            more = f" and {len(images) - 10} more" if len(images) > 10 else ""
+            raise ValueError(f"--image {ref}: no image with that id or name in {source}; "
+                             f"there are: {known}{more}")
+        chosen.extend(i for i in found if i not in chosen)
+    return chosen
+
+
+COMMANDS: dict[str, type[Command]] = {"scheduler preflight": Preflight}

@@ -1,0 +1,72 @@
+"""Serve upstream OpenStack Placement (the compat venv's openstack-placement) over HTTP.
+
+Run by the compat venv's own python, never imported by the tests' interpreter:
+``python upstream_placement_server.py DATABASE_FILE``. It configures upstream's WSGI
+application (noauth2: the token "admin" is an administrator; the legacy policy
+defaults, as upstream's gabbi APIFixture), migrates a fresh SQLite database, listens
+on a free port of 127.0.0.1 and prints that port on its first line of stdout. Until
+then, a failure is one line on stderr and exit status 2 (the launcher shows it).
+"""
+
+from __future__ import annotations
+
+import sys
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No access log on stderr (the launcher reads stderr for start-up failures)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class ThreadingServer(ThreadingMixIn, WSGIServer):
+    """One thread per connection: clients read many providers concurrently."""
+
+    daemon_threads = True
+
+
+def application(database_file: str) -> Any:
+    from oslo_config import cfg
+    from oslo_policy import opts as policy_opts
+    from placement import conf as placement_conf
+    from placement import db_api, deploy
+
+    conf = cfg.ConfigOpts()
+    placement_conf.register_opts(conf)
+    policy_opts.set_defaults(conf)
+    conf.set_override("connection", f"sqlite:///{database_file}", group="placement_database")
+    conf.set_override("sync_on_startup", True, group="placement_database")
+    conf.set_override("auth_strategy", "noauth2", group="api")
+    conf.set_override("enforce_new_defaults", False, group="oslo_policy")
+    conf([], project="placement", default_config_files=[])
+    db_api.configure(conf)
+    return deploy.loadapp(conf)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: upstream_placement_server.py DATABASE_FILE", file=sys.stderr)
+        return 2
+    try:
+        app = application(argv[1])
+    except ImportError as exc:
+        print(f"upstream placement cannot be imported ({exc}): its service dependencies "
+              "are missing from the compat venv", file=sys.stderr)
+        return 2
+    except Exception as exc:  # any start-up failure: one line for the launcher
+        print(f"upstream placement did not configure: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        return 2
+    server = make_server("127.0.0.1", 0, app, server_class=ThreadingServer,
+                         handler_class=QuietHandler)
+    print(server.server_port, flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,170 @@
+"""``moorage scheduler preflight`` against a real Moorage cloud: placement, the compute
+API and compute agents (a simulated vCenter, a current KVM-like fake host, and an
+"old" fake host whose agent reports image types but no NIC model yet).
+
+The catalogue holds an image no host can boot once the image-type prefilter is on
+(vhd: no host reports COMPUTE_IMAGE_TYPE_VHD): the command names it, and its exit
+status (3) gates the upgrade; with only the image-metadata prefilter planned,
+nothing is stranded and it exits 0. Bad input is one line and exit 1.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moorage.cli.main import main
+from moorage.placement.client import ProviderQuery
+from tests.functional.cli.test_compute_standin import Run
+from tests.functional.servers.conftest import Cloud, HostSpec, fake_host, make_cloud
+
+__all__ = ["make_cloud"]
+VIRTIO, E1000 = "COMPUTE_NET_VIF_MODEL_VIRTIO", "COMPUTE_NET_VIF_MODEL_E1000"
+Moorage = Callable[..., Run]
+
+
+@pytest.fixture
+def cloud(make_cloud: Callable[..., Cloud]) -> Cloud:
+    cloud = make_cloud([
+        HostSpec("vcenter", "vmware"),
+        fake_host("kvm", traits=[VIRTIO, E1000], image_types=["raw", "qcow2"]),
+        fake_host("old", image_types=["raw", "qcow2"]),
+    ])
+    cloud.image("cirros", "qcow2")
+    cloud.image("win", "vmdk", {"hw_vif_model": "e1000"})
+    cloud.image("virtio-net", "raw", {"hw_vif_model": "virtio"})
+    cloud.image("legacy", "vhd")
+    return cloud
+
+
+@pytest.fixture
+def moorage(capsys: pytest.CaptureFixture[str], cloud: Cloud) -> Moorage:
+    def run(*argv: str) -> Run:
+        root = logging.getLogger()
+        handlers, level = root.handlers[:], root.level
+        try:
+            code = main(["scheduler", "preflight", *argv,
+                         "--os-compute-url", cloud.api_url,
+                         "--os-placement-url", cloud.placement.url])
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        finally:
+            root.handlers[:] = handlers
+            root.setLevel(level)
+        captured = capsys.readouterr()
+        return Run(code, captured.out, captured.err)
+
+    return run
+
+
+def rows(run: Run) -> dict[str, dict[str, Any]]:
+    return {row["name"]: row for row in json.loads(run.out)}
+
+
+def failed(run: Run) -> str:
+    assert (run.code, run.out) == (1, ""), run
+    assert run.err.count("\n") == 1 and "Traceback" not in run.err, run.err
+    return run.err.rstrip("\n")
+
+
+def test_every_prefilter_planned(moorage: Moorage) -> None:
+    run = moorage("-f", "json")
+    assert run.code == 3, run.err
+    found = rows(run)
+    counts = {name: (row["hosts_today"], row["with_image_metadata_prefilter"],
+                     row["with_query_placement_for_image_type_support"], row["with_all"])
+              for name, row in found.items()}
+    assert counts == {
+        "cirros": (3, 3, 2, 2),       # qcow2: kvm and old, not vCenter
+        "win": (3, 2, 1, 1),          # e1000: vCenter and kvm; vmdk: vCenter
+        "virtio-net": (3, 1, 2, 1),   # virtio: kvm only (vCenter reports no virtio NIC)
+        "legacy": (3, 3, 0, 0),       # vhd: nobody
+    }
+    assert found["legacy"]["missing"] == ["COMPUTE_IMAGE_TYPE_VHD"]
+    assert found["cirros"]["missing"] == []
+    assert found["win"]["not_reporting"] == {
+        "COMPUTE_NET_VIF_MODEL": {"count": 1, "hosts": ["old"]}}
+    lines = run.err.splitlines()
+    assert lines[0].startswith("3 compute hosts (3 enabled), 4 images; prefilters on "
+                               "today: none; planned: image_metadata_prefilter, "
+                               "query_placement_for_image_type_support")
+    legacy = next(line for line in lines if line.startswith("  legacy"))
+    assert legacy.endswith(": no enabled host can boot this image: no host reports "
+                           "COMPUTE_IMAGE_TYPE_VHD (disk_format=vhd)"), legacy
+    assert "hosts not reporting COMPUTE_NET_VIF_MODEL_* yet (1 of 3 enabled): old" in lines
+    assert lines[-1] == ("turning on image_metadata_prefilter, "
+                         "query_placement_for_image_type_support would leave 1 image(s) "
+                         "that boot today with no host")
+
+
+def test_only_the_metadata_prefilter_planned(moorage: Moorage) -> None:
+    run = moorage("--enable", "image_metadata_prefilter", "--image", "legacy",
+                  "--image", "virtio-net", "-f", "json")
+    assert run.code == 0, run.err
+    assert set(rows(run)) == {"legacy", "virtio-net"}
+    # vhd needs nothing of the metadata prefilter: nothing missing
+    assert rows(run)["legacy"]["missing"] == []
+    assert run.err.splitlines()[-1] == ("turning on image_metadata_prefilter leaves every "
+                                        "image that boots today bootable")
+
+
+def test_a_disabled_host_boots_nothing(moorage: Moorage, cloud: Cloud) -> None:
+    cloud.ok("PUT", "/os-services/kvm", {"status": "disabled"})
+    kvm = cloud.placement.providers(ProviderQuery(name="kvm"))[0].uuid
+    deadline = time.monotonic() + 30
+    while "COMPUTE_STATUS_DISABLED" not in cloud.placement.traits(kvm):
+        assert time.monotonic() < deadline, "kvm's agent never reported itself disabled"
+        time.sleep(0.05)
+    run = moorage("--image", "virtio-net", "-f", "json")
+    assert run.code == 3, run.err
+    row = rows(run)["virtio-net"]
+    assert (row["hosts_today"], row["with_image_metadata_prefilter"]) == (2, 0)
+    assert row["missing"] == []   # kvm still reports virtio, it is only disabled
+    assert any("only disabled hosts report COMPUTE_NET_VIF_MODEL_VIRTIO" in line
+               for line in run.err.splitlines()), run.err
+
+
+def test_the_table(moorage: Moorage) -> None:
+    run = moorage("--image", "legacy", "--image", "win", "-c", "name", "-c", "missing",
+                  "-c", "not_reporting")
+    table = [line.split("|")[1:-1] for line in run.out.splitlines() if line.startswith("|")]
+    assert [[cell.strip() for cell in row] for row in table] == [
+        ["name", "missing", "not_reporting"],
+        ["legacy", "COMPUTE_IMAGE_TYPE_VHD (disk_format=vhd)", ""],
+        ["win", "", "COMPUTE_NET_VIF_MODEL_*: old"],
+    ]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--enable", "image_metadata"], "--enable: unknown prefilter 'image_metadata'; allowed: "
+     "image_metadata_prefilter, query_placement_for_image_type_support"),
+    (["--image", "nope"], "--image nope: no image with that id or name in the compute "
+     "API's catalogue; there are: cirros, legacy, virtio-net, win"),
+    (["--image-file", "/nonexistent/images.json"],
+     "--image-file /nonexistent/images.json: cannot read it: No such file or directory"),
+])
+def test_bad_input_is_one_line(moorage: Moorage, argv: list[str], message: str) -> None:
+    assert failed(moorage(*argv)) == message
+
+
+def test_malformed_image_files(moorage: Moorage, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"images": [')
+    assert failed(moorage("--image-file", str(broken))).startswith(
+        f"--image-file {broken}: not JSON: ")
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text('[{"id": "x"}]')
+    assert failed(moorage("--image-file", str(wrong))) == (
+        f"{wrong}: not a Glance image listing: expected the answer of GET /v2/images, "
+        '{"images": [{"id", "name", "disk_format", ...}]}')
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"images": [{"id": "i1", "status": "active",
+                                           "disk_format": "raw", "hw_vif_model": "e1001"}]}))
+    assert failed(moorage("--image-file", str(bad))).startswith(
+        f"{bad}: image i1: hw_vif_model: 'e1001' is not valid; allowed: virtio, ")
