@@ -7,6 +7,7 @@ from moorage.conductor.specs import filter_records_json, request_spec, schedulin
 from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
+from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.types import Destination, FilterRecord, Selection
 
 UUID = "6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"
@@ -73,8 +74,10 @@ def test_filter_records_json() -> None:
 def test_scheduling_record_of_a_selection() -> None:
     spec = request_spec(record())
     spec.filter_records.append(FilterRecord("compute_status_filter", True, ("a",)))
+    decisions = Decisions(hosts=9, candidates=5, passing=3, chosen="h1",
+                          alternates=["h2", "h3"])
     selection = Selection(destination("h1"), [destination("h2"), destination("h3")],
-                          candidates=5, hosts_passing_filters=3)
+                          candidates=5, hosts_passing_filters=3, decisions=decisions)
     assert scheduling_record(spec, "build", selection) == {
         "operation": "build",
         "filters": [{"name": "compute_status_filter", "ran": True, "added": ["a"],
@@ -82,11 +85,16 @@ def test_scheduling_record_of_a_selection() -> None:
         "candidates": 5,
         "hosts_passing_filters": 3,
         "alternates": ["h2", "h3"],
+        "decisions": decisions.to_json(),
     }
+    assert Decisions.from_json(decisions.to_json()) == decisions
 
 
 def test_scheduling_record_of_a_failure_has_no_selection() -> None:
     spec = request_spec(record())
     assert scheduling_record(spec, "migrate", error="No valid host was found.") == {
         "operation": "migrate", "filters": [], "error": "No valid host was found."}
+    failed = {"hosts": 3, "deciding": "VCPU"}
+    assert scheduling_record(spec, "build", error="No valid host was found.",
+                             decisions=failed)["decisions"] == failed
     assert scheduling_record(spec, "rebuild") == {"operation": "rebuild", "filters": []}
