@@ -155,16 +155,21 @@ def _origin(item: Mapping[str, Any], origins: Mapping[str, list[str]],
 
 def placement_decisions(explained: Mapping[str, Any], spec: RequestSpec,
                         host_of: Callable[[str], str],
-                        aggregate_names: Mapping[str, str]) -> Decisions:
+                        aggregate_names: Callable[[], Mapping[str, str]]) -> Decisions:
     """Placement's per-constraint counts as the scheduling record's exclusions (the
     excluded root providers named as the hosts that own them), with what no host
-    has together and the smallest change."""
+    has together and the smallest change. ``aggregate_names`` is asked only when a
+    constraint names aggregates (it reads the catalog)."""
     origins = trait_origins(spec)
     total = int(explained["hosts"])
     decisions = Decisions(hosts=total)
     labels = []
+    names: Mapping[str, str] = {}
+    if any(item["kind"] in ("member_of", "forbidden_aggregates")
+           for item in explained["constraints"]):
+        names = aggregate_names()
     for item in explained["constraints"]:
-        constraint, short, key = constraint_label(item, aggregate_names)
+        constraint, short, key = constraint_label(item, names)
         labels.append((constraint, short, _origin(item, origins, spec)))
         roots = [str(r) for r in item.get("excluded_roots", ())]
         decisions.exclude(Exclusion(

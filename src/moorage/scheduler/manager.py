@@ -380,7 +380,7 @@ class Scheduler:
             raise
         if candidates.explanation is not None:
             decisions = explain.placement_decisions(
-                candidates.explanation, spec, self._host_of, self._aggregate_names())
+                candidates.explanation, spec, self._host_of, self._aggregate_names)
         else:
             decisions = Decisions()
         decisions.added = _added(spec)

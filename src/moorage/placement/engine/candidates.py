@@ -397,21 +397,23 @@ def find_candidates(
                 explanation = explain(index, request, None, explain_listing)
             return Candidates([], [], explanation=explanation)
     search = _Search(index, request)
+    lone, lone_ok = search.lone_roots()
     if explain_listing is not None:
         # Lone roots are decided in phase 1; other viable trees are counted as viable
         # although their enumeration may find no candidate (same_subtree, isolate).
-        lone, lone_ok = search.lone_roots()
         explanation = explain(index, request, (search.viable & ~lone) | lone_ok,
                               explain_listing)
-    found = _generate(index, request, search, randomize, max_candidates, strategy, rng)
+    found = _generate(index, request, search, (lone, lone_ok), randomize, max_candidates,
+                      strategy, rng)
     found.explanation = explanation
     return found
 
 
 def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
-              randomize: bool, max_candidates: int, strategy: str,
-              rng: np.random.Generator | None) -> Candidates:
-    """Phase 2: the candidates of the viable trees, in order, up to the limit."""
+              lone_roots: tuple[BoolArray, BoolArray], randomize: bool, max_candidates: int,
+              strategy: str, rng: np.random.Generator | None) -> Candidates:
+    """Phase 2: the candidates of the viable trees, in order, up to the limit.
+    ``lone_roots``: the search's (lone roots, those whose one candidate is valid)."""
     anchor_slots = np.flatnonzero(search.viable)
     if anchor_slots.size == 0:
         return Candidates([], [])
@@ -419,7 +421,7 @@ def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
         anchor_slots = (rng or np.random.default_rng()).permutation(anchor_slots)
     else:
         anchor_slots = anchor_slots[np.argsort(index.slot_ids[anchor_slots], kind="stable")]
-    lone, lone_ok = search.lone_roots()
+    lone, lone_ok = lone_roots
     wanted = request.limit if request.limit is not None else -1
     if max_candidates >= 0:
         wanted = max_candidates if wanted < 0 else min(wanted, max_candidates)
