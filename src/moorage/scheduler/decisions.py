@@ -2,10 +2,12 @@
 
 One typed record per scheduling, for successful and failed ones alike (after
 Nomad's AllocMetric): which hosts each constraint excluded (counted; named for
-admins, capped), what the request filters added, how the weighers ordered the
-survivors, which claims failed, the host chosen. The server's scheduling record,
-its NoValidHost fault, ``moorage server show``, the dry run and ``moorage run``'s
-report all read this one structure; nothing parses messages back.
+admins, capped), how the weighers ordered the survivors, which claims failed, the
+host chosen. (What each request filter added is the request filters' own record,
+kept beside it: ``filters`` of the scheduling record, the fault and the plan.) The
+server's scheduling record, its NoValidHost fault, ``moorage server show``, the dry
+run and ``moorage run``'s report all read this one structure; nothing parses
+messages back.
 
 Stages, in pipeline order:
 
@@ -31,7 +33,7 @@ from typing import Any
 # when a constraint excludes thousands of hosts.
 LISTED_HOSTS = 20
 # Weighed hosts kept, best first.
-LISTED_WEIGHED = 10
+LISTED_WEIGHED = 5
 
 STAGES = ("request filter", "placement", "request", "host filter", "claim")
 
@@ -58,8 +60,13 @@ class Exclusion:
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "stage": self.stage, "constraint": self.constraint, "key": self.key,
-            "excluded": self.excluded, "of": self.of, "origin": self.origin,
-            "hosts": list(self.hosts), "hosts_omitted": self.hosts_omitted}
+            "excluded": self.excluded, "of": self.of}
+        if self.origin:
+            data["origin"] = self.origin
+        if self.hosts:
+            data["hosts"] = list(self.hosts)
+        if self.hosts_omitted:
+            data["hosts_omitted"] = self.hosts_omitted
         if self.reasons:
             data["reasons"] = dict(self.reasons)
         return data
@@ -121,8 +128,6 @@ class Decisions:
     when placement does not explain, e.g. an upstream placement)."""
 
     hosts: int | None = None
-    # Request filters: name -> what each added ("required trait X", aggregates...).
-    added: dict[str, list[str]] = field(default_factory=dict)
     exclusions: list[Exclusion] = field(default_factory=list)
     together: Together | None = None
     relaxed: Relaxation | None = None
@@ -141,10 +146,12 @@ class Decisions:
         self.exclusions.append(exclusion)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        """The stored form. Kept small, as it is written with every server: only
+        constraints that excluded a host (one missing excluded none), and no empty
+        field."""
+        data = {
             "hosts": self.hosts,
-            "added": {name: list(added) for name, added in self.added.items()},
-            "exclusions": [e.to_json() for e in self.exclusions],
+            "exclusions": [e.to_json() for e in self.exclusions if e.excluded],
             "together": None if self.together is None else {
                 "constraints": list(self.together.constraints),
                 "satisfied": list(self.together.satisfied)},
@@ -160,6 +167,7 @@ class Decisions:
             "deciding": self.deciding,
             "notes": list(self.notes),
         }
+        return {k: v for k, v in data.items() if v not in (None, [], {})}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Decisions:
@@ -167,7 +175,6 @@ class Decisions:
         relaxed = data.get("relaxed")
         return cls(
             hosts=data.get("hosts"),
-            added={str(k): [str(a) for a in v] for k, v in (data.get("added") or {}).items()},
             exclusions=[Exclusion.from_json(e) for e in data.get("exclusions", ())],
             together=None if not together else Together(
                 tuple(together["constraints"]), tuple(together["satisfied"])),
@@ -216,10 +223,8 @@ def for_user(data: Mapping[str, Any]) -> dict[str, Any]:
     """A stored record without host identities: counts and constraints stay, names
     of hosts (excluded, weighed, claimed, chosen) go."""
     shown = dict(data)
-    shown["exclusions"] = [{**e, "hosts": [], "hosts_omitted": 0}
+    shown["exclusions"] = [{k: v for k, v in e.items() if k not in ("hosts", "hosts_omitted")}
                            for e in data.get("exclusions", ())]
-    shown["weighed"] = []
-    shown["claims_failed"] = []
-    shown["chosen"] = None
-    shown["alternates"] = []
+    for key in ("weighed", "claims_failed", "chosen", "alternates"):
+        shown.pop(key, None)
     return shown

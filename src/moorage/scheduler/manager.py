@@ -157,7 +157,7 @@ class Scheduler:
         try:
             process_request_spec(spec, FilterContext(self.conf, self.catalog))
         except RequestFilterFailed as exc:
-            decisions = Decisions(added=_added(spec), deciding=f"request filter {exc.name}")
+            decisions = Decisions(deciding=f"request filter {exc.name}")
             decisions.exclude(Exclusion("request filter", f"request filter {exc.name}",
                                         exc.name, len(hosts), len(hosts)))
             raise NoValidHost(exc.reason, {"filters": _records(spec),
@@ -373,7 +373,7 @@ class Scheduler:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.
                 described = explain.describe_request(request, spec, self._aggregate_names())
-                decisions = Decisions(added=_added(spec), deciding="placement refused")
+                decisions = Decisions(deciding="placement refused")
                 raise self._no_valid_host(
                     f"placement refused the request for: {described}: {exc}", details,
                     decisions) from None
@@ -383,7 +383,6 @@ class Scheduler:
                 candidates.explanation, spec, self._host_of, self._aggregate_names)
         else:
             decisions = Decisions()
-        decisions.added = _added(spec)
         if not candidates.allocation_requests:
             if candidates.explanation is None:
                 decisions.notes = self._diagnose(request)
@@ -511,8 +510,3 @@ def _excluded(spec: RequestSpec, states: Sequence[HostState]
 def _records(spec: RequestSpec) -> list[dict[str, object]]:
     return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
             for r in spec.filter_records]
-
-
-def _added(spec: RequestSpec) -> dict[str, list[str]]:
-    """What each request filter that ran added to the request."""
-    return {r.name: list(r.added) for r in spec.filter_records if r.ran and r.added}
