@@ -12,14 +12,13 @@ traits asked about, the traits are read one query per trait and per family
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from moorage.cli.main import main
+from tests.cli_runner import run_moorage
 from tests.compat import upstream
 from tests.compat.fixtures import PlacementWriter
 
@@ -80,16 +79,9 @@ def preflight(capsys: pytest.CaptureFixture[str], url: str, tmp_path: Path,
               *argv: str) -> tuple[int, Any, list[str]]:
     listing = tmp_path / "images.json"
     listing.write_text(json.dumps(GLANCE_LISTING))
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        code = main(["scheduler", "preflight", "--os-placement-url", url,
+    found = run_moorage(capsys, ["scheduler", "preflight", "--os-placement-url", url,
                      "--image-file", str(listing), "-f", "json", *argv])
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    captured = capsys.readouterr()
-    return code, json.loads(captured.out or "null"), captured.err.splitlines()
+    return found.code, json.loads(found.out or "null"), found.err.splitlines()
 
 
 def test_preflight_against_upstream_placement(capsys: pytest.CaptureFixture[str],

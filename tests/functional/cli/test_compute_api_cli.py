@@ -8,14 +8,13 @@ through the API itself; hosts register through the agents' heartbeat route.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from moorage.cli.main import main
 from tests.api_fixtures import ComputeApi
+from tests.cli_runner import run_moorage
 from tests.functional.cli.test_compute_standin import Run
 
 Moorage = Callable[..., Run]
@@ -26,17 +25,7 @@ def moorage(capsys: pytest.CaptureFixture[str], compute_api: ComputeApi) -> Moor
     """Run ``moorage ARGS --os-compute-url API`` in-process, as admin by default."""
 
     def run(*argv: str) -> Run:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main([*argv, "--os-compute-url", compute_api.url])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        return run_moorage(capsys, [*argv, "--os-compute-url", compute_api.url])
 
     return run
 

@@ -11,13 +11,12 @@ command shows the fault and exits 1; so does a resize with nowhere to go.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
-from moorage.cli.main import main
+from tests.cli_runner import run_moorage
 from tests.functional.cli.test_compute_standin import Run
 from tests.functional.servers.conftest import Cloud, fake_host, make_cloud
 
@@ -40,17 +39,7 @@ def cloud(make_cloud: Callable[..., Cloud]) -> Cloud:
 @pytest.fixture
 def moorage(capsys: pytest.CaptureFixture[str], cloud: Cloud) -> Moorage:
     def run(*argv: str) -> Run:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main([*argv, "--os-compute-url", cloud.api_url])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        return run_moorage(capsys, [*argv, "--os-compute-url", cloud.api_url])
 
     return run
 

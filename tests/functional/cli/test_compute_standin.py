@@ -10,7 +10,6 @@ exit 1. The tests against the real API live in test_compute_api_cli.py.
 from __future__ import annotations
 
 import json
-import logging
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from urllib.parse import parse_qsl, urlsplit
 import pytest
 
 from moorage.api.client import ComputeApiClient, ComputeApiError
-from moorage.cli.main import main
+from tests.cli_runner import Run, run_moorage
 
 Answer = tuple[int, Any]
 Route = Answer | Callable[["Seen"], Answer]
@@ -101,29 +100,13 @@ def stand_in() -> Iterator[StandIn]:
     server.server_close()
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
 
 @pytest.fixture
 def moorage(capsys: pytest.CaptureFixture[str], stand_in: StandIn) -> Callable[..., Run]:
     """Run ``moorage ARGS --os-compute-url STAND-IN`` in-process."""
 
     def run(*argv: str) -> Run:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main([*argv, "--os-compute-url", stand_in.url])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        return run_moorage(capsys, [*argv, "--os-compute-url", stand_in.url])
 
     return run
 

@@ -8,7 +8,6 @@ against the sample's own description; a few run it as a subprocess, as a user wo
 from __future__ import annotations
 
 import json
-import logging
 import os
 import queue
 import re
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,26 +25,16 @@ import os_traits as ot
 import pytest
 import requests
 
-from moorage.cli.main import main
 from moorage.placement import client as placement_client
 from moorage.placement import sample
 from moorage.placement.launcher import free_port
 from moorage.placement.storage.bulk import ProviderSpec
+from tests.cli_runner import Run, run_moorage
 from tests.conftest import PlacementClient
 
 CLOUD = sample.CLOUD
 NFV_REQUEST = ["--resource", "VCPU=4", "--resource", "MEMORY_MB=8192",
                "--resource", "DISK_GB=40", "--resource", "SRIOV_NET_VF=1"]
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 @pytest.fixture(scope="module")
@@ -61,17 +49,7 @@ def moorage(capsys: pytest.CaptureFixture[str]) -> Callable[..., Run]:
     """Run ``moorage ARGS`` in-process; cliff's log handlers are removed afterwards."""
 
     def run(*argv: str) -> Run:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main(list(argv))
-        except SystemExit as exc:  # argparse errors
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
+        return run_moorage(capsys, list(argv))
 
     return run
 

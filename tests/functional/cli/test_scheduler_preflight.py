@@ -11,7 +11,6 @@ nothing is stranded and it exits 0. Bad input is one line and exit 1.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from moorage.cli.main import main
 from moorage.placement.client import ProviderQuery
+from tests.cli_runner import run_moorage
 from tests.functional.cli.test_compute_standin import Run
 from tests.functional.servers.conftest import Cloud, HostSpec, fake_host, make_cloud
 
@@ -46,19 +45,9 @@ def cloud(make_cloud: Callable[..., Cloud]) -> Cloud:
 @pytest.fixture
 def moorage(capsys: pytest.CaptureFixture[str], cloud: Cloud) -> Moorage:
     def run(*argv: str) -> Run:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main(["scheduler", "preflight", *argv,
+        return run_moorage(capsys, ["scheduler", "preflight", *argv,
                          "--os-compute-url", cloud.api_url,
                          "--os-placement-url", cloud.placement.url])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
 
     return run
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -16,7 +15,6 @@ import pytest
 from moorage.api.client import ComputeApiError, Json
 from moorage.cli import server as server_cli
 from moorage.cli.host import host_rows
-from moorage.cli.main import main
 from moorage.cli.server import (
     ServerFailed,
     attempt_line,
@@ -25,6 +23,7 @@ from moorage.cli.server import (
     scheduling_lines,
     wait_for,
 )
+from tests.cli_runner import run_moorage
 
 SCHEDULING: Json = {
     "filters": [
@@ -194,15 +193,8 @@ def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[list[Json]],
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    try:
-        code = main(list(argv))
-    finally:
-        root.handlers[:] = handlers
-        root.setLevel(level)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    found = run_moorage(capsys, list(argv))
+    return found.code, found.out, found.err
 
 
 def errored_server() -> Json:

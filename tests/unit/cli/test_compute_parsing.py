@@ -5,7 +5,6 @@ reach the API: the URL given cannot be connected to)."""
 from __future__ import annotations
 
 import argparse
-import logging
 from collections.abc import Callable
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from moorage.api.client import ComputeApiError, Json, error_message
 from moorage.cli.api_options import find, key_values, keys
 from moorage.cli.host import service_changes
-from moorage.cli.main import main
+from tests.cli_runner import run_moorage
 
 # Nothing listens here: a command that reached for the API would say so instead.
 NOWHERE = "http://127.0.0.1:9"
@@ -132,17 +131,8 @@ def test_error_message(body: bytes, message: str) -> None:
 @pytest.fixture
 def moorage(capsys: pytest.CaptureFixture[str]) -> Moorage:
     def run(*argv: str) -> tuple[int, str, str]:
-        root = logging.getLogger()
-        handlers, level = root.handlers[:], root.level
-        try:
-            code = main([*argv, "--os-compute-url", NOWHERE])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-        finally:
-            root.handlers[:] = handlers
-            root.setLevel(level)
-        captured = capsys.readouterr()
-        return code, captured.out, captured.err
+        found = run_moorage(capsys, [*argv, "--os-compute-url", NOWHERE])
+        return found.code, found.out, found.err
 
     return run
 
