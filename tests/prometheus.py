@@ -3,6 +3,7 @@ parsed with prometheus_client's own parser, and what changed between two scrapes
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 import requests
@@ -52,3 +53,14 @@ def labels(**values: str) -> tuple[tuple[str, str], ...]:
 
 def requests_key(route: str, method: str, status: int) -> tuple[tuple[str, str], ...]:
     return labels(route=route, method=method, status=str(status))
+
+
+def timed_by_route(made: Mapping[tuple[tuple[str, str], ...], int]
+                   ) -> Counter[tuple[tuple[str, str], ...]]:
+    """The latency histogram's counts the requests ``made`` (keyed as the requests
+    counter is) should leave: one observation per request, by route and method."""
+    timed: Counter[tuple[tuple[str, str], ...]] = Counter()
+    for key, count in made.items():
+        found = dict(key)
+        timed[labels(route=found["route"], method=found["method"])] += count
+    return timed

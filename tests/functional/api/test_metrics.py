@@ -13,7 +13,15 @@ import requests
 
 from moorage.api.launcher import ComputeApiProcess
 from tests.functional.placement.test_metrics import shared_directory, started_workers
-from tests.prometheus import HTTP_LATENCY, HTTP_REQUESTS, changes, labels, requests_key, scrape
+from tests.prometheus import (
+    HTTP_LATENCY,
+    HTTP_REQUESTS,
+    changes,
+    labels,
+    requests_key,
+    scrape,
+    timed_by_route,
+)
 
 ADMIN = {"x-auth-token": "admin"}
 USER = {"x-auth-token": "demo:demo-project"}
@@ -77,11 +85,7 @@ def test_requests_and_boots_of_every_worker(tmp_path: Path, placement_server: An
 
     # Heartbeats and agents there are none: every request counted is one made here.
     assert changes(before, after, HTTP_REQUESTS) == made
-    timed: Counter[tuple[tuple[str, str], ...]] = Counter()
-    for key, count in made.items():
-        found = dict(key)
-        timed[labels(route=found["route"], method=found["method"])] += count
-    assert changes(before, after, HTTP_LATENCY + "_count") == timed
+    assert changes(before, after, HTTP_LATENCY + "_count") == timed_by_route(made)
     assert not any(server in value for _, key in after for _, value in key)
     # The conductor's counters, from whichever worker built the server.
     assert changes(before, after, "moorage_boots_total") == {labels(outcome="error"): 1}

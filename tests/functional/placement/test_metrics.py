@@ -18,10 +18,10 @@ from tests.prometheus import (
     HTTP_LATENCY,
     HTTP_REQUESTS,
     changes,
-    labels,
     parse,
     requests_key,
     scrape,
+    timed_by_route,
 )
 
 ADMIN = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
@@ -93,10 +93,7 @@ def test_every_worker_counts_in_one_answer(tmp_path: Path) -> None:
 
     assert changes(before, after, HTTP_REQUESTS) == made
     # The latency histogram: one observation per request, by route and method.
-    timed: Counter[tuple[tuple[str, str], ...]] = Counter()
-    for key, count in made.items():
-        found = dict(key)
-        timed[labels(route=found["route"], method=found["method"])] += count
+    timed = timed_by_route(made)
     assert changes(before, after, HTTP_LATENCY + "_count") == timed
     infinite = {tuple(p for p in key if p[0] != "le"): value
                 for key, value in changes(before, after, HTTP_LATENCY + "_bucket").items()
