@@ -18,11 +18,13 @@ from moorage import heap
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.service import attach_workers, make_state
 from moorage.conf.environment import config_from_environment
+from moorage.supervision import die_with_master
 
 LOG = logging.getLogger(__name__)
 
 
 def create_app() -> WSGIApp:
+    die_with_master()
     conf = config_from_environment()
     # Migrations ran once in the launching process.
     state = make_state(conf, migrate=False)

@@ -25,6 +25,7 @@ from moorage.conf.environment import export_config
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import check_configuration
+from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -119,6 +120,7 @@ class Serve(Command):
                 f"{conf.api.auth_strategy}; placement: {placement})\n")
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
+            mark_master()
             Granian(
                 "moorage.api.wsgi:create_app",
                 address=host,
@@ -129,6 +131,7 @@ class Serve(Command):
                 factory=True,
                 log_access=False,
                 respawn_failed_workers=True,
+                respawn_interval=RESPAWN_INTERVAL,
             ).serve()
         return 0
 

@@ -16,6 +16,7 @@ from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
+from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -83,9 +84,11 @@ class FleetRun(Command):
             os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
             # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
             # a minute before it serves.
+            mark_master()
             Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
                     port=opts.port, interface=Interfaces.WSGI, workers=1, blocking_threads=16,
-                    factory=True, log_access=False, respawn_failed_workers=True).serve()
+                    factory=True, log_access=False, respawn_failed_workers=True,
+                    respawn_interval=RESPAWN_INTERVAL).serve()
         return 0
 
 

@@ -17,6 +17,7 @@ from moorage.metrics import multiprocess_directory
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
 from moorage.placement.storage import migration
+from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ class Serve(Command):
             )
             self.app.stdout.flush()
             wsgi.export_config(parsed_args.config_file, overrides)
+            mark_master()
             Granian(
                 "moorage.placement.wsgi:create_app",
                 address=server.host,
@@ -85,6 +87,10 @@ class Serve(Command):
                 blocking_threads=server.threads,
                 factory=True,
                 log_access=False,
+                # A dead worker is replaced; the master's death ends the workers
+                # (supervision.py).
+                respawn_failed_workers=True,
+                respawn_interval=RESPAWN_INTERVAL,
             ).serve()
         return 0
 

@@ -17,6 +17,7 @@ from moorage.compute.service import WSGIApp
 from moorage.conf import load_config
 from moorage.conf.environment import exported
 from moorage.placement.client import PlacementClient
+from moorage.supervision import die_with_master
 
 LOG = logging.getLogger(__name__)
 
@@ -25,6 +26,7 @@ SYNC_THREADS_ENV = "MOORAGE_FLEET_SYNC_THREADS"
 
 
 def create_app() -> WSGIApp:
+    die_with_master()
     # Imported here: the run package knows cloud and fleet files, the compute package
     # does not need to.
     from moorage.run.description import load_fleet

@@ -11,11 +11,13 @@ from __future__ import annotations
 from moorage.conf.environment import config_from_environment, export_config
 from moorage.placement.app import WSGIApp, make_app
 from moorage.placement.service import PlacementService
+from moorage.supervision import die_with_master
 
 __all__ = ["create_app", "export_config"]
 
 
 def create_app() -> WSGIApp:
+    die_with_master()
     conf = config_from_environment()
     service = PlacementService(conf)
     # Migrations ran once in the launching process; workers only load the index.

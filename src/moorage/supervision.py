@@ -1,0 +1,51 @@
+"""Worker processes that never outlive their server.
+
+granian runs each ``--workers`` process as a child of the server's master. When a
+worker dies, the master starts another (``respawn_failed_workers``); when the master
+dies (SIGKILL, the OOM killer), nothing tells the workers, which would go on
+serving on the port, unsupervised, and stop the next server from starting there.
+
+``mark_master`` (in the master, before it starts its workers) names it in the
+environment the workers inherit; ``die_with_master`` (in each worker, as its app is
+made) asks Linux to send the worker SIGKILL the moment its parent exits
+(``PR_SET_PDEATHSIG``). Only a process whose parent is the marked master does so:
+a server run with no worker processes, or under another WSGI server, is left alone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+import signal
+import sys
+
+LOG = logging.getLogger(__name__)
+
+MASTER_ENV = "MOORAGE_SERVER_MASTER_PID"
+# prctl(2): the signal a process gets when its parent ends.
+_PR_SET_PDEATHSIG = 1
+
+# What the servers give granian: a dead worker is started again after this long.
+RESPAWN_INTERVAL = 1.0
+
+
+def mark_master() -> None:
+    """This process is a server's master: its workers will die with it."""
+    os.environ[MASTER_ENV] = str(os.getpid())
+
+
+def die_with_master() -> bool:
+    """In a worker of a marked master: SIGKILL when the master exits. True when set."""
+    master = os.environ.get(MASTER_ENV)
+    if sys.platform != "linux" or not master or os.getppid() != int(master):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+        LOG.warning("worker %d cannot ask to die with its master %s: %s", os.getpid(),
+                    master, os.strerror(ctypes.get_errno()))
+        return False
+    if os.getppid() != int(master):
+        # The master ended between the check and the request: end now, as it would.
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True

@@ -1,0 +1,125 @@
+"""`moorage placement serve --workers 2` and `moorage api serve` with two workers as an
+operator's process supervisor sees them: a restart right after a crash with clients
+connected, a worker killed, the master killed.
+
+Real processes, real sockets: the server's connections are left in the states a
+crash leaves them in (TIME_WAIT, clients still holding kept-alive connections).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from moorage.api.launcher import ComputeApiProcess
+from moorage.placement.launcher import PlacementProcess, ServerProcess
+
+HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
+
+
+def _serves(url: str) -> bool:
+    try:
+        return requests.get(url + "/resource_providers", headers=HEADERS,
+                            timeout=2).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _clients(url: str, count: int) -> list[requests.Session]:
+    """Sessions holding kept-alive connections to the server, each used once."""
+    sessions = []
+    for _ in range(count):
+        session = requests.Session()
+        assert session.get(url + "/resource_providers", headers=HEADERS,
+                           timeout=10).status_code == 200
+        sessions.append(session)
+    return sessions
+
+
+def _workers(server: ServerProcess) -> list[psutil.Process]:
+    assert server.pid is not None
+    deadline = time.monotonic() + 30
+    while True:
+        children = psutil.Process(server.pid).children(recursive=True)
+        if len(children) >= 2 or time.monotonic() > deadline:
+            return children
+        time.sleep(0.1)
+
+
+def _wait(predicate: object, timeout: float, what: str) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():  # type: ignore[operator]
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"{what} after {timeout}s")
+
+
+@pytest.fixture(params=["placement", "compute-api"])
+def server(request: pytest.FixtureRequest, tmp_path: Path,
+           placement_server: PlacementProcess) -> Iterator[ServerProcess]:
+    process: ServerProcess
+    if request.param == "placement":
+        process = PlacementProcess(tmp_path / "p", workers=2)
+    else:
+        process = ComputeApiProcess(tmp_path / "api", placement_url=placement_server.url,
+                                    workers=2)
+    process.start()
+    yield process
+    process.kill()
+
+
+def test_restarts_at_once_after_a_crash_with_clients_connected(tmp_path: Path) -> None:
+    server = PlacementProcess(tmp_path / "p", workers=2).start()
+    sessions = _clients(server.url, 20)
+    server.kill(signal.SIGKILL)
+    # The crash leaves the server's side of those connections behind.
+    again = PlacementProcess(tmp_path / "p", workers=2, port=server.port)
+    started = time.monotonic()
+    again.start(timeout=30)
+    try:
+        assert time.monotonic() - started < 15
+        assert _serves(again.url)
+        for session in sessions:  # the clients' dead connections are replaced
+            assert session.get(again.url + "/", timeout=10).status_code == 200
+    finally:
+        again.kill()
+
+
+def test_a_killed_worker_is_replaced(server: ServerProcess) -> None:
+    workers = _workers(server)
+    assert len(workers) == 2, workers
+    workers[0].kill()
+    workers[0].wait(timeout=10)
+    _wait(lambda: len(_workers(server)) == 2 and workers[0] not in _workers(server),
+          30, "no worker replaced the killed one")
+    assert server.running()
+    for _ in range(20):
+        assert requests.get(server.url + "/", timeout=5).status_code == 200
+
+
+def test_the_masters_death_takes_the_workers_with_it(server: ServerProcess) -> None:
+    workers = _workers(server)
+    assert server.pid is not None
+    os.kill(server.pid, signal.SIGKILL)
+    _wait(lambda: not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE
+                          for w in workers), 15, "workers outlived their master")
+
+    def port_free() -> bool:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind((server.host, server.port))
+            except OSError:
+                return False
+            return True
+
+    _wait(port_free, 10, "the port is still held after the master's death")

@@ -1,0 +1,55 @@
+"""die_with_master only in a worker of a marked master: never in a process run on its
+own (a test, a server with no worker processes, another WSGI server)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from moorage import supervision
+
+
+def test_not_a_worker_without_a_marked_master(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(supervision.MASTER_ENV, raising=False)
+    assert supervision.die_with_master() is False
+    # Marked, but this process's parent is not the master: left alone.
+    monkeypatch.setenv(supervision.MASTER_ENV, str(os.getpid()))
+    assert supervision.die_with_master() is False
+
+
+def test_a_worker_dies_with_its_master() -> None:
+    """A master marks itself and starts a worker that asks to die with it; the master
+    is SIGKILLed; the worker is gone at once (it would otherwise sleep a minute)."""
+    worker = ("from moorage import supervision; import time, sys; "
+              "assert supervision.die_with_master(); print('armed', flush=True); "
+              "time.sleep(60)")
+    master = (f"import os, subprocess, sys, time; from moorage import supervision; "
+              f"supervision.mark_master(); "
+              f"p = subprocess.Popen([sys.executable, '-c', {worker!r}]); "
+              f"print(p.pid, flush=True); time.sleep(60)")
+    process = subprocess.Popen([sys.executable, "-c", master], stdout=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                   sys.path)})
+    assert process.stdout is not None
+    lines = {process.stdout.readline().strip() for _ in range(2)}
+    assert "armed" in lines, lines
+    worker_pid = int(next(line for line in lines if line != "armed"))
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(worker_pid, 0)
+        except ProcessLookupError:
+            return
+        with open(f"/proc/{worker_pid}/stat") as stat:
+            if stat.read().split(")")[-1].split()[0] == "Z":
+                return  # dead, waiting to be reaped by init
+        time.sleep(0.05)
+    os.kill(worker_pid, signal.SIGKILL)
+    raise AssertionError("the worker outlived its master")
