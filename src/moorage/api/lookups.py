@@ -1,6 +1,9 @@
 """One-call reads for handlers: a flavor, an image, the hosts, the availability zones.
 
-NotFound (naming the id) when there is none. Flavors and images come from
+NotFound (naming the id) when there is none, or when the caller may not see it: a
+private flavor is an administrator's, a private image its owner project's (and an
+administrator's), as upstream decides on every path, show and boot, rebuild and
+resize alike. Flavors and images come from
 ``Definitions``, a cache every boot reads through: a flavor or image write bumps the
 catalog's definitions version, and the cache is dropped whenever it moved (one small
 read per lookup), so a lookup never answers from before the last committed change.
@@ -12,27 +15,32 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from moorage.api.errors import NotFound
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage import flavors as flavor_store
 from moorage.api.storage import images as image_store
 from moorage.api.storage.catalog_state import VERSIONS_SQL, CatalogVersions
+from moorage.api.storage.flavors import FlavorRecord
+from moorage.api.storage.images import ImageRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.storage.database import Database
 from moorage.scheduler.types import HostInfo
 
 if TYPE_CHECKING:
+    from moorage.api.context import RequestContext
     from moorage.api.state import ApiState
 
 
 class Definitions:
-    """Flavors and images by id, remembered until one of them changes."""
+    """Flavors and images by id (with who may see them), remembered until one of them
+    changes."""
 
     def __init__(self, database: Database) -> None:
         self._database = database
         self._version: int | None = None
-        self._flavors: dict[str, Flavor] = {}
-        self._images: dict[str, Image] = {}
+        self._flavors: dict[str, FlavorRecord] = {}
+        self._images: dict[str, ImageRecord] = {}
         self._lock = threading.Lock()
 
     def refresh(self) -> None:
@@ -45,33 +53,50 @@ class Definitions:
                 self._flavors, self._images = {}, {}
                 self._version = version
 
-    def flavor(self, flavor_id: str, *, refreshed: bool = False) -> Flavor:
+    def flavor(self, flavor_id: str, *, refreshed: bool = False) -> FlavorRecord:
         if not refreshed:
             self.refresh()
         found = self._flavors.get(flavor_id)
         if found is None:
             with self._database.reader() as conn:
-                found = flavor_store.load_flavor(conn, flavor_id).flavor
+                found = flavor_store.load_flavor(conn, flavor_id)
             self._flavors[flavor_id] = found
         return found
 
-    def image(self, image_id: str, *, refreshed: bool = False) -> Image:
+    def image(self, image_id: str, *, refreshed: bool = False) -> ImageRecord:
         if not refreshed:
             self.refresh()
         found = self._images.get(image_id)
         if found is None:
             with self._database.reader() as conn:
-                found = image_store.load_image(conn, image_id)
+                found = image_store.load_image_record(conn, image_id)
             self._images[image_id] = found
         return found
 
 
-def flavor(state: ApiState, flavor_id: str, *, refreshed: bool = False) -> Flavor:
-    return state.definitions.flavor(flavor_id, refreshed=refreshed)
+def flavor(state: ApiState, flavor_id: str, context: RequestContext, *,
+           refreshed: bool = False) -> Flavor:
+    """The flavor, if ``context`` may use it; NotFound (the same as no such flavor, so
+    a private flavor's existence is not disclosed) otherwise."""
+    record = state.definitions.flavor(flavor_id, refreshed=refreshed)
+    if not flavor_visible(record, context):
+        raise NotFound(f"Flavor {flavor_id} could not be found.")
+    return record.flavor
 
 
-def image(state: ApiState, image_id: str, *, refreshed: bool = False) -> Image:
-    return state.definitions.image(image_id, refreshed=refreshed)
+def image(state: ApiState, image_id: str, context: RequestContext, *,
+          refreshed: bool = False) -> Image:
+    """The image, if ``context`` may use it; NotFound as for no such image otherwise."""
+    record = state.definitions.image(image_id, refreshed=refreshed)
+    if not record.visible_to(context.project_id, context.is_admin):
+        raise NotFound(f"Image {image_id} could not be found.")
+    return record.image
+
+
+def flavor_visible(record: FlavorRecord, context: RequestContext) -> bool:
+    """Upstream's rule without flavor access lists: public flavors for everyone,
+    private ones for administrators."""
+    return record.is_public or context.is_admin
 
 
 def hosts(state: ApiState) -> Mapping[str, HostInfo]:

@@ -157,15 +157,15 @@ def test_definitions_forget_a_deleted_flavor_at_the_next_refresh(db: Database) -
     definitions = Definitions(db)
     with db.writer() as writer:
         flavors.create_flavor(writer.conn, flavors.FlavorRecord("f1", Flavor("m1", 1, 512, 1)))
-    assert definitions.flavor("f1").name == "m1"
+    assert definitions.flavor("f1").flavor.name == "m1"
     with db.writer() as writer:
         flavors.delete_flavor(writer.conn, "f1")
     # Remembered until something checks...
-    assert definitions.flavor("f1", refreshed=True).name == "m1"
+    assert definitions.flavor("f1", refreshed=True).flavor.name == "m1"
     # ...which a boot does once before its lookups, and a lone lookup by itself.
     definitions.refresh()
     with pytest.raises(NotFound, match="Flavor f1 could not be found"):
         definitions.flavor("f1", refreshed=True)
     with db.writer() as writer:
         flavors.create_flavor(writer.conn, flavors.FlavorRecord("f1", Flavor("m2", 1, 512, 1)))
-    assert definitions.flavor("f1").name == "m2"
+    assert definitions.flavor("f1").flavor.name == "m2"

@@ -8,6 +8,7 @@ import re
 import uuid as uuidlib
 from typing import Any
 
+from moorage.api import lookups
 from moorage.api.errors import BadRequest, NotFound
 from moorage.api.extra_specs import InvalidExtraSpec, validate_extra_spec, validate_extra_specs
 from moorage.api.handlers.common import boolean, integer, only_keys, string
@@ -67,9 +68,17 @@ def list_flavors_detail(req: ApiRequest) -> Response:
 
 def show_flavor(req: ApiRequest) -> Response:
     """Show one flavor with its extra specs."""
+    return json_response({"flavor": _detail(req, _visible_flavor(req))})
+
+
+def _visible_flavor(req: ApiRequest) -> FlavorRecord:
+    """The flavor of the path, if the caller may see it (a private flavor is an
+    administrator's): 404 as for no such flavor otherwise."""
     with req.state.database.reader() as conn:
         record = store.load_flavor(conn, req.params["flavor_id"])
-    return json_response({"flavor": _detail(req, record)})
+    if not lookups.flavor_visible(record, req.context):
+        raise NotFound(f"Flavor {record.id} could not be found.")
+    return record
 
 
 def _flavor_id(body: dict[str, Any]) -> str:
@@ -132,8 +141,7 @@ def delete_flavor(req: ApiRequest) -> Response:
 def list_extra_specs(req: ApiRequest) -> Response:
     """List a flavor's extra specs."""
     req.authorize("os_compute_api:os-flavor-extra-specs:index")
-    with req.state.database.reader() as conn:
-        record = store.load_flavor(conn, req.params["flavor_id"])
+    record = _visible_flavor(req)
     return json_response({"extra_specs": dict(record.flavor.extra_specs)})
 
 
@@ -141,8 +149,7 @@ def show_extra_spec(req: ApiRequest) -> Response:
     """Show one extra spec of a flavor."""
     req.authorize("os_compute_api:os-flavor-extra-specs:show")
     key = req.params["key"]
-    with req.state.database.reader() as conn:
-        record = store.load_flavor(conn, req.params["flavor_id"])
+    record = _visible_flavor(req)
     if key not in record.flavor.extra_specs:
         raise NotFound(f"Flavor {record.id} has no extra spec with key {key}.")
     return json_response({key: record.flavor.extra_specs[key]})

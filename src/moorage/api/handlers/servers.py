@@ -321,7 +321,7 @@ def _flavor_for_create(req: ApiRequest, flavor_ref: str, *, refreshed: bool = Fa
                        ) -> tuple[str, Flavor]:
     flavor_id = flavor_ref.rstrip("/").rsplit("/", 1)[-1]
     try:
-        return flavor_id, lookups.flavor(req.state, flavor_id, refreshed=refreshed)
+        return flavor_id, lookups.flavor(req.state, flavor_id, req.context, refreshed=refreshed)
     except NotFound:
         raise BadRequest(f"Flavor {flavor_id} could not be found.") from None
 
@@ -329,7 +329,7 @@ def _flavor_for_create(req: ApiRequest, flavor_ref: str, *, refreshed: bool = Fa
 def _image_for_create(req: ApiRequest, image_ref: str, *, refreshed: bool = False) -> Any:
     image_id = image_ref.rstrip("/").rsplit("/", 1)[-1]
     try:
-        return lookups.image(req.state, image_id, refreshed=refreshed)
+        return lookups.image(req.state, image_id, req.context, refreshed=refreshed)
     except NotFound:
         raise BadRequest(f"Image {image_id} could not be found.") from None
 
