@@ -78,6 +78,27 @@ def accepts_json(accept: str) -> bool:
 
 
 
+def nul_in(value: object) -> bool:
+    """Whether a decoded request part (a string, or JSON: lists, objects, keys
+    included) holds a NUL character, which no database column takes: PostgreSQL
+    refuses it with an error the services would turn into a 500."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(nul_in(k) or nul_in(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(nul_in(v) for v in value)
+    return False
+
+
+def json_has_nul(body: bytes, data: object) -> bool:
+    """``nul_in`` for a JSON body, walked only when its text could hold one."""
+    return b"\\u0000" in body and nul_in(data)
+
+
+NUL_REFUSED = "NUL characters are not allowed in {}."
+
+
 class Router(Generic[H]):
     """Matches a path against the route table: (handlers by method, path parameters)."""
 

@@ -18,13 +18,19 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from moorage.api import auth
-from moorage.api.errors import ApiError, MethodNotAllowed, NotFound, ServiceUnavailable
+from moorage.api.errors import (
+    ApiError,
+    BadRequest,
+    MethodNotAllowed,
+    NotFound,
+    ServiceUnavailable,
+)
 from moorage.api.http import ApiRequest
 from moorage.api.routes import ROUTES
 from moorage.api.state import ApiState
 from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
-from moorage.web import JSON, STATUS_LINES, Response, Router
+from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
 
 LOG = logging.getLogger(__name__)
 
@@ -52,6 +58,11 @@ def build_app(state: ApiState) -> WSGIApp:
 
     def dispatch(req: ApiRequest) -> Response:
         req.context = authenticate(req)
+        if "\x00" in req.path:
+            raise BadRequest(NUL_REFUSED.format("the path"))
+        query = req.environ.get("QUERY_STRING", "")
+        if "%00" in query or "\x00" in query:  # before any handler reads it, or not
+            raise BadRequest(NUL_REFUSED.format("the query string"))
         path = req.path.rstrip("/") if len(req.path) > 1 else req.path
         found = router.resolve(path)
         if found is None:

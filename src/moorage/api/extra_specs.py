@@ -47,7 +47,7 @@ def _choice(*allowed: str) -> Callable[[str, str], None]:
 
 
 def _positive_int(key: str, value: str) -> None:
-    if not value.isdigit() or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or int(value) < 1:
         raise InvalidExtraSpec(f"{key}: {value!r} is not valid; allowed: a positive integer")
 
 
@@ -110,7 +110,7 @@ def validate_extra_spec(key: str, value: object) -> str:
             raise InvalidExtraSpec(
                 f"{key}: {name!r} is not a resource class; allowed: an os-resource-classes "
                 "name or CUSTOM_ followed by A-Z, 0-9 and _")
-        if not text.isdigit():
+        if not (text.isascii() and text.isdigit()):
             raise InvalidExtraSpec(
                 f"{key}: {text!r} is not valid; allowed: a non-negative integer "
                 "(0 removes the flavor's own amount)")

@@ -17,7 +17,7 @@ import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from moorage.web import JSON, Response
+from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, nul_in
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -90,6 +90,8 @@ class ApiRequest:
                                   encoding="utf-8", errors="strict")
             except UnicodeDecodeError as exc:
                 raise BadRequest(f"Invalid query string: {exc}") from None
+            if nul_in(pairs):
+                raise BadRequest(NUL_REFUSED.format("the query string"))
             self._query = QueryParams(pairs)
         return self._query
 
@@ -126,9 +128,12 @@ class ApiRequest:
         if not self.body:
             raise BadRequest("The request needs a JSON body.")
         try:
-            return orjson.loads(self.body)
+            data = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed request body: {exc}") from None
+        if json_has_nul(self.body, data):
+            raise BadRequest(NUL_REFUSED.format("the request body"))
+        return data
 
     def json_object(self, key: str | None = None) -> dict[str, Any]:
         """The body as a JSON object; with ``key``, the object under that key

@@ -24,7 +24,17 @@ import orjson
 
 from moorage.placement import errors
 from moorage.placement.microversion import MIN_VERSION, Version
-from moorage.web import JSON, Response, accepts_json, http_date, media_ranges, quality
+from moorage.web import (
+    JSON,
+    NUL_REFUSED,
+    Response,
+    accepts_json,
+    http_date,
+    json_has_nul,
+    media_ranges,
+    nul_in,
+    quality,
+)
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
 __all__ = ["JSON", "HTTPError", "JSONPieces", "Request", "Response", "StreamedResponse",
@@ -361,6 +371,8 @@ class Request:
                 )
             except UnicodeDecodeError as exc:
                 raise BadRequest(f"Invalid query string parameters: {exc}") from None
+            if nul_in(self._query):
+                raise BadRequest(NUL_REFUSED.format("query string parameters"))
         return self._query
 
     def query_all(self, name: str) -> list[str]:
@@ -402,6 +414,8 @@ class Request:
             data = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed JSON: {exc}") from None
+        if json_has_nul(self.body, data):
+            raise BadRequest(NUL_REFUSED.format("the request body"))
         if schema_validator is not None:
             try:
                 schema_validator.validate(data)

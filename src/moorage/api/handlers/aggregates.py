@@ -8,7 +8,7 @@ from typing import Any
 
 from moorage.api import placement_sync
 from moorage.api.errors import BadRequest, NotFound
-from moorage.api.handlers.common import only_keys, string
+from moorage.api.handlers.common import database_id, only_keys, string
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.storage import aggregates as store
 from moorage.api.storage import services as service_store
@@ -31,9 +31,10 @@ def _view(record: AggregateRecord) -> dict[str, Any]:
 
 def _aggregate_id(req: ApiRequest) -> int:
     ident = req.params["aggregate_id"]
-    if not ident.isdigit():
+    found = database_id(ident)
+    if found is None:
         raise NotFound(f"Aggregate {ident} could not be found.")
-    return int(ident)
+    return found
 
 
 def list_aggregates(req: ApiRequest) -> Response:

@@ -65,3 +65,16 @@ def only_keys(body: Mapping[str, Any], allowed: set[str], where: str) -> None:
         raise BadRequest(f"Additional properties are not allowed in {where} "
                          f"({extra[0]!r} was unexpected); allowed: "
                          f"{', '.join(sorted(allowed))}.")
+
+
+# The largest id a database integer column holds (PostgreSQL's integer).
+MAX_ID = 2**31 - 1
+
+
+def database_id(text: str) -> int | None:
+    """``text`` as a row id when it is one: ASCII digits only (``"³".isdigit()`` is true,
+    and ``int("³")`` fails) and within a database integer; None otherwise, for the
+    caller to answer as for an id that does not exist."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > MAX_ID:
+        return None
+    return int(text)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from moorage.api.errors import BadRequest
-from moorage.api.handlers.common import boolean, only_keys, string
+from moorage.api.handlers.common import boolean, database_id, only_keys, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import services as store
 from moorage.api.storage.services import Heartbeat, OperatorState, ServiceRecord
@@ -53,8 +53,9 @@ def list_services(req: ApiRequest) -> Response:
 def _service_id(req: ApiRequest) -> int:
     """The service of the URL: its id, or (a convenience) its host name."""
     ident = req.params["service_id"]
-    if ident.isdigit():
-        return int(ident)
+    found = database_id(ident)
+    if found is not None:
+        return found
     with req.state.database.reader() as conn:
         return store.load_service_by_host(conn, ident).id
 
