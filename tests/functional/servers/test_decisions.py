@@ -181,3 +181,23 @@ def test_bad_plans_name_what_is_wrong(cloud: Any, body: dict[str, Any], named: s
     assert 400 <= response.status_code < 500, response.text
     assert named in response.text
     assert cloud.ok("GET", "/servers")["servers"] == []
+
+
+def test_a_users_active_server_names_no_host(cloud: Any) -> None:
+    """A rescheduled build's owner sees its attempts' results and its decisions' counts,
+    never a host: not in attempts, alternates, decisions, or the host fields."""
+    flavor = cloud.flavor("small")
+    image = cloud.image("vmx-raw", "raw", {"hw_vif_model": "vmxnet3"})
+    response = cloud.call("POST", "/servers", {"server": {
+        "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
+    uuid = response.json()["server"]["id"]
+    assert cloud.wait(uuid)["OS-EXT-SRV-ATTR:host"] == "v1"  # the admin's view
+    for path in (f"/servers/{uuid}", "/servers/detail"):
+        shown = cloud.call("GET", path, token=USER).json()
+        strings = _walk(shown)
+        for host in HOSTS:
+            assert host not in strings, (path, host)
+    server = cloud.call("GET", f"/servers/{uuid}", token=USER).json()["server"]
+    assert server["status"] == "ACTIVE"
+    assert all("host" not in a for a in server["moorage:scheduling"]["attempts"])
+    assert "OS-EXT-SRV-ATTR:host" not in server
