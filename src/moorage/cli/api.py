@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
+from moorage import keystone
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
@@ -103,6 +104,7 @@ class Serve(Command):
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
+        keystone.require(conf)
         check_prefilter_traits(conf)  # warnings only: it never stops the start
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
         # The workers count in one directory, so that /metrics sums them all.

@@ -10,6 +10,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
+from moorage import keystone
 from moorage.cli import candidates, demo, provider
 from moorage.cli.listen import claim_port
 from moorage.conf import load_config
@@ -64,6 +65,7 @@ class Serve(Command):
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
+        keystone.require(conf)  # before listening: one line, not a dead worker
         server = conf.placement_server
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(server.host, server.port), multiprocess_directory("placement"):

@@ -21,6 +21,7 @@ from typing import Any
 
 from oslo_config import cfg
 
+from moorage import keystone
 from moorage.placement.http import Credentials, Request, Unauthorized
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
@@ -103,11 +104,7 @@ def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
     try:
         from keystonemiddleware import auth_token
     except ImportError:
-        raise SystemExit(
-            "[api] auth_strategy = keystone needs keystonemiddleware "
-            "(pip install keystonemiddleware) and a [keystone_authtoken] section; "
-            "for development only, use auth_strategy = noauth2"
-        ) from None
+        raise SystemExit(keystone.MISSING) from None
     protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
     public = public_paths(conf)
 
