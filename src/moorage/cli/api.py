@@ -104,13 +104,13 @@ class Serve(Command):
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
-        keystone.require(conf)
         check_prefilter_traits(conf)  # warnings only: it never stops the start
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(host, port), multiprocess_directory("api"):
             if conf.database.sync_on_startup:
                 _migrate(conf)
+            keystone.require(conf)  # before listening: one line, not a dead worker
             if conf.api.auth_strategy == "noauth2":
                 LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
             placement = conf.placement.endpoint_override or "(none configured)"

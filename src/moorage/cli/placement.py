@@ -65,12 +65,12 @@ class Serve(Command):
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
-        keystone.require(conf)  # before listening: one line, not a dead worker
         server = conf.placement_server
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(server.host, server.port), multiprocess_directory("placement"):
             if conf.placement_database.sync_on_startup:
                 _migrate(conf)
+            keystone.require(conf)  # before listening: one line, not a dead worker
             if conf.api.auth_strategy == "noauth2":
                 LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
             self.app.stdout.write(
