@@ -17,7 +17,7 @@ import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, nul_in
+from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -90,8 +90,6 @@ class ApiRequest:
                                   encoding="utf-8", errors="strict")
             except UnicodeDecodeError as exc:
                 raise BadRequest(f"Invalid query string: {exc}") from None
-            if nul_in(pairs):
-                raise BadRequest(NUL_REFUSED.format("the query string"))
             self._query = QueryParams(pairs)
         return self._query
 

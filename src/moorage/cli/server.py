@@ -122,25 +122,23 @@ def attempt_line(number: int, attempt: Mapping[str, Any]) -> str:
     return f"{number}. {where}: {result}" + (f", {why}" if why else "")
 
 
-def exclusion_line(exclusion: Mapping[str, Any]) -> str:
+def exclusion_line(exclusion: Exclusion) -> str:
     """``placement: required host trait X (from image property hw_vif_model=x):
     excludes 3 of 4 hosts: big, q1, q2``; hosts only when the API showed them."""
-    text = Exclusion.from_json(exclusion).describe()
-    reasons = exclusion.get("reasons") or {}
-    if reasons:
-        text += " (" + ", ".join(f"{n} {why}" for why, n in reasons.items()) + ")"
-    hosts = list(exclusion.get("hosts") or [])
-    if hosts:
-        omitted = int(exclusion.get("hosts_omitted") or 0)
-        text += ": " + _words(hosts) + (f" and {omitted} more" if omitted else "")
-    return f"{exclusion.get('stage')}: {text}"
+    text = exclusion.describe()
+    if exclusion.reasons:
+        text += " (" + ", ".join(f"{n} {why}" for why, n in exclusion.reasons.items()) + ")"
+    if exclusion.hosts:
+        omitted = exclusion.hosts_omitted
+        text += ": " + _words(exclusion.hosts) + (f" and {omitted} more" if omitted else "")
+    return f"{exclusion.stage}: {text}"
 
 
 def decision_lines(data: Mapping[str, Any]) -> list[str]:
     """The scheduler's decisions (scheduler/decisions.py), one fact per line."""
     decisions = Decisions.from_json(data)
     lines = [f"hosts counted: {decisions.hosts}"] if decisions.hosts is not None else []
-    lines += [exclusion_line(e) for e in data.get("exclusions") or () if e.get("excluded")]
+    lines += [exclusion_line(e) for e in decisions.exclusions if e.excluded]
     if decisions.together is not None:
         lines.append(decisions.together.describe())
     if decisions.relaxed is not None:

@@ -195,8 +195,9 @@ class Decisions:
     def explanation(self, limit: int = 6) -> str:
         """Per constraint, how many hosts it excluded (most first, at most ``limit``),
         what no host has together, and the smallest change; no host names."""
-        parts = [e.describe() for e in self.ranked()[:limit]]
-        more = len(self.ranked()) - limit
+        ranked = self.ranked()
+        parts = [e.describe() for e in ranked[:limit]]
+        more = len(ranked) - limit
         if more > 0:
             parts.append(f"and {more} more constraint{'s' if more > 1 else ''}")
         if self.together is not None:

@@ -237,10 +237,10 @@ class Scheduler:
         details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
         candidates, decisions = self._candidates(spec, request, details)
         # 3. hosts offered, minus those the request excludes
-        offered = self._by_host(candidates, hosts)
+        roots = self._roots(candidates)
+        offered = self._by_host(candidates, roots, hosts)
         details["candidates"] = decisions.candidates = len(candidates.allocation_requests)
-        unowned = len({root for root in self._roots(candidates).values()}) - len(
-            {h.root_uuid for h in offered})
+        unowned = len(set(roots.values())) - len({h.root_uuid for h in offered})
         if unowned:
             decisions.exclude(Exclusion("request", "no compute service owns the node",
                                         "unknown_node", unowned, unowned + len(offered)))
@@ -420,11 +420,11 @@ class Scheduler:
             return []
         return hints
 
-    def _by_host(self, candidates: Candidates, hosts: Mapping[str, HostInfo]
-                 ) -> list[HostCandidates]:
-        """Allocation requests grouped by the host owning their root provider, in the
-        order placement gave them. Roots no compute service owns are left out."""
-        roots = self._roots(candidates)
+    def _by_host(self, candidates: Candidates, roots: Mapping[int, str],
+                 hosts: Mapping[str, HostInfo]) -> list[HostCandidates]:
+        """Allocation requests grouped by the host owning their root provider
+        (``roots``: ``_roots``' answer), in the order placement gave them. Roots no
+        compute service owns are left out."""
         node_of = self._nodes_by_root(set(roots.values()), hosts)
         grouped: dict[str, list[AllocationRequest]] = {}
         for index, request in enumerate(candidates.allocation_requests):

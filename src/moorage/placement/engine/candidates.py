@@ -397,6 +397,10 @@ def find_candidates(
                 explanation = explain(index, request, None, explain_listing)
             return Candidates([], [], explanation=explanation)
     search = _Search(index, request)
+    if not search.viable.any():
+        if explain_listing is not None:
+            explanation = explain(index, request, search.viable, explain_listing)
+        return Candidates([], [], explanation=explanation)
     lone, lone_ok = search.lone_roots()
     if explain_listing is not None:
         # Lone roots are decided in phase 1; other viable trees are counted as viable
@@ -412,11 +416,9 @@ def find_candidates(
 def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
               lone_roots: tuple[BoolArray, BoolArray], randomize: bool, max_candidates: int,
               strategy: str, rng: np.random.Generator | None) -> Candidates:
-    """Phase 2: the candidates of the viable trees, in order, up to the limit.
+    """Phase 2: the candidates of the viable trees (some), in order, up to the limit.
     ``lone_roots``: the search's (lone roots, those whose one candidate is valid)."""
     anchor_slots = np.flatnonzero(search.viable)
-    if anchor_slots.size == 0:
-        return Candidates([], [])
     if randomize:
         anchor_slots = (rng or np.random.default_rng()).permutation(anchor_slots)
     else:
