@@ -5,7 +5,9 @@ Order of the stages, and why:
 2. authentication    unauthenticated requests are refused before anything else;
                      /internal/ routes check the service token instead
 3. routing           404 for unknown paths, 405 with Allow for a wrong method
-4. handler           parse and validate -> data layer -> shape the response
+4. body schema       the body against the schema /openapi.json publishes for the route
+                     (moorage.api.schemas): 400 naming the field, before any handler
+5. handler           check policy and what needs data -> data layer -> shape the response
 Errors become nova's bodies; anything unexpected is a 500 without a traceback.
 """
 
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from moorage.api import auth
+from moorage.api import auth, validation
 from moorage.api.errors import (
     ApiError,
     BadRequest,
@@ -74,6 +76,9 @@ def build_app(state: ApiState) -> WSGIApp:
             raise MethodNotAllowed(
                 f"The method {req.method} is not allowed for this resource; "
                 f"allowed: {', '.join(methods)}.", headers=[("allow", ", ".join(methods))])
+        body_schema = validation.VALIDATORS.get(handler.__name__)
+        if body_schema is not None:
+            validation.validate(body_schema, req.json())
         try:
             return handler(req)
         except PlacementError as exc:

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from moorage.api.state import ApiState
 
 
+_UNREAD = object()  # the body not parsed yet (None is JSON's null)
+
+
 class QueryParams:
     """The query string as a multi-dict: every value of a name, in order."""
 
@@ -73,6 +76,7 @@ class ApiRequest:
         self.request_id = ""
         self._query: QueryParams | None = None
         self._body: bytes | None = None
+        self._json: Any = _UNREAD
 
     def header(self, name: str, default: str | None = None) -> str | None:
         key = name.upper().replace("-", "_")
@@ -118,7 +122,13 @@ class ApiRequest:
         return b""
 
     def json(self) -> Any:
-        """The body parsed as JSON; 400 naming the problem when it is missing or malformed."""
+        """The body parsed as JSON; 400 naming the problem when it is missing or malformed.
+        Parsed once: dispatch validates it before the handler reads it."""
+        if self._json is _UNREAD:
+            self._json = self._parse_json()
+        return self._json
+
+    def _parse_json(self) -> Any:
         content_type = (self.header("Content-Type") or "").split(";", 1)[0].strip().lower()
         if content_type and content_type not in (JSON, MERGE_PATCH):
             raise UnsupportedMediaType(

@@ -174,7 +174,9 @@ def _state_view(state: OperatorState, destroy: Sequence[str]) -> dict[str, Any]:
 def heartbeat(req: ApiRequest) -> Response:
     """An agent's heartbeat: create or refresh its service; answer with the operator's
     state and the guests to destroy."""
-    beat = _heartbeat(req.params["host"], req.json_object())
+    host = string(req.params, "host", required=True)  # the URL's: a column of 255
+    assert host is not None
+    beat = _heartbeat(host, req.json_object())
     with req.state.database.writer() as writer:
         service = store.record_heartbeat(writer.conn, beat)
     destroy = _to_destroy(req, [beat.host]).get(beat.host, [])

@@ -1,0 +1,264 @@
+"""The request bodies of the compute API, as JSON Schema (draft 2020-12).
+
+Why one table: /openapi.json publishes these schemas and ``moorage.api.validation``
+compiles them into the validators dispatch runs before every handler that takes a body,
+so the document cannot say one thing while the API does another
+(tests/unit/api/test_request_schemas.py holds the two together).
+
+What a schema says is the shape: types, lengths the database columns hold, enums, the
+keys allowed. What needs the database or another service (does the flavor exist, is
+``trait:X`` a trait, may a host join this zone) stays in the handlers. Field shapes
+follow nova's where Moorage reads the field; the values nova would accept and Moorage
+ignores (``networks``, ``metadata``, ``key_name``...) are typed, not interpreted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moorage.api.storage.images import VISIBILITIES
+from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
+
+Schema = dict[str, Any]
+
+# The largest value of a database integer column (PostgreSQL's integer; a BigInteger's).
+MAX_INT = 2**31 - 1
+MAX_BIGINT = 2**63 - 1
+
+# Text that is not only spaces: names, ids, reasons.
+NOT_BLANK = r"\S"
+
+
+def text(max_length: int = 255, *, nullable: bool = False) -> Schema:
+    """A string of 1 to ``max_length`` characters, not blank (optionally null)."""
+    return {"type": ["string", "null"] if nullable else "string", "minLength": 1,
+            "maxLength": max_length, "pattern": NOT_BLANK,
+            "description": f"1 to {max_length} characters, not blank"}
+
+
+def integer(minimum: int = 0, maximum: int = MAX_INT, *, nullable: bool = False,
+            empty: bool = False) -> Schema:
+    """A whole number, or (as nova takes it) a string of the digits 0-9; ``empty``: the
+    empty string too (nova's flavor swap)."""
+    return {"type": ["integer", "string", "null"] if nullable else ["integer", "string"],
+            "minimum": minimum, "maximum": maximum,
+            "pattern": "^[0-9]*$" if empty else "^[0-9]+$",
+            "description": f"an integer from {minimum} to {maximum}, or its ASCII digits"}
+
+
+# nova's boolean: JSON true/false or one of these words (any case nova lists).
+_TRUE_WORDS = ("1", "t", "true", "on", "y", "yes")
+_FALSE_WORDS = ("0", "f", "false", "off", "n", "no")
+BOOLEAN: Schema = {
+    "type": ["boolean", "string"],
+    "enum": [True, False, *sorted({spelling for word in _TRUE_WORDS + _FALSE_WORDS
+                                   for spelling in (word, word.upper(), word.title())})],
+    "description": "true or false (or one of the words nova takes for them: "
+                   "yes, no, on, off, 1, 0...)",
+}
+
+# Extra spec values: strings (numbers are taken as their text), at most 255 characters.
+EXTRA_SPECS: Schema = {
+    "type": "object",
+    "propertyNames": {"minLength": 1, "maxLength": 255},
+    "additionalProperties": {"type": ["string", "number"], "maxLength": 255},
+}
+
+
+def choice(title: str, options: dict[str, Schema]) -> Schema:
+    """An object with exactly one of ``options`` as its key (a server action, an
+    aggregate action, what a plan is of); ``title`` names what the key is."""
+    return {"type": "object", "title": title, "minProperties": 1, "maxProperties": 1,
+            "properties": options, "additionalProperties": False}
+
+
+def some_of(properties: dict[str, Schema], *, required: tuple[str, ...] = (),
+            at_least_one: bool = False) -> Schema:
+    """An object of these ``properties`` and no others."""
+    schema: Schema = {"type": "object", "properties": properties,
+                      "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    if at_least_one:
+        schema["minProperties"] = 1
+    return schema
+
+
+def wrapped(key: str, inner: Schema) -> Schema:
+    """nova's envelope: ``{"flavor": {...}}``."""
+    return some_of({key: inner}, required=(key,))
+
+
+# -- flavors ---------------------------------------------------------------------
+
+FLAVOR = some_of({
+    "name": text(),
+    "id": {"type": ["string", "integer", "null"], "maxLength": 255,
+           "pattern": r"^[a-zA-Z0-9._-]([a-zA-Z0-9. _-]*[a-zA-Z0-9._-])?$",
+           "description": "1 to 255 of letters, digits, '.', ' ', '_' and '-', not "
+                          "starting or ending with a space"},
+    "ram": integer(1),
+    "vcpus": integer(1),
+    "disk": integer(0),
+    "OS-FLV-EXT-DATA:ephemeral": integer(0, nullable=True),
+    "swap": integer(0, nullable=True, empty=True),
+    "rxtx_factor": {"type": "number", "exclusiveMinimum": 0},
+    "os-flavor-access:is_public": BOOLEAN,
+    "description": text(65535, nullable=True),
+    "extra_specs": {**EXTRA_SPECS, "type": ["object", "null"]},
+}, required=("name", "ram", "vcpus", "disk"))
+
+# -- images ----------------------------------------------------------------------
+
+_IMAGE_FIELDS: dict[str, Schema] = {
+    "name": text(),
+    "disk_format": {"type": ["string", "null"], "enum": [*DISK_FORMATS, None]},
+    "container_format": {"type": ["string", "null"], "enum": [*CONTAINER_FORMATS, None]},
+    "min_disk": integer(0, nullable=True),
+    "min_ram": integer(0, nullable=True),
+    "visibility": {"type": "string", "enum": list(VISIBILITIES)},
+}
+_PROPERTY_VALUE: Schema = {"type": ["string", "number", "boolean"], "maxLength": 65535}
+_PROPERTY_NAMES: Schema = {"minLength": 1, "maxLength": 255}
+
+IMAGE = some_of({
+    "id": text(36),
+    **_IMAGE_FIELDS,
+    "properties": {"type": ["object", "null"], "propertyNames": _PROPERTY_NAMES,
+                   "additionalProperties": _PROPERTY_VALUE},
+}, required=("name",))
+
+# A JSON merge patch (RFC 7396): a property set to null is removed.
+IMAGE_PATCH = some_of({
+    **_IMAGE_FIELDS,
+    "properties": {"type": ["object", "null"], "propertyNames": _PROPERTY_NAMES,
+                   "additionalProperties": {**_PROPERTY_VALUE,
+                                            "type": [*_PROPERTY_VALUE["type"], "null"]}},
+})
+
+# -- servers ---------------------------------------------------------------------
+
+_BLOCK_DEVICE: Schema = {
+    "type": "object",
+    "properties": {
+        "boot_index": {"type": ["integer", "string", "null"]},
+        "source_type": {"type": "string", "enum": ["image", "volume", "snapshot", "blank"]},
+        "destination_type": {"type": "string", "enum": ["volume", "local"]},
+        "uuid": text(255),
+        "volume_size": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_INT},
+        "delete_on_termination": BOOLEAN,
+    },
+}
+
+SERVER = some_of({
+    "name": text(),
+    "flavorRef": text(),
+    "imageRef": {"type": ["string", "null"], "maxLength": 255},
+    "availability_zone": text(nullable=True),
+    "block_device_mapping_v2": {"type": "array", "items": _BLOCK_DEVICE, "maxItems": 64},
+    "host": text(nullable=True),
+    "hypervisor_hostname": text(nullable=True),
+    "networks": {"anyOf": [{"type": "string", "enum": ["auto", "none"]},
+                           {"type": "array", "items": {"type": "object"}}]},
+    "metadata": {"type": "object", "propertyNames": {"minLength": 1, "maxLength": 255},
+                 "additionalProperties": {"type": "string", "maxLength": 255}},
+    "key_name": text(nullable=True),
+    "security_groups": {"type": "array", "items": {
+        "type": "object", "properties": {"name": text()}}},
+    "min_count": integer(1),
+    "max_count": integer(1),
+    "description": {"type": ["string", "null"], "maxLength": 255},
+    "user_data": {"type": ["string", "null"], "maxLength": 65535},
+    "config_drive": {"type": ["boolean", "string"]},
+}, required=("name", "flavorRef"))
+
+# The argument of an action Moorage reads some of; what else nova's clients send along
+# (adminPass, OS-DCF:diskConfig, preserve_ephemeral...) is let through.
+_IMAGE_REF: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+_FLAVOR_REF: Schema = {"type": ["string", "integer"], "minLength": 1, "maxLength": 255}
+_HOST: Schema = text(nullable=True)
+
+SERVER_ACTION = choice("action", {
+    "rebuild": {"type": "object", "required": ["imageRef"],
+                "properties": {"imageRef": _IMAGE_REF}},
+    "resize": {"type": "object", "required": ["flavorRef"],
+               "properties": {"flavorRef": _FLAVOR_REF}},
+    "migrate": {"type": ["object", "null"], "properties": {"host": _HOST}},
+    "confirmResize": {"type": ["object", "null"]},
+    "revertResize": {"type": ["object", "null"]},
+    "evacuate": {"type": ["object", "null"], "properties": {"host": _HOST}},
+})
+
+# The dry run: a boot (the server of POST /servers), a resize or a migration.
+_SERVER_ID = text(36)
+PLAN = choice("operation", {
+    "server": SERVER,
+    "resize": some_of({"server_id": _SERVER_ID, "flavorRef": _FLAVOR_REF},
+                      required=("server_id", "flavorRef")),
+    "migrate": some_of({"server_id": _SERVER_ID, "host": _HOST}, required=("server_id",)),
+})
+
+# -- services, aggregates, heartbeats ---------------------------------------------
+
+SERVICE_UPDATE = some_of({
+    "status": {"type": "string", "enum": ["enabled", "disabled"]},
+    "disabled_reason": text(nullable=True),
+    "forced_down": BOOLEAN,
+}, at_least_one=True)
+
+_AGGREGATE_FIELDS: dict[str, Schema] = {
+    "name": text(),
+    "availability_zone": text(nullable=True),
+}
+
+AGGREGATE_ACTION = choice("action", {
+    "add_host": some_of({"host": text()}, required=("host",)),
+    "remove_host": some_of({"host": text()}, required=("host",)),
+    "set_metadata": some_of({"metadata": {
+        "type": "object", "propertyNames": {"minLength": 1, "maxLength": 255},
+        "additionalProperties": {"type": ["string", "null"], "maxLength": 255}}},
+        required=("metadata",)),
+})
+
+# What an agent reports of its host (the host is in the URL, or beside it in a fleet's).
+_HEARTBEAT_FIELDS: dict[str, Schema] = {
+    "binary": text(),
+    "driver": text(64),
+    "nodes": {"type": "array", "items": text()},
+    "agent_url": text(),
+    "supported_instances": {"type": ["array", "null"], "items": {
+        "type": "array", "items": {"type": "string", "maxLength": 255},
+        "minItems": 3, "maxItems": 3}},
+    "hypervisor_version": {"type": ["integer", "null"], "minimum": 0,
+                           "maximum": MAX_BIGINT},
+    "version": text(64, nullable=True),
+}
+HEARTBEAT = some_of(_HEARTBEAT_FIELDS, required=("driver", "nodes"))
+
+# Hosts one fleet heartbeat may carry, full reports and "alive" together.
+MAX_HEARTBEATS = 5000
+FLEET_HEARTBEAT = some_of({
+    "services": {"type": ["array", "null"], "maxItems": MAX_HEARTBEATS,
+                 "items": some_of({"host": text(), **_HEARTBEAT_FIELDS},
+                                  required=("host", "driver", "nodes"))},
+    "alive": {"type": ["array", "null"], "maxItems": MAX_HEARTBEATS, "items": text()},
+})
+
+# -- by handler (the operationId of /openapi.json) ----------------------------------
+
+REQUEST_SCHEMAS: dict[str, Schema] = {
+    "create_flavor": wrapped("flavor", FLAVOR),
+    "create_extra_specs": wrapped("extra_specs", {**EXTRA_SPECS, "minProperties": 1}),
+    "update_extra_spec": {**EXTRA_SPECS, "description": "{key: value}, the key of the URL"},
+    "create_image": IMAGE,
+    "update_image": IMAGE_PATCH,
+    "create_server": some_of({"server": SERVER}, required=("server",)),
+    "server_action": SERVER_ACTION,
+    "plan": PLAN,
+    "update_service": SERVICE_UPDATE,
+    "create_aggregate": wrapped("aggregate", some_of(_AGGREGATE_FIELDS, required=("name",))),
+    "update_aggregate": wrapped("aggregate", some_of(_AGGREGATE_FIELDS, at_least_one=True)),
+    "aggregate_action": AGGREGATE_ACTION,
+    "heartbeat": HEARTBEAT,
+    "heartbeats": FLEET_HEARTBEAT,
+}
