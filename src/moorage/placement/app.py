@@ -38,7 +38,7 @@ from moorage.placement.http import (
 from moorage.placement.routes import ROUTES
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import errors as storage_errors
-from moorage.web import STATUS_LINES, Router
+from moorage.web import NUL_REFUSED, STATUS_LINES, Router
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.placement.requests")
@@ -80,6 +80,8 @@ def make_app(service: PlacementService) -> WSGIApp:
                 raise NotAcceptable(exc.detail) from None
             raise BadRequest(exc.detail) from None
         req.version_known = True
+        if "\x00" in req.path:  # PostgreSQL cannot compare with it: a 500 there, once
+            raise BadRequest(NUL_REFUSED.format("the path"))
         _check_body_headers(req)
         found = router.resolve(req.path)
         if found is None:

@@ -47,6 +47,9 @@ def parse(value: str) -> Version:
         return MAX_VERSION
     try:
         major_s, minor_s = value.split(".", 1)
+        if not all(part.isascii() and part.isdigit() for part in (major_s, minor_s)):
+            # int() takes "٣" (Arabic-Indic three) and "+1": a version is ASCII digits only.
+            raise ValueError("a version is two numbers of the digits 0-9")
         version = Version(int(major_s), int(minor_s))
     except ValueError as exc:
         raise MicroversionError(

@@ -29,6 +29,13 @@ def test_nul_is_refused_and_nothing_is_written(backend_placement: PlacementClien
     for query in ("project_id=a%00b", "project_id=a&user_id=%00"):
         client.get(f"/usages?{query}", expect=400)
     client.get("/resource_providers?name=%00", expect=400)
+    # In the path too: on PostgreSQL, a DELETE looked it up and failed with a 500.
+    for path in (f"/resource_providers/{rp}%00/inventories/VCPU", "/resource_providers/%00",
+                 "/traits/CUSTOM_%00", "/resource_classes/CUSTOM_A%00"):
+        for method in ("GET", "DELETE"):
+            refused = client.request(method, path, expect=400)
+            assert "NUL characters are not allowed in the path" in refused.text
+    assert client.get(f"/resource_providers/{rp}/inventories").json()["inventories"]
     # An escaped backslash before "u0000" is text, not a NUL: accepted.
     client.post("/resource_providers", data=b'{"name": "back\\\\u0000slash"}',
                 headers={"content-type": "application/json"}, expect=200)

@@ -114,3 +114,11 @@ def test_version_parser_never_crashes(text: str) -> None:
         assert exc.status in (400, 406)
     else:
         assert version in microversion.VERSIONS
+
+
+@pytest.mark.parametrize("text", ["1.٣", "\u0661.2", "1.³", "+1.2", "1.+2", "1. 2"])
+def test_versions_are_ascii_digits_only(text: str) -> None:
+    """int() reads these as numbers; as a version they are malformed, a 400."""
+    with pytest.raises(microversion.MicroversionError) as raised:
+        microversion.parse(text)
+    assert raised.value.status == 400
