@@ -12,7 +12,7 @@ from typing import Any
 
 import moorage
 from moorage.api.http import ApiRequest, Handler, json_response
-from moorage.api.schemas import REQUEST_SCHEMAS
+from moorage.api.schemas import QUERY_PARAMETERS, REQUEST_SCHEMAS
 from moorage.web import Response
 
 _OBJECT: dict[str, Any] = {"type": "object"}
@@ -35,10 +35,12 @@ def _operation(method: str, template: str, handler: Handler) -> dict[str, Any]:
             "default": _ERROR,
         },
     }
-    names = re.findall(r"\{(\w+)\}", template)
-    if names:
-        operation["parameters"] = [{"name": n, "in": "path", "required": True,
-                                    "schema": {"type": "string"}} for n in names]
+    parameters = [{"name": n, "in": "path", "required": True, "schema": {"type": "string"}}
+                  for n in re.findall(r"\{(\w+)\}", template)]
+    parameters += [{"name": n, "in": "query", "required": False, "schema": schema}
+                   for n, schema in QUERY_PARAMETERS.get(handler.__name__, {}).items()]
+    if parameters:
+        operation["parameters"] = parameters
     schema = REQUEST_SCHEMAS.get(handler.__name__)
     if schema is not None and method in ("POST", "PUT", "PATCH"):
         operation["requestBody"] = {"required": True,

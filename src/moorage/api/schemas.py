@@ -262,3 +262,27 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "heartbeat": HEARTBEAT,
     "heartbeats": FLEET_HEARTBEAT,
 }
+
+
+# -- query strings ------------------------------------------------------------------
+# Documented (and so fuzzed) by name; the handlers parse them, each refusal a 400.
+
+_QUERY_TEXT: Schema = {"type": "string"}
+_SERVER_LIST_QUERY: dict[str, Schema] = {
+    "all_tenants": _QUERY_TEXT, "project_id": _QUERY_TEXT, "tenant_id": _QUERY_TEXT,
+    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
+    "status": _QUERY_TEXT, "host": _QUERY_TEXT, "name": _QUERY_TEXT,
+    "changes-since": {"type": "string", "format": "date-time"},
+}
+_FLAVOR_LIST_QUERY: dict[str, Schema] = {
+    "minRam": {"type": "integer", "minimum": 0}, "minDisk": {"type": "integer", "minimum": 0}}
+
+QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
+    "list_flavors": _FLAVOR_LIST_QUERY,
+    "list_flavors_detail": _FLAVOR_LIST_QUERY,
+    "list_servers": _SERVER_LIST_QUERY,
+    "list_servers_detail": _SERVER_LIST_QUERY,
+    "list_migrations": {"instance_uuid": _QUERY_TEXT, "migration_type": _QUERY_TEXT,
+                        "status": _QUERY_TEXT},
+    "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
+}

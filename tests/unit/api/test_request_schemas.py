@@ -12,7 +12,7 @@ import pytest
 from moorage.api.errors import BadRequest
 from moorage.api.openapi import build_document
 from moorage.api.routes import ROUTES
-from moorage.api.schemas import REQUEST_SCHEMAS
+from moorage.api.schemas import QUERY_PARAMETERS, REQUEST_SCHEMAS
 from moorage.api.validation import VALIDATORS, validate
 
 WRITES = ("post", "put", "patch")
@@ -110,3 +110,9 @@ def test_long_values_are_cut_in_messages() -> None:
 ])
 def test_what_nova_and_the_agents_send_is_valid(name: str, body: Any) -> None:
     validate(VALIDATORS[name], body)
+
+
+def test_documented_query_parameters_belong_to_reads_that_exist() -> None:
+    reads = {operation["operationId"] for _, method, operation in _operations()
+             if method == "get"}
+    assert set(QUERY_PARAMETERS) <= reads
