@@ -40,9 +40,12 @@ def integer(minimum: int = 0, maximum: int = MAX_INT, *, nullable: bool = False,
             empty: bool = False) -> Schema:
     """A whole number, or (as nova takes it) a string of the digits 0-9; ``empty``: the
     empty string too (nova's flavor swap)."""
+    # As text, the bounds are the handler's to check, but for these: no more digits than
+    # the maximum has, and a digit other than 0 where zero is not allowed.
+    digits = "^[0-9]*[1-9][0-9]*$" if minimum >= 1 else "^[0-9]*$" if empty else "^[0-9]+$"
     return {"type": ["integer", "string", "null"] if nullable else ["integer", "string"],
-            "minimum": minimum, "maximum": maximum,
-            "pattern": "^[0-9]*$" if empty else "^[0-9]+$",
+            "minimum": minimum, "maximum": maximum, "pattern": digits,
+            "maxLength": len(str(maximum)),
             "description": f"an integer from {minimum} to {maximum}, or its ASCII digits"}
 
 
@@ -275,7 +278,8 @@ _SERVER_LIST_QUERY: dict[str, Schema] = {
     "changes-since": {"type": "string", "format": "date-time"},
 }
 _FLAVOR_LIST_QUERY: dict[str, Schema] = {
-    "minRam": {"type": "integer", "minimum": 0}, "minDisk": {"type": "integer", "minimum": 0}}
+    "minRam": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
+    "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT}}
 
 QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_flavors": _FLAVOR_LIST_QUERY,

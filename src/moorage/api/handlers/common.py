@@ -20,6 +20,8 @@ def integer(body: Mapping[str, Any], name: str, *, minimum: int = 0,
             raise BadRequest(f"{name!r} is a required property.")
         return default
     value = body[name]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # 2.0: an integer to JSON Schema, as to nova
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise BadRequest(f"Invalid input for field {name!r}: {value!r} is not an integer.")
     try:
