@@ -47,3 +47,15 @@ def test_nul_characters_are_a_400_and_nothing_is_written(api: ComputeApi) -> Non
         "name": "img", "disk_format": "raw", "container_format": "bare",
         "properties": {"k\x00": "v"}})
     assert image.status_code == 400, image.text
+
+
+def test_non_ascii_digits_are_not_numbers(api: ComputeApi) -> None:
+    """int() reads "٣" as 3; the API reads only the digits 0-9 as numbers: a 400."""
+    for path in ("/v2.1/servers?limit=٣", "/v2.1/servers/detail?limit=1²",
+                 "/v2.1/flavors?minRam=٣", "/v2.1/flavors/detail?minDisk=٣"):
+        assert api.admin("GET", path).status_code == 400, path
+    refused = api.admin("POST", "/v2.1/flavors", json={"flavor": {
+        "name": "digits", "vcpus": "٣", "ram": 512, "disk": 1}})
+    assert refused.status_code == 400, refused.text
+    assert "'vcpus'" in refused.json()["badRequest"]["message"]
+    assert api.admin("GET", "/v2.1/flavors").json()["flavors"] == []

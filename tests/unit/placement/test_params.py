@@ -28,7 +28,8 @@ def test_resources_need_positive_amounts(name: str, amount: int) -> None:
         params.parse_resources(f"{name}:{amount}")
 
 
-@pytest.mark.parametrize("text", ["VCPU", "VCPU:1:2", "VCPU:1,", "VCPU:", "VCPU:x", " "])
+@pytest.mark.parametrize("text", ["VCPU", "VCPU:1:2", "VCPU:1,", "VCPU:", "VCPU:x", " ",
+                                  "VCPU:٣", "VCPU:1²"])
 def test_malformed_resources(text: str) -> None:
     with pytest.raises(BadRequest):
         params.parse_resources(text)

@@ -25,6 +25,8 @@ def integer(body: Mapping[str, Any], name: str, *, minimum: int = 0,
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise BadRequest(f"Invalid input for field {name!r}: {value!r} is not an integer.")
     try:
+        if isinstance(value, str) and not value.isascii():
+            raise ValueError(value)  # int() reads "٣" as 3: the digits are 0-9
         number = int(value)
     except ValueError:
         raise BadRequest(

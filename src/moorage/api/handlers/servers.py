@@ -152,7 +152,7 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
     limit: int | None = None
     if limit_text is not None:
         try:
-            limit = int(limit_text)
+            limit = int(limit_text) if limit_text.isascii() else -1  # not "٣"
         except ValueError:
             limit = -1
         if limit < 0:

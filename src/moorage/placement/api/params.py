@@ -42,6 +42,8 @@ def parse_resources(value: str) -> dict[str, int]:
                 f"in form: ?resources=VCPU:2,MEMORY_MB:1024. Got: {item}."
             ) from None
         try:
+            if not amount_s.isascii():  # int() reads "٣" as 3; an amount is ASCII
+                raise ValueError(amount_s)
             amount = int(amount_s)
         except ValueError:
             raise BadRequest(
