@@ -113,7 +113,8 @@ def _schemathesis(api: ComputeApiProcess, run: Run, workdir: Path,
         # Deletes would take the objects away from the rest of the run; the routes
         # without ids were fuzzed by the other runs.
         command += ["--exclude-method", "DELETE", "--include-path-regex", r"\{"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False,
+                          cwd=workdir)  # its .hypothesis and caches in the test's tmp
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     return dict(json.loads(report.read_text()))
 
