@@ -8,7 +8,7 @@ from typing import Any
 
 from moorage.api import placement_sync
 from moorage.api.errors import BadRequest, NotFound
-from moorage.api.handlers.common import database_id, only_keys, string
+from moorage.api.handlers.common import database_id, string
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.storage import aggregates as store
 from moorage.api.storage import services as service_store
@@ -49,7 +49,6 @@ def create_aggregate(req: ApiRequest) -> Response:
     """Create an aggregate: {"aggregate": {"name", "availability_zone"}}."""
     req.authorize("os_compute_api:os-aggregates:create")
     body = req.json_object("aggregate")
-    only_keys(body, {"name", "availability_zone"}, "aggregate")
     name = string(body, "name", required=True)
     assert name is not None
     zone = string(body, "availability_zone", allow_none=True)
@@ -70,7 +69,6 @@ def update_aggregate(req: ApiRequest) -> Response:
     """Rename an aggregate or change its availability zone."""
     req.authorize("os_compute_api:os-aggregates:update")
     body = req.json_object("aggregate")
-    only_keys(body, {"name", "availability_zone"}, "aggregate")
     if not body:
         raise BadRequest("Give name or availability_zone.")
     name = string(body, "name")
@@ -102,7 +100,6 @@ def _nodes(req: ApiRequest, host: str) -> list[str]:
 def _host_argument(args: object, action: str) -> str:
     if not isinstance(args, dict):
         raise BadRequest(f"'{action}' must be an object with 'host'.")
-    only_keys(args, {"host"}, action)
     host = string(args, "host", required=True)
     assert host is not None
     return host
@@ -135,7 +132,6 @@ def aggregate_action(req: ApiRequest) -> Response:
         req.authorize("os_compute_api:os-aggregates:set_metadata")
         if not isinstance(args, dict) or not isinstance(args.get("metadata"), dict):
             raise BadRequest("'set_metadata' must be an object with a 'metadata' object.")
-        only_keys(args, {"metadata"}, action)
         metadata = args["metadata"]
         for key, value in metadata.items():
             if not 1 <= len(key) <= 255 or (value is not None and (

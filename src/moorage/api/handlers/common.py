@@ -62,15 +62,6 @@ def boolean(value: object, name: str) -> bool:
     raise BadRequest(f"Invalid input for field {name!r}: {value!r} is not a boolean.")
 
 
-def only_keys(body: Mapping[str, Any], allowed: set[str], where: str) -> None:
-    """400 naming the first key ``body`` has that ``allowed`` does not."""
-    extra = sorted(set(body) - allowed)
-    if extra:
-        raise BadRequest(f"Additional properties are not allowed in {where} "
-                         f"({extra[0]!r} was unexpected); allowed: "
-                         f"{', '.join(sorted(allowed))}.")
-
-
 # The largest id a database integer column holds (PostgreSQL's integer).
 MAX_ID = 2**31 - 1
 

@@ -11,7 +11,7 @@ from typing import Any
 from moorage.api import lookups
 from moorage.api.errors import BadRequest, NotFound
 from moorage.api.extra_specs import InvalidExtraSpec, validate_extra_spec, validate_extra_specs
-from moorage.api.handlers.common import boolean, integer, only_keys, string
+from moorage.api.handlers.common import boolean, integer, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import flavors as store
 from moorage.api.storage.flavors import FlavorRecord
@@ -20,8 +20,6 @@ from moorage.web import Response
 
 # Nova's flavor id: printable, no leading or trailing space.
 FLAVOR_ID = re.compile(r"^(?! )[a-zA-Z0-9. _-]+(?<! )$")
-_CREATE_KEYS = {"name", "id", "ram", "vcpus", "disk", "OS-FLV-EXT-DATA:ephemeral", "swap",
-                "rxtx_factor", "os-flavor-access:is_public", "description", "extra_specs"}
 
 
 def _brief(req: ApiRequest, record: FlavorRecord) -> dict[str, Any]:
@@ -98,7 +96,6 @@ def create_flavor(req: ApiRequest) -> Response:
     """Create a flavor (admin). Extra specs may be given inline and are validated."""
     req.authorize("os_compute_api:os-flavor-manage:create")
     body = req.json_object("flavor")
-    only_keys(body, _CREATE_KEYS, "flavor")
     name = string(body, "name", required=True)
     assert name is not None
     specs = body.get("extra_specs") or {}

@@ -28,16 +28,12 @@ from typing import Any
 from moorage.api import image_admission
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.extra_specs import is_valid_trait_name
-from moorage.api.handlers.common import integer, only_keys, string
+from moorage.api.handlers.common import integer, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import images as store
 from moorage.api.storage.images import VISIBILITIES, ImageRecord
 from moorage.model.image import TRAIT_PREFIX, Image, InvalidImageProperty
 from moorage.web import Response
-
-_FIELDS = {"id", "name", "disk_format", "container_format", "min_disk", "min_ram",
-           "visibility", "properties"}
-_MUTABLE = _FIELDS - {"id"}
 
 
 def _view(req: ApiRequest, record: ImageRecord) -> dict[str, Any]:
@@ -122,7 +118,6 @@ def create_image(req: ApiRequest) -> Response:
     """Register an image's metadata (no bytes). Public images are the admin's."""
     req.authorize("add_image")
     body = req.json_object()
-    only_keys(body, _FIELDS, "an image")
     image_id = string(body, "id", max_length=36) or str(uuidlib.uuid4())
     image = _build(body, image_id)
     default_visibility = "public" if req.context.is_admin else "private"
@@ -160,7 +155,6 @@ def update_image(req: ApiRequest) -> Response:
     record = _load_visible(req)
     req.authorize("modify_image", {"project_id": record.owner})
     patch = req.json_object()
-    only_keys(patch, _MUTABLE, "an image update")
     image = record.image
     properties: dict[str, Any] = image.properties.raw()
     changes = patch.get("properties")

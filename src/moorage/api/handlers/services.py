@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from moorage.api.errors import BadRequest
-from moorage.api.handlers.common import boolean, database_id, only_keys, string
+from moorage.api.handlers.common import boolean, database_id, string
 from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.schemas import MAX_HEARTBEATS
 from moorage.api.storage import services as store
 from moorage.api.storage.services import Heartbeat, OperatorState, ServiceRecord
 from moorage.compute.client import AgentUnreachable
@@ -66,7 +67,6 @@ def update_service(req: ApiRequest) -> Response:
     otherwise by its next heartbeat."""
     req.authorize("os_compute_api:os-services:update")
     body = req.json_object()
-    only_keys(body, {"status", "disabled_reason", "forced_down"}, "a service update")
     if not body:
         raise BadRequest("Give at least one of status, disabled_reason, forced_down.")
     changes: dict[str, object] = {}
@@ -114,8 +114,6 @@ def delete_service(req: ApiRequest) -> Response:
 
 
 def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
-    only_keys(body, {"binary", "driver", "nodes", "agent_url", "supported_instances",
-                     "hypervisor_version", "version"}, "a heartbeat")
     nodes = body.get("nodes")
     if not isinstance(nodes, list) or not all(isinstance(n, str) and n for n in nodes):
         raise BadRequest("'nodes' must be a list of node names.")
@@ -188,8 +186,6 @@ def heartbeat(req: ApiRequest) -> Response:
     })
 
 
-# Hosts one fleet heartbeat may carry.
-MAX_HEARTBEATS = 5000
 
 
 def heartbeats(req: ApiRequest) -> Response:
@@ -202,7 +198,6 @@ def heartbeats(req: ApiRequest) -> Response:
     enabled with nothing to do), and under ``unknown`` the ``alive`` hosts the API has
     no service for, which must report in full."""
     body = req.json_object()
-    only_keys(body, {"services", "alive"}, "a fleet heartbeat")
     reports = body.get("services") or []
     alive = body.get("alive") or []
     if not isinstance(reports, list) or not all(
