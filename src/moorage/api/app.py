@@ -28,6 +28,7 @@ from moorage.api.errors import (
 from moorage.api.http import ApiRequest
 from moorage.api.routes import ROUTES
 from moorage.api.state import ApiState
+from moorage.internal_access import InternalAccess
 from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
 from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
@@ -52,9 +53,10 @@ def build_app(state: ApiState) -> WSGIApp:
             return req.route
         path = req.path.rstrip("/") if len(req.path) > 1 else req.path
         return router.template(path) or UNMATCHED
-    if state.service_token is None:
-        LOG.warning("[DEFAULT] service_token is unset: the internal routes agents call "
-                    "(/internal/...) are open. DEVELOPMENT MODE; set a token in production.")
+    warning = InternalAccess.of(state.conf).start_warning(
+        "compute API", "the agents' registrations and heartbeats (PUT /internal/services/...)")
+    if warning is not None:
+        LOG.warning("%s", warning)
 
     def dispatch(req: ApiRequest) -> Response:
         req.context = authenticate(req)

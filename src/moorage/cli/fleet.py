@@ -12,8 +12,10 @@ from cliff.command import Command
 
 from moorage.cli.listen import claim_port
 from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
+from moorage.compute.service import AGENT_WRITES
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
+from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
 from moorage.supervision import RESPAWN_INTERVAL, mark_master
@@ -70,9 +72,10 @@ class FleetRun(Command):
                     config_files=parsed_args.config_file, overrides=overrides)
         opts = conf.compute_agent
         with claim_port(opts.listen, opts.port):
-            if not conf.service_token:
-                LOG.warning("fleet %s: [DEFAULT] service_token is not set: its HTTP API is open "
-                            "to anyone who can reach it (DEVELOPMENT MODE)", description.name)
+            warning = InternalAccess.of(conf).start_warning(f"fleet {description.name}",
+                                                            AGENT_WRITES)
+            if warning is not None:
+                LOG.warning("%s", warning)
             self.app.stdout.write(
                 f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
                 f"hosts in {len(description.host_groups)} groups, registering with placement "

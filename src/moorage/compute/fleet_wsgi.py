@@ -16,6 +16,7 @@ from moorage.compute.fleet import Fleet
 from moorage.compute.service import WSGIApp
 from moorage.conf import load_config
 from moorage.conf.environment import exported
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.supervision import die_with_master
 
@@ -42,7 +43,7 @@ def create_app() -> WSGIApp:
     placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token,
                                 concurrency=16)
     fleet = Fleet(hosts, placement, api_url=opts.api_url or None,
-                  token=conf.service_token or None, advertise_url=url,
+                  access=InternalAccess.of(conf), advertise_url=url,
                   report_interval=float(conf.report_interval),
                   sync_interval=float(conf.update_resources_interval),
                   sync_threads=int(os.environ.get(SYNC_THREADS_ENV, "8")))

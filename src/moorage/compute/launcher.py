@@ -23,8 +23,9 @@ from oslo_config import cfg
 
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.registration import Heartbeat
-from moorage.compute.service import AgentHTTPServer
+from moorage.compute.service import AGENT_WRITES, AgentHTTPServer
 from moorage.conf import load_config
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
 from moorage.virt.loader import load_driver
@@ -87,10 +88,11 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
     placement = placement if placement is not None else PlacementClient(
         conf.placement.endpoint_override, conf.placement.token)
     agent = ComputeAgent(conf, driver, placement, disabled=disabled)
-    token: str | None = conf.service_token or None
-    if token is None:
-        LOG.warning("compute agent of %s: [DEFAULT] service_token is not set: its HTTP API "
-                    "is open to anyone who can reach it (DEVELOPMENT MODE)", conf.host)
+    access = InternalAccess.of(conf)
+    token = access.token
+    warning = access.start_warning(f"compute agent of {conf.host}", AGENT_WRITES)
+    if warning is not None:
+        LOG.warning("%s", warning)
     first = agent.sync()
     if not first.ok:
         LOG.warning("first sync of %s failed (%s); retrying every %ds", conf.host,
@@ -104,7 +106,7 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
     sync_thread = threading.Thread(target=keep_syncing, daemon=True,
                                    name=f"placement-sync-{conf.host}")
     sync_thread.start()
-    server = AgentHTTPServer(agent, token, listen or opts.listen,
+    server = AgentHTTPServer(agent, access, listen or opts.listen,
                              opts.port if port is None else port).start()
     url = opts.advertise_url or server.url
     heartbeat = None

@@ -21,7 +21,7 @@ import requests
 
 import moorage
 from moorage.compute.agent import ComputeAgent
-from moorage.compute.service import TOKEN_HEADER
+from moorage.internal_access import TOKEN_HEADER
 from moorage.model.codec import Json
 
 LOG = logging.getLogger(__name__)

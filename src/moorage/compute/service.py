@@ -8,7 +8,9 @@
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
 Every request carries ``X-Service-Token`` when ``[DEFAULT] service_token`` is set
-(401 otherwise); unset, the API is open: development mode, logged at start.
+(401 otherwise); unset, the writes are refused unless ``[DEFAULT]
+allow_anonymous_internal_writes`` (development only) opens them
+(``moorage.internal_access``).
 Errors are ``{"error": {"message": ...}}``, never a traceback.
 
 ``AgentHTTPServer`` serves the app from a thread of this process (a threaded
@@ -18,7 +20,6 @@ in the process, so the HTTP API runs beside it rather than in worker processes.
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Callable, Container, Iterable, Mapping
@@ -28,12 +29,15 @@ from typing import Any
 import moorage
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
+from moorage.internal_access import InternalAccess
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-TOKEN_HEADER = "X-Service-Token"
+# What the service token guards here, as the start-up warning names it.
+AGENT_WRITES = ("the conductor's spawns, deletes and service updates (POST /guests, "
+                "DELETE /guests/{uuid}, PUT /service)")
 # A guest's body is a few KiB; anything much larger is a mistake.
 MAX_BODY = 1024 * 1024
 
@@ -156,13 +160,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
 
 # -- the application ----------------------------------------------------------------------
 
-def token_matches(expected: str | None, given: str | None) -> bool:
-    """True when no token is expected (development mode) or ``given`` is it."""
-    if expected is None:
-        return True
-    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
-
-
 def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any],
            path: str) -> Response:
     found = router.match(path)
@@ -177,15 +174,17 @@ def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any]
     return handler(AgentRequest(environ, agent, params))
 
 
-def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Response]
+def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Response]
                  ) -> WSGIApp:
-    """The WSGI application around ``dispatch``: the token, errors as JSON."""
+    """The WSGI application around ``dispatch``: the service token, errors as JSON."""
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> list[bytes]:
         try:
-            if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
-                raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
+            refusal = access.refusal(environ.get("REQUEST_METHOD", "GET"),
+                                     environ.get("HTTP_X_SERVICE_TOKEN"))
+            if refusal is not None:
+                raise HTTPError(401, refusal)
             response = dispatch(environ)
         except HTTPError as exc:
             response = error_response(exc.status, exc.message)
@@ -204,17 +203,17 @@ def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Respons
     return application
 
 
-def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
-    """The WSGI application of ``agent``'s HTTP API, checking ``token`` when set."""
+def make_app(agent: ComputeAgent, access: InternalAccess) -> WSGIApp:
+    """The WSGI application of ``agent``'s HTTP API, guarded by ``access``."""
     router: Router[Handler] = Router(ROUTES)
-    return _application(token, lambda environ: _route(
+    return _application(access, lambda environ: _route(
         router, agent, environ, environ.get("PATH_INFO") or "/"))
 
 
 FLEET_PREFIX = "/hosts/"
 
 
-def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
+def make_fleet_app(agents: Mapping[str, ComputeAgent], access: InternalAccess, *,
                    silent: Container[str] = ()) -> WSGIApp:
     """One application for the agents of many hosts: ``/hosts/{host}`` + the agent API
     of that host (so a host's agent URL is ``{fleet}/hosts/{host}``), and ``GET /``,
@@ -237,7 +236,7 @@ def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
             raise HTTPError(503, f"host {host} is stopped (simulated)")
         return _route(router, agent, environ, "/" + rest)
 
-    return _application(token, dispatch)
+    return _application(access, dispatch)
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -245,10 +244,10 @@ def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
 class AgentHTTPServer(ThreadedServer):
     """The HTTP API of one agent, served by a thread of this process."""
 
-    def __init__(self, agent: ComputeAgent, token: str | None, listen: str = "127.0.0.1",
-                 port: int = 0) -> None:
+    def __init__(self, agent: ComputeAgent, access: InternalAccess,
+                 listen: str = "127.0.0.1", port: int = 0) -> None:
         try:
-            super().__init__(make_app(agent, token), listen, port,
+            super().__init__(make_app(agent, access), listen, port,
                              name=f"agent-http-{agent.host}")
         except OSError as exc:
             raise OSError(exc.errno, f"the agent's HTTP API cannot listen on {listen}:{port}: "

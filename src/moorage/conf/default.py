@@ -90,9 +90,20 @@ OPTS = (
     cfg.StrOpt(
         "service_token",
         secret=True,
-        help="Shared secret the compute API and the compute agents send each other in "
-        "X-Service-Token on their internal routes. Unset: those routes are open "
-        "(DEVELOPMENT MODE, logged as a warning at start); set it in production.",
+        help="Shared secret the compute API, its conductors and the compute agents send "
+        "each other in X-Service-Token on their internal routes (the agents' "
+        "registrations and heartbeats, the conductor's spawns and deletes). Unset: those "
+        "routes refuse every write (401) unless allow_anonymous_internal_writes is on; "
+        "set the same secret on every service.",
+    ),
+    cfg.BoolOpt(
+        "allow_anonymous_internal_writes",
+        default=False,
+        help="DEVELOPMENT ONLY. With service_token unset, let anyone who can reach them "
+        "write to the internal routes: register a host and point the conductor at any "
+        "URL (PUT /internal/services/{host}), spawn or destroy guests on an agent (POST "
+        "/guests, DELETE /guests/{uuid}, PUT /service). Whatever [api] auth_strategy is. "
+        "No effect when service_token is set.",
     ),
 )
 
