@@ -3,9 +3,12 @@ os-services and os-hypervisors, and the evacuated guests a returning host destro
 
 from __future__ import annotations
 
+import logging
 import uuid
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from moorage.compute.client import AgentUnreachable
 from moorage.lifecycle.records import MigrationRecord
@@ -159,8 +162,13 @@ def _api_with(tmp_path: Path, placement: Any, name: str, **default: object) -> C
 
 
 def test_without_a_token_internal_writes_need_the_development_flag(
-        tmp_path: Path, placement: Any) -> None:
-    closed = _api_with(tmp_path, placement, "closed")
+        tmp_path: Path, placement: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="moorage.api.app"):
+        closed = _api_with(tmp_path, placement, "closed")
+    [warning] = [r.getMessage() for r in caplog.records if "service_token" in r.getMessage()]
+    assert warning.startswith("compute API: [DEFAULT] service_token is unset: the agents' "
+                              "registrations and heartbeats (PUT /internal/services/...) "
+                              "are refused (401)"), warning
     try:
         for host, body in (("h1", {**BEAT, "nodes": ["h1"]}),
                            ("evil", {**BEAT, "nodes": ["evil"], "agent_url": "http://x"})):
