@@ -3,9 +3,13 @@ the benchmarks (the real services, as an operator runs them)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
+import requests
+
+from moorage.internal_access import TOKEN_HEADER
 from moorage.placement.launcher import ServerProcess, write_config
 
 
@@ -72,11 +76,21 @@ class FleetProcess(ServerProcess):
                  host: str = "127.0.0.1", port: int | None = None) -> None:
         super().__init__(workdir, host, port)
         self.fleet_file = fleet_file
-        self.config_file = write_config(self.workdir / "fleet.conf", _sections({
+        sections = _sections({
             "compute_agent": {"listen": host, "port": self.port, "api_url": api_url},
             "placement": {"endpoint_override": placement_url},
-        }, config))
+        }, config)
+        # A token, once set, guards the fleet's reads too: the readiness probe sends it.
+        token = sections.get("DEFAULT", {}).get("service_token")
+        self.headers = {TOKEN_HEADER: str(token)} if token else {}
+        self.config_file = write_config(self.workdir / "fleet.conf", sections)
 
     def command(self) -> list[str]:
         return self.moorage("compute", "fleet", str(self.fleet_file),
                             "--config-file", str(self.config_file))
+
+    def ready(self) -> bool:
+        with contextlib.suppress(requests.RequestException):
+            return requests.get(self.url + "/", headers=self.headers,
+                                timeout=1).status_code == 200
+        return False

@@ -159,7 +159,8 @@ host_groups:
         for service in self.get("/os-services")["services"]:
             host = service["host"]
             url = f"{self.fleet.url}/hosts/{host}/guests"
-            found[host] = list(self.http.get(url, timeout=30).json()["guests"])
+            found[host] = list(self.http.get(url, timeout=30, headers=self.fleet.headers)
+                               .json()["guests"])
         return found
 
     def consistent(self, servers: list[dict[str, Any]]) -> list[str]:
