@@ -154,14 +154,14 @@ class ConductorServe(Command):
         database = open_database(conf)
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
         token = str(conf.service_token) if conf.service_token else None
-        if token is None:
-            LOG.warning("conductor: [DEFAULT] service_token is unset: its spawns and deletes "
-                        "carry none, and agents refuse them unless they run with [DEFAULT] "
-                        "allow_anonymous_internal_writes (DEVELOPMENT ONLY)")
         catalog = ApiCatalog(database, float(conf.service_down_time))
         agents = HTTPAgentClient(agent_resolver(catalog), token, 300.0,
                                  connections=2 * int(conf.conductor.workers))
         conductor = make_conductor(conf, database, placement, agents, catalog)
+        if token is None:  # after the configuration's checks: a bad one is the one line
+            LOG.warning("conductor: [DEFAULT] service_token is unset: its spawns and deletes "
+                        "carry none, and agents refuse them unless they run with [DEFAULT] "
+                        "allow_anonymous_internal_writes (DEVELOPMENT ONLY)")
         stopping = threading.Event()
 
         def stop(signum: int, _frame: FrameType | None) -> None:
