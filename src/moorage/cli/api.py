@@ -14,12 +14,13 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone
+from moorage import keystone, logs
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
 from moorage.cli.listen import claim_port
+from moorage.cli.service_logging import start_logging
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
@@ -103,6 +104,7 @@ class Serve(Command):
 
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
+        start_logging(self, conf)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
         check_prefilter_traits(conf)  # warnings only: it never stops the start
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
@@ -132,6 +134,7 @@ class Serve(Command):
                 blocking_threads=conf.osapi_compute_threads,
                 factory=True,
                 log_access=False,
+                log_dictconfig=logs.GRANIAN_LOGGING,
                 respawn_failed_workers=True,
                 respawn_interval=RESPAWN_INTERVAL,
             ).serve()
@@ -149,6 +152,7 @@ class ConductorServe(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conf = load_config(parsed_args.config_file, _overrides(parsed_args))
+        start_logging(self, conf)
         if conf.database.sync_on_startup:
             _migrate(conf)
         database = open_database(conf)

@@ -11,6 +11,7 @@ from typing import Any
 
 from cliff.command import Command
 
+from moorage.cli.service_logging import start_logging
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.launcher import start_agent
 from moorage.conf import load_config
@@ -62,6 +63,8 @@ class Run(Command):
         if parsed_args.api_url:
             overrides.append(("compute_agent", "api_url", parsed_args.api_url))
         conf = load_config(parsed_args.config_file, overrides)
+        if not parsed_args.once:  # a service; --once is a command that prints
+            start_logging(self, conf)
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
         driver = load_driver(conf)
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
