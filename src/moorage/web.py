@@ -233,7 +233,8 @@ class _Answer(ServerHandler):
 class _QuietHandler(WSGIRequestHandler):
     """HTTP/1.1 with keep-alive (wsgiref's own handler answers one request per
     connection: under a burst of spawns a fleet's server started a thread and the
-    conductor a TCP connection for every request). Request lines go to the log at
+    conductor a TCP connection for every request). Each application logs its own
+    line per request; the server's own messages (a malformed request) go to the log at
     DEBUG, not to stderr. A connection idle for ``timeout`` seconds is closed, so idle
     clients do not pin the server's threads."""
 
@@ -294,6 +295,9 @@ class _QuietHandler(WSGIRequestHandler):
                 return False
             body.read()
         return not self.close_connection
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Nothing: each application logs its own line per request, with its id."""
 
     def log_message(self, format: str, *args: Any) -> None:
         LOG.debug("%s " + format, self.address_string(), *args)

@@ -71,6 +71,8 @@ class ApiRequest:
         # The template of the route the path matched (a metrics label), once routed.
         self.route: str | None = None
         self.request_id = ""
+        # The caller's X-OpenStack-Request-ID, when valid (moorage.request_context).
+        self.global_request_id: str | None = None
         self._query: QueryParams | None = None
         self._body: bytes | None = None
 

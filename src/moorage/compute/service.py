@@ -21,16 +21,19 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import time
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import moorage
+from moorage import request_context
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
+REQUEST_LOG = logging.getLogger("moorage.compute.requests")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 TOKEN_HEADER = "X-Service-Token"
@@ -179,10 +182,20 @@ def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any]
 
 def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Response]
                  ) -> WSGIApp:
-    """The WSGI application around ``dispatch``: the token, errors as JSON."""
+    """The WSGI application around ``dispatch``: the request's id (the conductor's
+    X-OpenStack-Request-ID becomes its global id, on every line a spawn logs), the
+    token, errors as JSON, a log line per request."""
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> list[bytes]:
+        context = request_context.new_context(
+            global_request_id=request_context.global_id_of(environ))
+        with request_context.active(context):
+            return answer(environ, start_response, context.request_id)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
+               ) -> list[bytes]:
+        started = time.perf_counter()
         try:
             if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
                 raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
@@ -198,7 +211,10 @@ def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Respons
         if response.content_type and response.status != 204:
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
+        headers.append(("x-openstack-request-id", request_id))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        request_context.log_request(REQUEST_LOG, environ, response.status, len(response.body),
+                                    time.perf_counter() - started)
         return [response.body]
 
     return application

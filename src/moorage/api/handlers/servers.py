@@ -375,12 +375,14 @@ def _accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
             arguments: Mapping[str, Any] | None = None, *, new: bool = False) -> Operation:
     """Record the work in the transaction that records the server's new state: claimed
     at once by this process's conductor, if it has one. ``new``: the server was just
-    created, so no older operation of it can exist."""
+    created, so no older operation of it can exist. The work carries the request's ids
+    (its log lines and calls name the request, wherever it runs)."""
     conductor = req.state.conductor
     return operations.add(conn, uuid, kind, arguments,
                           owner=conductor.identity if conductor is not None else None,
                           lease_seconds=float(req.state.conf.conductor.lease_seconds),
-                          first=new)
+                          first=new, request_id=req.request_id or None,
+                          global_request_id=req.global_request_id)
 
 
 def _dispatch(req: ApiRequest, operation: Operation,
