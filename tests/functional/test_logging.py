@@ -229,3 +229,32 @@ def test_a_bad_log_config_append_fails_the_start_in_one_line(
     assert "Traceback" not in done.stderr
     assert done.stderr.count("\n") == 1, done.stderr
     assert f"log_config_append {ini}" in done.stderr
+
+
+def test_a_log_file_that_cannot_be_opened_fails_the_start_in_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "placement.log"
+    conf = write_config(tmp_path / "placement.conf", {
+        "DEFAULT": {"log_file": missing},
+        "placement_database": {"connection": f"sqlite:///{tmp_path / 'p.sqlite'}"}})
+    done = subprocess.run(
+        [sys.executable, "-m", "moorage", "placement", "serve", "--config-file", str(conf)],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert done.stderr == f"cannot open the log file {missing}: No such file or directory\n"
+
+
+def test_a_start_that_fails_after_logging_began_says_why_on_stderr_too(
+        tmp_path: Path) -> None:
+    """The log goes to its file alone, yet the operator at the console learns why the
+    service did not start; the file has it as well."""
+    log = tmp_path / "placement.log"
+    conf = write_config(tmp_path / "placement.conf", {
+        "DEFAULT": {"log_file": log},
+        "placement_database": {"connection": "sqlite:////nonexistent/dir/p.sqlite"}})
+    done = subprocess.run(
+        [sys.executable, "-m", "moorage", "placement", "serve", "--config-file", str(conf)],
+        capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    reason = "cannot use the placement database sqlite:////nonexistent/dir/p.sqlite"
+    assert done.stderr.startswith(reason) and done.stderr.count("\n") == 1, done.stderr
+    assert f"ERROR moorage.cli.main [-] {reason}" in log.read_text()
