@@ -34,8 +34,9 @@ def no_valid_host(exc: NoValidHost) -> Fault:
     checking a rebuild on the server's own host, that host: not in the user's form)."""
     details = dict(exc.details)
     named = [str(details[k]) for k in ("host", "requested_host") if details.get(k)]
-    named += [str(r["host"]) for r in details.get("rejections") or ()
-              if isinstance(r, Mapping) and r.get("host")]
+    rejections = details.get("rejections")
+    if isinstance(rejections, list):
+        named += [str(r["host"]) for r in rejections if isinstance(r, Mapping) and r.get("host")]
     details[USER_MESSAGE] = _without(str(exc), named)
     return {"code": 500, "message": str(exc), "details": details, "created": _now()}
 
