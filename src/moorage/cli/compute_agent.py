@@ -41,8 +41,10 @@ class Run(Command):
         parser.add_argument("--api-url", metavar="URL",
                             help="the compute API to register with (overrides "
                             "[compute_agent] api_url)")
-        parser.add_argument("--disabled", action="store_true",
-                            help="start with the service disabled (COMPUTE_STATUS_DISABLED)")
+        parser.add_argument("--disabled", action="store_true", default=None,
+                            help="start with the service disabled (COMPUTE_STATUS_DISABLED); "
+                            "by default the compute API's record decides (without one: "
+                            "enabled; with --once: left as placement has it)")
         parser.add_argument("--once", action="store_true",
                             help="sync once, print what changed and exit (1 if it failed)")
         return parser

@@ -73,19 +73,25 @@ class RunningAgent:
 def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
                 placement: PlacementClient | None = None, *, listen: str | None = None,
                 port: int | None = None, api_url: str | None = None,
-                disabled: bool = False) -> RunningAgent:
+                disabled: bool | None = None) -> RunningAgent:
     """Start an agent of ``conf``'s host: one placement sync now (so its providers
     exist when this returns), then every ``[DEFAULT] update_resources_interval``; its
     HTTP API on ``listen``:``port`` (default ``[compute_agent]``; port 0 is any free
     one); and, when the compute API's URL is known, a registration now and a
     heartbeat every ``[DEFAULT] report_interval``.
 
-    ``driver`` and ``placement`` default to the configured ones.
+    ``driver`` and ``placement`` default to the configured ones. ``disabled`` None:
+    the compute API's record decides at the first heartbeat (until then
+    COMPUTE_STATUS_DISABLED stays as placement has it); without a compute API, the
+    service is enabled.
     """
     opts = conf.compute_agent
     driver = driver if driver is not None else load_driver(conf)
     placement = placement if placement is not None else PlacementClient(
         conf.placement.endpoint_override, conf.placement.token)
+    api_url = api_url or opts.api_url
+    if disabled is None and not api_url:
+        disabled = False
     agent = ComputeAgent(conf, driver, placement, disabled=disabled)
     token: str | None = conf.service_token or None
     if token is None:
@@ -108,7 +114,6 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
                              opts.port if port is None else port).start()
     url = opts.advertise_url or server.url
     heartbeat = None
-    api_url = api_url or opts.api_url
     if api_url:
         heartbeat = Heartbeat(agent, api_url, url, token=token,
                               interval=conf.report_interval,
