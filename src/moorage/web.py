@@ -15,7 +15,7 @@ import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
@@ -97,6 +97,20 @@ def json_has_nul(body: bytes, data: object) -> bool:
 
 
 NUL_REFUSED = "NUL characters are not allowed in {}."
+
+
+def sends_body(environ: Mapping[str, Any]) -> bool:
+    """Whether the request comes with a body (a length above 0, a chunked one, or a
+    length that is not a number). An application that answers without reading it
+    says ``Connection: close``: the server has to drop the connection to skip the
+    body (Granian does, without saying so), and a client told so does not send its
+    next request on a connection about to close."""
+    if environ.get("HTTP_TRANSFER_ENCODING"):
+        return True
+    try:
+        return int(environ.get("CONTENT_LENGTH") or 0) > 0
+    except ValueError:
+        return True
 
 
 class Router(Generic[H]):
