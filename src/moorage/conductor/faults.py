@@ -33,12 +33,23 @@ def no_valid_host(exc: NoValidHost) -> Fault:
     """Scheduling found no host: the reason names the constraint that left none (and,
     checking a rebuild on the server's own host, that host: not in the user's form)."""
     details = dict(exc.details)
+    details[USER_MESSAGE] = _without(str(exc), _hosts_named(exc))
+    return {"code": 500, "message": str(exc), "details": details, "created": _now()}
+
+
+def reason_for_user(exc: NoValidHost) -> str:
+    """A NoValidHost's reason without the hosts it names (a rebuild checked on the
+    server's own host, a requested host)."""
+    return _without(exc.reason, _hosts_named(exc))
+
+
+def _hosts_named(exc: NoValidHost) -> list[str]:
+    details = exc.details
     named = [str(details[k]) for k in ("host", "requested_host") if details.get(k)]
     rejections = details.get("rejections")
     if isinstance(rejections, list):
         named += [str(r["host"]) for r in rejections if isinstance(r, Mapping) and r.get("host")]
-    details[USER_MESSAGE] = _without(str(exc), named)
-    return {"code": 500, "message": str(exc), "details": details, "created": _now()}
+    return named
 
 
 def attempt_failed(host: str, node: str | None, exc: SpawnFailed) -> dict[str, Any]:
@@ -62,10 +73,11 @@ def attempt_claim_lost(host: str, node: str | None) -> dict[str, Any]:
 def attempt_interrupted(host: str, node: str | None, previous_owner: str | None
                         ) -> dict[str, Any]:
     """A spawn whose conductor stopped before it could tell how it ended; the guest, if
-    any, was destroyed and the build went on elsewhere."""
+    any, was destroyed and the build went on elsewhere. The conductor's identity (its
+    machine's name) is kept apart from the message: users do not see it."""
     return {"host": host, "node": node, "result": "interrupted", "kind": "Interrupted",
-            "message": f"the conductor building it ({previous_owner}) stopped during the "
-                       "spawn; the build was taken over", "feature": None}
+            "message": "the conductor building it stopped during the spawn; the build was "
+                       "taken over", "feature": None, "conductor": previous_owner}
 
 
 def attempt_ok(host: str, node: str | None) -> dict[str, Any]:
@@ -154,7 +166,7 @@ def attempt_for_user(attempt: Mapping[str, Any]) -> dict[str, Any]:
     """An attempt of the server's history as its owner may read it: its result, kind
     and feature, its message without the host (and none for an agent that did not
     answer: the message is its address)."""
-    shown = {k: v for k, v in attempt.items() if k not in ("host", "node")}
+    shown = {k: v for k, v in attempt.items() if k not in ("host", "node", "conductor")}
     if attempt.get("kind") == "AgentUnreachable":
         shown["message"] = _UNREACHABLE
     elif isinstance(attempt.get("message"), str):

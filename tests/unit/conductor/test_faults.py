@@ -214,3 +214,15 @@ def test_an_attempt_as_its_owner_reads_it() -> None:
         "the host's compute agent did not answer")
     assert faults.attempt_for_user(faults.attempt_ok("h", "h")) == {
         "result": "ok", "kind": None, "message": None, "feature": None}
+
+
+def test_an_interrupted_spawn_keeps_its_conductor_apart_from_the_message() -> None:
+    attempt = faults.attempt_interrupted("h1", "h1", "api-7.example:123:abcdef")
+    assert attempt["conductor"] == "api-7.example:123:abcdef"
+    assert "api-7" not in attempt["message"]
+    assert "conductor" not in faults.attempt_for_user(attempt)
+
+
+def test_a_no_valid_host_reason_for_a_user() -> None:
+    exc = NoValidHost("Missing on host big1: X (from image property)", {"host": "big1"})
+    assert faults.reason_for_user(exc) == "Missing on host the host: X (from image property)"

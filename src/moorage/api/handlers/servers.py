@@ -93,7 +93,9 @@ def scheduling_for_user(scheduling: Mapping[str, Any]) -> dict[str, Any]:
     """A scheduling record without host identities, for those the host policy does
     not let see them: constraints and counts stay; the hosts tried, the alternates and
     the hosts each constraint excluded go."""
-    shown = dict(scheduling)
+    shown = {k: v for k, v in scheduling.items() if k not in ("error_for_user", "conductor")}
+    if "error" in scheduling:
+        shown["error"] = scheduling.get("error_for_user", scheduling["error"])
     shown["attempts"] = [faults.attempt_for_user(attempt)
                          for attempt in scheduling.get("attempts") or ()]
     shown.pop("alternates", None)
