@@ -39,6 +39,7 @@ import psutil
 import pytest
 import requests
 
+from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.cli.main import MoorageApp
 from moorage.conf import load_config
 from moorage.placement.launcher import PlacementProcess, ServerProcess, write_config
@@ -256,6 +257,51 @@ def test_compute_agent_under_systemd(tmp_path: Path, placement_server: Placement
     finally:
         agent.kill()
 
+
+
+def _announced(service: ServerProcess, directory: str) -> NotifySocket:
+    """Start ``service`` under a notification socket of its own; wait for READY=1
+    from its main process."""
+    notify = NotifySocket(os.path.join(directory, service.name))
+    service.extra_env = {"NOTIFY_SOCKET": notify.address}
+    service.launch()
+    pid, _lines = notify.wait_for("READY=1", 60, service)
+    assert pid == service.pid
+    return notify
+
+
+def _terminated(notify: NotifySocket, service: ServerProcess) -> None:
+    assert service.pid is not None
+    main = psutil.Process(service.pid)
+    os.kill(service.pid, signal.SIGTERM)
+    pid, _lines = notify.wait_for("STOPPING=1", 10, service)
+    assert pid == service.pid
+    assert main.wait(timeout=30) == 0, service.output()
+    notify.close()
+
+
+def test_compute_api_conductor_and_fleet_tell_systemd(
+        tmp_path: Path, placement_server: PlacementProcess) -> None:
+    """The other services: READY=1 from their main process once they serve (the
+    compute API and the fleet answer then), STOPPING=1 at SIGTERM, exit 0."""
+    api = ComputeApiProcess(tmp_path / "api", placement_url=placement_server.url)
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text("name: sd\nhost_groups:\n  - {name: f, count: 3, driver: fake}\n")
+    conductor = ConductorProcess(tmp_path / "conductor", api.config_file)
+    fleet = FleetProcess(tmp_path / "fleet", fleet_file, placement_url=placement_server.url,
+                         api_url=api.url)
+    with tempfile.TemporaryDirectory(prefix="sd-") as directory:
+        try:
+            api_notify = _announced(api, directory)
+            assert requests.get(api.url + "/", timeout=1).status_code == 200
+            _terminated(_announced(conductor, directory), conductor)
+            fleet_notify = _announced(fleet, directory)
+            assert requests.get(fleet.url + "/", timeout=1).status_code == 200
+            _terminated(fleet_notify, fleet)
+            _terminated(api_notify, api)
+        finally:
+            for service in (fleet, conductor, api):
+                service.kill()
 
 
 # -- the unit files ------------------------------------------------------------------------
