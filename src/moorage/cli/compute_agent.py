@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
 from typing import Any
 
 from cliff.command import Command
 
+from moorage import systemd
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.launcher import start_agent
 from moorage.conf import load_config
@@ -75,14 +73,7 @@ class Run(Command):
             if not result.ok:
                 raise RuntimeError(result.problem)
             return 0
-        stopping = threading.Event()
-
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            LOG.info("signal %d: stopping the compute agent", signum)
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        stopping = systemd.stop_on_signal(f"the compute agent of {conf.host}")
         running = start_agent(conf, driver, placement, disabled=parsed_args.disabled)
         self.app.stdout.write(
             f"compute agent of {conf.host} ({driver.name} driver): serving {running.url}, "
@@ -90,8 +81,11 @@ class Run(Command):
             f"{conf.update_resources_interval}s, registering with "
             f"{conf.compute_agent.api_url or 'no compute API'}\n")
         self.app.stdout.flush()
+        # Its providers are in placement and its HTTP API listens (start_agent).
+        systemd.notify(systemd.READY, systemd.serving_status(running.url))
         stopping.wait()
-        running.stop()
+        # Requests in flight (a spawn) are answered before the process ends.
+        running.stop(drain=conf.graceful_shutdown_timeout or None)
         return 0
 
 

@@ -60,12 +60,14 @@ class RunningAgent:
     def host(self) -> str:
         return self.agent.host
 
-    def stop(self) -> None:
+    def stop(self, drain: float | None = 10.0) -> None:
         """Stop the heartbeat, the HTTP API and the placement sync (in that order: the
-        compute API stops hearing from an agent that no longer answers)."""
+        compute API stops hearing from an agent that no longer answers). The HTTP API
+        answers the requests in flight first, ``drain`` seconds at most (None: no
+        limit)."""
         if self.heartbeat is not None:
             self.heartbeat.stop()
-        self.server.stop()
+        self.server.stop(drain)
         self._stop.set()
         self._sync_thread.join(timeout=30)
 
