@@ -1,11 +1,11 @@
 """Connections as clients and crowds leave them: every service keeps serving with 300
-idle connections open to it (granian's placement, compute API and fleet; the threaded
-server of a single compute agent), and placement and the compute API say
+idle connections open to it (granian's placement, compute API, fleet and compute
+agent), and placement and the compute API say
 ``Connection: close`` when they answer without reading the body they were sent, so a
 client does not send its next request on a connection the server is about to drop.
 
-Real processes and sockets; only the single agent runs in this process (its HTTP API
-is a thread of the agent's process, as in production).
+Real processes and sockets; the in-process agents of the embedded cloud and the
+tests (a thread pool of their process) are checked as well.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from moorage.api.launcher import ComputeApiProcess, FleetProcess
+from moorage.api.launcher import AgentProcess, ComputeApiProcess, FleetProcess
 from moorage.compute.launcher import agent_config, start_agent
 from moorage.placement.launcher import PlacementProcess
 from moorage.virt.fake import FakeDriver, FakeHost
@@ -123,9 +123,18 @@ def test_fleet_serves_beside_300_idle_connections(
 
 
 def test_a_single_agent_serves_beside_300_idle_connections(
+        tmp_path: Path, placement_server: PlacementProcess) -> None:
+    with AgentProcess(tmp_path / "agent", "idle1",
+                      placement_url=placement_server.url) as agent:
+        agent.start()
+        _serves_beside_a_crowd(agent.url, "/guests")
+
+
+def test_the_threaded_server_of_in_process_agents_serves_beside_300_idle_connections(
         placement_server: PlacementProcess) -> None:
-    conf = agent_config("idle1", "fake", placement_url=placement_server.url)
-    running = start_agent(conf, FakeDriver(conf, FakeHost(nodes=("idle1",))), port=0)
+    """The embedded cloud's and the tests' agents, served by threads of one process."""
+    conf = agent_config("idle2", "fake", placement_url=placement_server.url)
+    running = start_agent(conf, FakeDriver(conf, FakeHost(nodes=("idle2",))), port=0)
     try:
         _serves_beside_a_crowd(running.url, "/guests")
     finally:
