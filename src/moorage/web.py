@@ -15,7 +15,7 @@ import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
@@ -99,6 +99,20 @@ def json_has_nul(body: bytes, data: object) -> bool:
 NUL_REFUSED = "NUL characters are not allowed in {}."
 
 
+def sends_body(environ: Mapping[str, Any]) -> bool:
+    """Whether the request comes with a body (a length above 0, a chunked one, or a
+    length that is not a number). An application that answers without reading it
+    says ``Connection: close``: the server has to drop the connection to skip the
+    body (Granian does, without saying so), and a client told so does not send its
+    next request on a connection about to close."""
+    if environ.get("HTTP_TRANSFER_ENCODING"):
+        return True
+    try:
+        return int(environ.get("CONTENT_LENGTH") or 0) > 0
+    except ValueError:
+        return True
+
+
 class Router(Generic[H]):
     """Matches a path against the route table: (handlers by method, path parameters)."""
 
@@ -153,15 +167,35 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
         self.stopping = False
         self._lock = threading.Lock()
         self._idle: set[socket.socket] = set()  # kept-alive, waiting for a request
+        self._busy: set[socket.socket] = set()  # a request read, its answer not sent
+        self._quiet = threading.Condition(self._lock)  # notified when one is no longer busy
 
     def waiting(self, connection: socket.socket, idle: bool) -> bool:
         """Mark a connection idle or busy; False when the server stops (close it)."""
         with self._lock:
             if idle:
                 self._idle.add(connection)
+                self._busy.discard(connection)
+                self._quiet.notify_all()
             else:
                 self._idle.discard(connection)
+                if not self.stopping:
+                    self._busy.add(connection)
             return not self.stopping
+
+    def finished(self, connection: socket.socket) -> None:
+        """The connection's handler is done with it."""
+        with self._lock:
+            self._idle.discard(connection)
+            self._busy.discard(connection)
+            self._quiet.notify_all()
+
+    def drain(self, timeout: float | None) -> int:
+        """Wait until every request in flight is answered, ``timeout`` seconds at most
+        (None: no limit); the number still unanswered."""
+        with self._lock:
+            self._quiet.wait_for(lambda: not self._busy, timeout)
+            return len(self._busy)
 
     def close_idle(self) -> None:
         """Stop: close every kept-alive connection waiting for a request, and make the
@@ -261,7 +295,7 @@ class _QuietHandler(WSGIRequestHandler):
         except (TimeoutError, ConnectionError):
             return  # idle too long, or the client went away
         finally:
-            server.waiting(self.connection, idle=False)
+            server.finished(self.connection)
 
     def _answer(self) -> bool:
         """Answer the request whose line was read; True to read another on this
@@ -306,7 +340,8 @@ class _QuietHandler(WSGIRequestHandler):
 class ThreadedServer:
     """A threaded WSGI server of one application, served from a background thread
     (``start``) or the calling one (``serve_forever``). Idle, it checks for a stop
-    every 50 ms, so stopping is quick."""
+    every 50 ms, so stopping is quick; ``stop`` refuses new connections at once and
+    lets the requests in flight finish (a spawn the conductor waits for)."""
 
     def __init__(self, app: WSGIApplication, host: str = "127.0.0.1", port: int = 0,
                  name: str = "http") -> None:
@@ -331,9 +366,18 @@ class ThreadedServer:
     def serve_forever(self) -> None:
         self._server.serve_forever(0.05)
 
-    def stop(self) -> None:
+    def stop(self, drain: float | None = 10.0) -> None:
+        """Stop accepting and close the listening socket (new connections are
+        refused), close the idle kept-alive connections, then wait ``drain`` seconds
+        at most (None: no limit) for the requests in flight to be answered; each
+        busy connection is closed after its answer. Those still running then are
+        left to their daemon threads, which end with the process."""
         if self._thread is not None and self._thread.is_alive():
             self._server.shutdown()
             self._thread.join(timeout=10)
-        self._server.close_idle()
         self._server.server_close()
+        self._server.close_idle()
+        left = self._server.drain(drain)
+        if left:
+            LOG.warning("%s: %d request(s) still running after %ss; not waiting for them",
+                        self.name, left, drain)

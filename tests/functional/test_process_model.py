@@ -19,7 +19,7 @@ import psutil
 import pytest
 import requests
 
-from moorage.api.launcher import ComputeApiProcess
+from moorage.api.launcher import AgentProcess, ComputeApiProcess
 from moorage.placement.launcher import PlacementProcess, ServerProcess
 
 HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
@@ -123,3 +123,33 @@ def test_the_masters_death_takes_the_workers_with_it(server: ServerProcess) -> N
             return True
 
     _wait(port_free, 10, "the port is still held after the master's death")
+
+
+def test_a_compute_agents_worker_is_replaced_and_dies_with_its_master(
+        tmp_path: Path, placement_server: PlacementProcess) -> None:
+    """`moorage compute run`: one granian worker, in which the agent lives."""
+    agent = AgentProcess(tmp_path / "agent", "pm1", placement_url=placement_server.url)
+    agent.start()
+    try:
+        assert agent.pid is not None
+        master = psutil.Process(agent.pid)
+        first = master.children()
+        assert len(first) == 1, first
+        first[0].kill()
+        first[0].wait(timeout=10)
+        _wait(lambda: [w.pid for w in master.children()] not in ([], [first[0].pid]),
+              30, "no worker replaced the killed one")
+        _wait(lambda: _answers(agent.url + "/guests"), 30, "the new agent does not answer")
+        replacement = master.children()
+        os.kill(agent.pid, signal.SIGKILL)
+        _wait(lambda: not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE
+                              for w in replacement), 15, "the agent outlived its master")
+    finally:
+        agent.kill()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False

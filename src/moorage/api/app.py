@@ -110,6 +110,8 @@ def build_app(state: ApiState) -> WSGIApp:
         headers.append(("content-length", str(len(response.body))))
         headers.append(("x-openstack-request-id", req.request_id))
         headers.append(("x-compute-request-id", req.request_id))
+        if req.body_unread:
+            headers.append(("connection", "close"))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
         elapsed = time.perf_counter() - started
         observe(route_of(req), req.method, response.status, elapsed)

@@ -80,3 +80,23 @@ class FleetProcess(ServerProcess):
     def command(self) -> list[str]:
         return self.moorage("compute", "fleet", str(self.fleet_file),
                             "--config-file", str(self.config_file))
+
+
+class AgentProcess(ServerProcess):
+    """One ``moorage compute run`` of a fake-driver host; ready once its API answers."""
+
+    name = "compute-agent"
+
+    def __init__(self, workdir: Path, host_name: str, *, placement_url: str,
+                 api_url: str | None = None,
+                 config: Mapping[str, Mapping[str, object]] | None = None,
+                 host: str = "127.0.0.1", port: int | None = None) -> None:
+        super().__init__(workdir, host, port)
+        self.config_file = write_config(self.workdir / "agent.conf", _sections({
+            "DEFAULT": {"host": host_name, "compute_driver": "fake"},
+            "compute_agent": {"listen": host, "port": self.port, "api_url": api_url or ""},
+            "placement": {"endpoint_override": placement_url},
+        }, config))
+
+    def command(self) -> list[str]:
+        return self.moorage("compute", "run", "--config-file", str(self.config_file))

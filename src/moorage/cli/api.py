@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
 from typing import Any
 
 import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone, logs
+from moorage import keystone, logs, systemd
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
@@ -125,7 +122,7 @@ class Serve(Command):
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
             mark_master()
-            Granian(
+            granian = Granian(
                 "moorage.api.wsgi:create_app",
                 address=host,
                 port=port,
@@ -137,7 +134,10 @@ class Serve(Command):
                 log_dictconfig=logs.GRANIAN_LOGGING,
                 respawn_failed_workers=True,
                 respawn_interval=RESPAWN_INTERVAL,
-            ).serve()
+                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
+            )
+            systemd.announce_granian(granian, host, port, f"http://{host}:{port}")
+            granian.serve()
         return 0
 
 
@@ -162,21 +162,16 @@ class ConductorServe(Command):
         agents = HTTPAgentClient(agent_resolver(catalog), token, 300.0,
                                  connections=2 * int(conf.conductor.workers))
         conductor = make_conductor(conf, database, placement, agents, catalog)
-        stopping = threading.Event()
-
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            LOG.info("signal %d: stopping conductor %s", signum, conductor.identity)
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        stopping = systemd.stop_on_signal(f"conductor {conductor.identity}")
         conductor.start()
         self.app.stdout.write(
             f"conductor {conductor.identity}: serving {_redacted(database_url(conf))} with "
             f"{conductor.workers} workers, leases of {conductor.lease_seconds:g}s "
             f"(placement: {placement.url})\n")
         self.app.stdout.flush()
+        systemd.notify(systemd.READY, f"STATUS=conductor {conductor.identity} serving")
         stopping.wait()
+        # The operations under way are finished; those not started are given back.
         conductor.stop()
         database.dispose()
         return 0

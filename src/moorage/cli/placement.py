@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone, logs
+from moorage import keystone, logs, systemd
 from moorage.cli import candidates, demo, provider
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
@@ -82,7 +82,7 @@ class Serve(Command):
             self.app.stdout.flush()
             wsgi.export_config(parsed_args.config_file, overrides)
             mark_master()
-            Granian(
+            granian = Granian(
                 "moorage.placement.wsgi:create_app",
                 address=server.host,
                 port=server.port,
@@ -96,7 +96,13 @@ class Serve(Command):
                 # (supervision.py).
                 respawn_failed_workers=True,
                 respawn_interval=RESPAWN_INTERVAL,
-            ).serve()
+                # On SIGTERM each worker finishes its requests in flight, this long
+                # at most.
+                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
+            )
+            systemd.announce_granian(granian, server.host, server.port,
+                                     f"http://{server.host}:{server.port}")
+            granian.serve()
         return 0
 
 

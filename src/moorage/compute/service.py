@@ -11,9 +11,10 @@ Every request carries ``X-Service-Token`` when ``[DEFAULT] service_token`` is se
 (401 otherwise); unset, the API is open: development mode, logged at start.
 Errors are ``{"error": {"message": ...}}``, never a traceback.
 
-``AgentHTTPServer`` serves the app from a thread of this process (a threaded
-wsgiref server): the agent's state (its driver's guests, its disabled flag) lives
-in the process, so the HTTP API runs beside it rather than in worker processes.
+``moorage compute run`` serves ``make_app`` from the granian worker the agent lives
+in (``agent_wsgi``). ``AgentHTTPServer`` serves it from a thread of the calling
+process instead (a threaded wsgiref server): the embedded cloud and the tests run
+several agents in one process that way.
 """
 
 from __future__ import annotations

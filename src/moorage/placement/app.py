@@ -141,6 +141,8 @@ def make_app(service: PlacementService) -> WSGIApp:
         length = response.length if isinstance(response, StreamedResponse) else len(response.body)
         headers.append(("content-length", str(length)))
         headers.append(("x-openstack-request-id", req.request_id))
+        if req.body_unread:
+            headers.append(("connection", "close"))
         if req.version_known:
             headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
             headers.append(("vary", microversion.HEADER))

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import requests
+from moorage import transport
 
 # Ports this process has handed out: the kernel may offer a port again as soon as
 # the probe closes it, before the server it was picked for binds it, and two
@@ -122,9 +122,11 @@ class ServerProcess:
 
     def ready(self) -> bool:
         """Whether the started process serves (by default: GET / answers 200)."""
-        with contextlib.suppress(requests.RequestException):
-            return requests.get(self.url + "/", timeout=1).status_code == 200
-        return False
+        server = transport.Server(self.url, timeout=1.0, maxsize=0)
+        try:
+            return server.request("GET", "/").status == 200
+        except transport.TransportError:
+            return False
 
     @property
     def pid(self) -> int | None:
