@@ -249,6 +249,21 @@ class _Answer(ServerHandler):
     http_version = "1.1"
     request_handler: _QuietHandler
 
+    def start_response(self, status: str, headers: list[tuple[str, str]],
+                       exc_info: Any = None) -> Callable[[bytes], None]:
+        """An application's ``Connection: close`` (placement and the compute API say it
+        when they leave a body unread, for granian's sake) closes the connection after
+        the answer; wsgiref refuses hop-by-hop headers from applications, so the
+        header itself is this server's to send (``cleanup_headers``)."""
+        kept = []
+        for name, value in headers:
+            if name.lower() == "connection":
+                if value.strip().lower() == "close":
+                    self.request_handler.close_connection = True
+                continue
+            kept.append((name, value))
+        return super().start_response(status, kept, exc_info)
+
     def cleanup_headers(self) -> None:
         super().cleanup_headers()
         handler = self.request_handler
