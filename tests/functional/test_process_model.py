@@ -45,13 +45,24 @@ def _clients(url: str, count: int) -> list[requests.Session]:
 
 
 def _workers(server: ServerProcess) -> list[psutil.Process]:
+    """The server's two workers, once both listen on its port (the server answering
+    says only that one does: killing it before the other listens would leave none)."""
     assert server.pid is not None
     deadline = time.monotonic() + 30
     while True:
         children = psutil.Process(server.pid).children(recursive=True)
-        if len(children) >= 2 or time.monotonic() > deadline:
+        if (len(children) >= 2 and all(_listens(w, server.port) for w in children)) \
+                or time.monotonic() > deadline:
             return children
         time.sleep(0.1)
+
+
+def _listens(process: psutil.Process, port: int) -> bool:
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for c in process.net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
 
 
 def _wait(predicate: object, timeout: float, what: str) -> float:
