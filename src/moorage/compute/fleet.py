@@ -179,8 +179,11 @@ class Fleet:
             sync = ProviderTreeSync(
                 self.placement, known_custom=custom,
                 refresh_seconds=float(host.conf.compute.resource_provider_association_refresh))
+            # With a compute API its record decides the disabled state at the first
+            # heartbeat; until then the trait stays as placement has it.
             self.agents[host.name] = ComputeAgent(host.conf, driver, self.placement,
-                                                  host=host.name, tree_sync=sync)
+                                                  host=host.name, tree_sync=sync,
+                                                  disabled=None if self.api_url else False)
 
     def _register(self, progress: Progress | None) -> None:
         """Every host's first sync, on ``sync_threads`` threads."""

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from moorage import logs
 from moorage.compute.fleet import Fleet
 from moorage.compute.service import WSGIApp
 from moorage.conf import load_config
@@ -35,6 +36,7 @@ def create_app() -> WSGIApp:
 
     files, overrides = exported()
     conf = load_config(files, overrides)
+    logs.setup_worker(conf)
     description = load_fleet(Path(os.environ[FLEET_FILE_ENV]))
     hosts = fleet_hosts(description.name, description.host_groups, config_files=files,
                         overrides=overrides)

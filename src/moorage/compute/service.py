@@ -13,26 +13,30 @@ allow_anonymous_internal_writes`` (development only) opens them
 (``moorage.internal_access``).
 Errors are ``{"error": {"message": ...}}``, never a traceback.
 
-``AgentHTTPServer`` serves the app from a thread of this process (a threaded
-wsgiref server): the agent's state (its driver's guests, its disabled flag) lives
-in the process, so the HTTP API runs beside it rather than in worker processes.
+``moorage compute run`` serves ``make_app`` from the granian worker the agent lives
+in (``agent_wsgi``). ``AgentHTTPServer`` serves it from a thread of the calling
+process instead (a threaded wsgiref server): the embedded cloud and the tests run
+several agents in one process that way.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import moorage
+from moorage import request_context
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
 from moorage.internal_access import InternalAccess
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
+REQUEST_LOG = logging.getLogger("moorage.compute.requests")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 # What the service token guards here, as the start-up warning names it.
@@ -176,10 +180,20 @@ def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any]
 
 def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Response]
                  ) -> WSGIApp:
-    """The WSGI application around ``dispatch``: the service token, errors as JSON."""
+    """The WSGI application around ``dispatch``: the request's id (the conductor's
+    X-OpenStack-Request-ID becomes its global id, on every line a spawn logs), the
+    internal access rule (the service token), errors as JSON, a log line per request."""
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> list[bytes]:
+        context = request_context.new_context(
+            global_request_id=request_context.global_id_of(environ))
+        with request_context.active(context):
+            return answer(environ, start_response, context.request_id)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
+               ) -> list[bytes]:
+        started = time.perf_counter()
         try:
             refusal = access.refusal(environ.get("REQUEST_METHOD", "GET"),
                                      environ.get("HTTP_X_SERVICE_TOKEN"))
@@ -197,7 +211,10 @@ def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Re
         if response.content_type and response.status != 204:
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
+        headers.append(("x-openstack-request-id", request_id))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        request_context.log_request(REQUEST_LOG, environ, response.status, len(response.body),
+                                    time.perf_counter() - started)
         return [response.body]
 
     return application

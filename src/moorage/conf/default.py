@@ -87,6 +87,15 @@ OPTS = (
     ),
     cfg.IntOpt("report_interval", default=10, min=1,
                help="Seconds between two heartbeats of a compute agent to the compute API."),
+    cfg.IntOpt(
+        "graceful_shutdown_timeout",
+        default=60,
+        min=0,
+        help="Seconds a stopping service (SIGTERM, `systemctl stop`) gives the requests "
+        "in flight to finish, after it stopped accepting new connections; then the "
+        "server processes still busy are killed. 0 waits without limit (the unit's "
+        "TimeoutStopSec then bounds it). Upstream's oslo.service option.",
+    ),
     cfg.StrOpt(
         "service_token",
         secret=True,

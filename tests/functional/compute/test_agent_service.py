@@ -407,3 +407,50 @@ def test_libvirt_agent_over_http(placement: TestClient, agents: list[RunningAgen
     finally:
         client.destroy("kvm1", guest.uuid)
     assert guest.uuid not in running.agent.driver.guests()
+
+
+def _generation(placement: TestClient, node: str) -> int:
+    return int(placement.get(f"/resource_providers/{provider_uuid(node)}",
+                             expect=200).json()["generation"])
+
+
+def test_a_disabled_host_restarts_without_being_offered(
+        placement: TestClient, agents: list[RunningAgent],
+        compute_api: StandInComputeAPI) -> None:
+    """The compute API's record says disabled. A restarting agent's first sync (before
+    its first heartbeat tells it so) leaves COMPUTE_STATUS_DISABLED in place: not one
+    write to the provider, with the API up; with the API down, the trait stays until
+    the API answers."""
+    overrides = (("DEFAULT", "report_interval", 1),)
+    compute_api.disabled = True
+    first = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert first.agent.disabled is True and DISABLED in _traits(placement, "h1")
+    generation = _generation(placement, "h1")
+    first.stop()
+    agents.remove(first)
+
+    again = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert again.agent.disabled is True
+    # Removed then added back would have moved the generation twice.
+    assert _generation(placement, "h1") == generation
+
+    again.stop()
+    agents.remove(again)
+    compute_api.status = 503
+    blind = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert blind.agent.disabled is None  # nobody has said yet
+    assert DISABLED in _traits(placement, "h1")
+    assert _generation(placement, "h1") == generation
+    assert requests.get(blind.url + "/", timeout=5).status_code == 200
+    compute_api.status = 200
+    deadline = time.monotonic() + 10
+    while blind.agent.disabled is not True:
+        assert time.monotonic() < deadline, "the heartbeat's answer was not applied"
+        time.sleep(0.05)
+    assert DISABLED in _traits(placement, "h1")
+
+
+def test_without_a_compute_api_a_host_starts_enabled(
+        placement: TestClient, agents: list[RunningAgent]) -> None:
+    running = _start(agents, placement.url, "h1")
+    assert running.agent.disabled is False and DISABLED not in _traits(placement, "h1")
