@@ -39,10 +39,10 @@ import psutil
 import pytest
 import requests
 
-from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
+from moorage.api.launcher import AgentProcess, ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.cli.main import MoorageApp
 from moorage.conf import load_config
-from moorage.placement.launcher import PlacementProcess, ServerProcess, write_config
+from moorage.placement.launcher import PlacementProcess, ServerProcess
 
 HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
 
@@ -212,26 +212,13 @@ def test_placement_with_two_workers_under_systemd(tmp_path: Path,
         server.kill()
 
 
-class ComputeAgentProcess(ServerProcess):
-    """``moorage compute run`` with the fake driver, reporting to ``placement_url``."""
-
-    name = "compute-agent"
-
-    def __init__(self, workdir: Path, placement_url: str) -> None:
-        super().__init__(workdir)
-        self.config_file = write_config(self.workdir / "agent.conf", {
-            "DEFAULT": {"host": "sd-host", "compute_driver": "fake"},
-            "placement": {"endpoint_override": placement_url},
-            "compute_agent": {"listen": self.host, "port": self.port},
-        })
-
-    def command(self) -> list[str]:
-        return self.moorage("compute", "run", "--config-file", str(self.config_file))
+AGENT_TOKEN = "sd-token"
 
 
 def test_compute_agent_under_systemd(tmp_path: Path, placement_server: PlacementProcess,
                                      abstract_socket: NotifySocket) -> None:
-    agent = ComputeAgentProcess(tmp_path / "agent", placement_server.url)
+    agent = AgentProcess(tmp_path / "agent", "sd-host", placement_url=placement_server.url,
+                         config={"DEFAULT": {"service_token": AGENT_TOKEN}})
     agent.extra_env = {"NOTIFY_SOCKET": abstract_socket.address}
     agent.launch()
     try:
@@ -248,7 +235,8 @@ def test_compute_agent_under_systemd(tmp_path: Path, placement_server: Placement
             release.enter_context(writes_waiting(placement_server.workdir
                                                  / "placement.sqlite"))
             in_flight, outcome = _in_background(lambda: requests.put(
-                agent.url + "/service", json={"disabled": True}, timeout=60))
+                agent.url + "/service", json={"disabled": True},
+                headers={"X-Service-Token": AGENT_TOKEN}, timeout=60))
             _stops_gracefully(abstract_socket, agent, in_flight, outcome, release)
         response = outcome["response"]
         assert isinstance(response, requests.Response)

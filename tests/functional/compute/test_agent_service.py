@@ -441,7 +441,7 @@ def test_a_disabled_host_restarts_without_being_offered(
     assert blind.agent.disabled is None  # nobody has said yet
     assert DISABLED in _traits(placement, "h1")
     assert _generation(placement, "h1") == generation
-    assert requests.get(blind.url + "/", timeout=5).status_code == 200
+    assert requests.get(blind.url + "/", headers=HEADERS, timeout=5).status_code == 200
     compute_api.status = 200
     deadline = time.monotonic() + 10
     while blind.agent.disabled is not True:
