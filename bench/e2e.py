@@ -209,6 +209,10 @@ def all_servers(api_url: str) -> list[dict[str, Any]]:
         marker = page[-1]["id"]
 
 
+# The compute API's, the conductors' and the fleet's [DEFAULT] service_token.
+SERVICE_TOKEN = "e2e-bench-token"
+
+
 def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
     """Both prefilters on; heartbeats seldom (the fleet beats in one request anyway)."""
     return {
@@ -216,7 +220,8 @@ def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
                       "query_placement_for_image_type_support": True},
         "conductor": {"workers": args.conductor_workers,
                       "run_in_api": not args.conductors},
-        "DEFAULT": {"service_down_time": 600, "report_interval": 30},
+        "DEFAULT": {"service_down_time": 600, "report_interval": 30,
+                    "service_token": SERVICE_TOKEN},
     }
 
 
@@ -244,7 +249,8 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
             stack.callback(conductor.stop)
         fleet = FleetProcess(workdir / "fleet", fleet_file(workdir / "fleet.yaml", hosts),
                              placement_url=placement.url, api_url=api.url,
-                             config={"DEFAULT": {"report_interval": 30}})
+                             config={"DEFAULT": {"report_interval": 30,
+                                                 "service_token": SERVICE_TOKEN}})
         registering = time.perf_counter()
         fleet.start(timeout=600)
         stack.callback(fleet.stop)

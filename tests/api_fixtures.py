@@ -23,6 +23,9 @@ from moorage.placement.client import PlacementClient
 
 ADMIN = "admin"
 USER = "demo:demo-project"
+# The compute API's [DEFAULT] service_token, as its agents would send it: without one,
+# the internal routes refuse anonymous writes.
+SERVICE_TOKEN = "test-service-token"
 
 
 class ComputeApi:
@@ -56,6 +59,12 @@ class ComputeApi:
     def user(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         return self.request(method, path, token=USER, **kwargs)
 
+    def internal(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """A request to an internal route as an agent makes it: the service token, no
+        user token."""
+        headers = {"X-Service-Token": SERVICE_TOKEN, **kwargs.pop("headers", {})}
+        return self.request(method, path, token=None, headers=headers, **kwargs)
+
     def attach_workers(self, agents: AgentClient | None = None) -> None:
         """Attach an agent client, the scheduler and a started conductor."""
         attach_workers(self.state, agents)
@@ -63,9 +72,10 @@ class ComputeApi:
 
 def start_compute_api(workdir: Path, placement_url: str,
                       config: dict[str, dict[str, object]] | None = None) -> ComputeApi:
-    """A started compute API (noauth2, SQLite in ``workdir``)."""
+    """A started compute API (noauth2, SQLite in ``workdir``, ``SERVICE_TOKEN``)."""
     workdir.mkdir(parents=True, exist_ok=True)
     overrides: list[tuple[str, str, object]] = [
+        ("DEFAULT", "service_token", SERVICE_TOKEN),
         ("api", "auth_strategy", "noauth2"),
         ("database", "connection", f"sqlite:///{workdir / 'api.sqlite'}"),
         ("placement", "endpoint_override", placement_url),

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from moorage import request_context
+
 # The server closed the connection without answering: typically a kept-alive
 # connection it had just closed as idle. Nothing was answered, so a request that is
 # safe to repeat is sent once more.
@@ -116,8 +118,12 @@ class Server:
         """Send ``method prefix+path`` and read the whole answer; TransportError when
         there is none. ``resend``: should the server close the connection without
         answering, send the request once more on a new one (for requests that are
-        safe to repeat)."""
+        safe to repeat). Made while serving a request (or carrying out the operation
+        one recorded), it sends that work's id in X-OpenStack-Request-ID."""
         url = self.prefix + path
+        request_id = request_context.outgoing_id()
+        if request_id is not None:
+            headers = {request_context.HEADER: request_id, **(headers or {})}
         try:
             try:
                 return self._exchange(method, url, body, headers or {})

@@ -15,7 +15,7 @@ import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
@@ -99,6 +99,20 @@ def json_has_nul(body: bytes, data: object) -> bool:
 NUL_REFUSED = "NUL characters are not allowed in {}."
 
 
+def sends_body(environ: Mapping[str, Any]) -> bool:
+    """Whether the request comes with a body (a length above 0, a chunked one, or a
+    length that is not a number). An application that answers without reading it
+    says ``Connection: close``: the server has to drop the connection to skip the
+    body (Granian does, without saying so), and a client told so does not send its
+    next request on a connection about to close."""
+    if environ.get("HTTP_TRANSFER_ENCODING"):
+        return True
+    try:
+        return int(environ.get("CONTENT_LENGTH") or 0) > 0
+    except ValueError:
+        return True
+
+
 class Router(Generic[H]):
     """Matches a path against the route table: (handlers by method, path parameters)."""
 
@@ -153,15 +167,35 @@ class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
         self.stopping = False
         self._lock = threading.Lock()
         self._idle: set[socket.socket] = set()  # kept-alive, waiting for a request
+        self._busy: set[socket.socket] = set()  # a request read, its answer not sent
+        self._quiet = threading.Condition(self._lock)  # notified when one is no longer busy
 
     def waiting(self, connection: socket.socket, idle: bool) -> bool:
         """Mark a connection idle or busy; False when the server stops (close it)."""
         with self._lock:
             if idle:
                 self._idle.add(connection)
+                self._busy.discard(connection)
+                self._quiet.notify_all()
             else:
                 self._idle.discard(connection)
+                if not self.stopping:
+                    self._busy.add(connection)
             return not self.stopping
+
+    def finished(self, connection: socket.socket) -> None:
+        """The connection's handler is done with it."""
+        with self._lock:
+            self._idle.discard(connection)
+            self._busy.discard(connection)
+            self._quiet.notify_all()
+
+    def drain(self, timeout: float | None) -> int:
+        """Wait until every request in flight is answered, ``timeout`` seconds at most
+        (None: no limit); the number still unanswered."""
+        with self._lock:
+            self._quiet.wait_for(lambda: not self._busy, timeout)
+            return len(self._busy)
 
     def close_idle(self) -> None:
         """Stop: close every kept-alive connection waiting for a request, and make the
@@ -215,6 +249,21 @@ class _Answer(ServerHandler):
     http_version = "1.1"
     request_handler: _QuietHandler
 
+    def start_response(self, status: str, headers: list[tuple[str, str]],
+                       exc_info: Any = None) -> Callable[[bytes], None]:
+        """An application's ``Connection: close`` (placement and the compute API say it
+        when they leave a body unread, for granian's sake) closes the connection after
+        the answer; wsgiref refuses hop-by-hop headers from applications, so the
+        header itself is this server's to send (``cleanup_headers``)."""
+        kept = []
+        for name, value in headers:
+            if name.lower() == "connection":
+                if value.strip().lower() == "close":
+                    self.request_handler.close_connection = True
+                continue
+            kept.append((name, value))
+        return super().start_response(status, kept, exc_info)
+
     def cleanup_headers(self) -> None:
         super().cleanup_headers()
         handler = self.request_handler
@@ -233,7 +282,8 @@ class _Answer(ServerHandler):
 class _QuietHandler(WSGIRequestHandler):
     """HTTP/1.1 with keep-alive (wsgiref's own handler answers one request per
     connection: under a burst of spawns a fleet's server started a thread and the
-    conductor a TCP connection for every request). Request lines go to the log at
+    conductor a TCP connection for every request). Each application logs its own
+    line per request; the server's own messages (a malformed request) go to the log at
     DEBUG, not to stderr. A connection idle for ``timeout`` seconds is closed, so idle
     clients do not pin the server's threads."""
 
@@ -260,7 +310,7 @@ class _QuietHandler(WSGIRequestHandler):
         except (TimeoutError, ConnectionError):
             return  # idle too long, or the client went away
         finally:
-            server.waiting(self.connection, idle=False)
+            server.finished(self.connection)
 
     def _answer(self) -> bool:
         """Answer the request whose line was read; True to read another on this
@@ -295,6 +345,9 @@ class _QuietHandler(WSGIRequestHandler):
             body.read()
         return not self.close_connection
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Nothing: each application logs its own line per request, with its id."""
+
     def log_message(self, format: str, *args: Any) -> None:
         LOG.debug("%s " + format, self.address_string(), *args)
 
@@ -302,7 +355,8 @@ class _QuietHandler(WSGIRequestHandler):
 class ThreadedServer:
     """A threaded WSGI server of one application, served from a background thread
     (``start``) or the calling one (``serve_forever``). Idle, it checks for a stop
-    every 50 ms, so stopping is quick."""
+    every 50 ms, so stopping is quick; ``stop`` refuses new connections at once and
+    lets the requests in flight finish (a spawn the conductor waits for)."""
 
     def __init__(self, app: WSGIApplication, host: str = "127.0.0.1", port: int = 0,
                  name: str = "http") -> None:
@@ -327,9 +381,18 @@ class ThreadedServer:
     def serve_forever(self) -> None:
         self._server.serve_forever(0.05)
 
-    def stop(self) -> None:
+    def stop(self, drain: float | None = 10.0) -> None:
+        """Stop accepting and close the listening socket (new connections are
+        refused), close the idle kept-alive connections, then wait ``drain`` seconds
+        at most (None: no limit) for the requests in flight to be answered; each
+        busy connection is closed after its answer. Those still running then are
+        left to their daemon threads, which end with the process."""
         if self._thread is not None and self._thread.is_alive():
             self._server.shutdown()
             self._thread.join(timeout=10)
-        self._server.close_idle()
         self._server.server_close()
+        self._server.close_idle()
+        left = self._server.drain(drain)
+        if left:
+            LOG.warning("%s: %d request(s) still running after %ss; not waiting for them",
+                        self.name, left, drain)

@@ -19,7 +19,7 @@ import psutil
 import pytest
 import requests
 
-from moorage.api.launcher import ComputeApiProcess
+from moorage.api.launcher import AgentProcess, ComputeApiProcess
 from moorage.placement.launcher import PlacementProcess, ServerProcess
 
 HEADERS = {"x-auth-token": "admin", "openstack-api-version": "placement latest"}
@@ -45,13 +45,24 @@ def _clients(url: str, count: int) -> list[requests.Session]:
 
 
 def _workers(server: ServerProcess) -> list[psutil.Process]:
+    """The server's two workers, once both listen on its port (the server answering
+    says only that one does: killing it before the other listens would leave none)."""
     assert server.pid is not None
     deadline = time.monotonic() + 30
     while True:
         children = psutil.Process(server.pid).children(recursive=True)
-        if len(children) >= 2 or time.monotonic() > deadline:
+        if (len(children) >= 2 and all(_listens(w, server.port) for w in children)) \
+                or time.monotonic() > deadline:
             return children
         time.sleep(0.1)
+
+
+def _listens(process: psutil.Process, port: int) -> bool:
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for c in process.net_connections(kind="tcp"))
+    except psutil.Error:
+        return False
 
 
 def _wait(predicate: object, timeout: float, what: str) -> float:
@@ -123,3 +134,33 @@ def test_the_masters_death_takes_the_workers_with_it(server: ServerProcess) -> N
             return True
 
     _wait(port_free, 10, "the port is still held after the master's death")
+
+
+def test_a_compute_agents_worker_is_replaced_and_dies_with_its_master(
+        tmp_path: Path, placement_server: PlacementProcess) -> None:
+    """`moorage compute run`: one granian worker, in which the agent lives."""
+    agent = AgentProcess(tmp_path / "agent", "pm1", placement_url=placement_server.url)
+    agent.start()
+    try:
+        assert agent.pid is not None
+        master = psutil.Process(agent.pid)
+        first = master.children()
+        assert len(first) == 1, first
+        first[0].kill()
+        first[0].wait(timeout=10)
+        _wait(lambda: [w.pid for w in master.children()] not in ([], [first[0].pid]),
+              30, "no worker replaced the killed one")
+        _wait(lambda: _answers(agent.url + "/guests"), 30, "the new agent does not answer")
+        replacement = master.children()
+        os.kill(agent.pid, signal.SIGKILL)
+        _wait(lambda: not any(w.is_running() and w.status() != psutil.STATUS_ZOMBIE
+                              for w in replacement), 15, "the agent outlived its master")
+    finally:
+        agent.kill()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False

@@ -34,6 +34,10 @@ def _app(environ: dict[str, Any], start_response: Start) -> list[bytes]:
         return [b"one-", b"two"]
     if path == "/fail":
         raise RuntimeError("the application failed")
+    if path == "/closing":  # as placement and the compute API answer an unread body
+        start_response("405 Method Not Allowed", [("Content-Type", "text/plain"),
+                                                  ("connection", "close")])
+        return [b"refused"]
     start_response("200 OK", [("Content-Type", "text/plain")])
     return [peer.encode()]
 
@@ -101,6 +105,17 @@ def test_a_failing_application_answers_500_and_closes(server: ThreadedServer) ->
     assert response.status == 500
     assert response.getheader("Connection") == "close"
     response.read()
+
+
+def test_connection_close_from_the_application_closes_after_the_answer(
+        server: ThreadedServer) -> None:
+    conn = _connection(server)
+    conn.request("POST", "/closing", body=b"x" * 100)
+    response = conn.getresponse()
+    assert response.status == 405  # not wsgiref's 500 for a hop-by-hop header
+    assert response.getheader("Connection") == "close"
+    assert response.read() == b"refused"
+    assert response.will_close
 
 
 def test_connection_close_from_the_client_is_honoured(server: ThreadedServer) -> None:

@@ -1,7 +1,9 @@
 """The compute API WSGI application: one function that reads top to bottom.
 
 Order of the stages, and why:
-1. request id        every response, errors included, carries x-openstack-request-id
+1. request id        every response, errors included, carries x-openstack-request-id;
+                     every log line the request causes names it, and the caller's
+                     X-OpenStack-Request-ID is passed on (moorage.request_context)
 2. authentication    unauthenticated requests are refused before anything else;
                      /internal/ routes check the service token instead
 3. routing           404 for unknown paths, 405 with Allow for a wrong method
@@ -15,10 +17,10 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from moorage import request_context
 from moorage.api import auth, validation
 from moorage.api.errors import (
     ApiError,
@@ -30,11 +32,13 @@ from moorage.api.errors import (
 from moorage.api.http import ApiRequest
 from moorage.api.routes import ROUTES
 from moorage.api.state import ApiState
+from moorage.internal_access import InternalAccess
 from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
 from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
 
 LOG = logging.getLogger(__name__)
+REQUEST_LOG = logging.getLogger("moorage.api.requests")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -54,12 +58,14 @@ def build_app(state: ApiState) -> WSGIApp:
             return req.route
         path = req.path.rstrip("/") if len(req.path) > 1 else req.path
         return router.template(path) or UNMATCHED
-    if state.service_token is None:
-        LOG.warning("[DEFAULT] service_token is unset: the internal routes agents call "
-                    "(/internal/...) are open. DEVELOPMENT MODE; set a token in production.")
+    warning = InternalAccess.of(state.conf).start_warning(
+        "compute API", "the agents' registrations and heartbeats (PUT /internal/services/...)")
+    if warning is not None:
+        LOG.warning("%s", warning)
 
     def dispatch(req: ApiRequest) -> Response:
         req.context = authenticate(req)
+        request_context.identify(req.context.user_id, req.context.project_id)
         if "\x00" in req.path:
             raise BadRequest(NUL_REFUSED.format("the path"))
         query = req.environ.get("QUERY_STRING", "")
@@ -85,9 +91,17 @@ def build_app(state: ApiState) -> WSGIApp:
             raise ServiceUnavailable(f"Placement failed: {exc}") from None
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        context = request_context.new_context(
+            global_request_id=request_context.global_id_of(environ))
+        with request_context.active(context):
+            return answer(environ, start_response, context)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+               context: request_context.RequestContext) -> list[bytes]:
         started = time.perf_counter()
         req = ApiRequest(environ, state)
-        req.request_id = f"req-{uuid.uuid4()}"
+        req.request_id = context.request_id
+        req.global_request_id = context.global_request_id
         try:
             response = dispatch(req)
         except ApiError as exc:
@@ -103,8 +117,13 @@ def build_app(state: ApiState) -> WSGIApp:
         headers.append(("content-length", str(len(response.body))))
         headers.append(("x-openstack-request-id", req.request_id))
         headers.append(("x-compute-request-id", req.request_id))
+        if req.body_unread:
+            headers.append(("connection", "close"))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
-        observe(route_of(req), req.method, response.status, time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        observe(route_of(req), req.method, response.status, elapsed)
+        request_context.log_request(REQUEST_LOG, environ, response.status, len(response.body),
+                                    elapsed)
         return [response.body]
 
     app: WSGIApp = application

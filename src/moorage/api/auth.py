@@ -8,12 +8,12 @@
   and sets ``X-User-Id``, ``X-Project-Id`` and ``X-Roles``, which are read here.
 
 The internal routes agents call (``/internal/...``) are not user routes: they are
-checked against ``[DEFAULT] service_token`` instead (see ``check_service_token``).
+checked against ``[DEFAULT] service_token`` instead, whatever the strategy
+(``moorage.internal_access``: anonymous writes only under a development flag).
 """
 
 from __future__ import annotations
 
-import hmac
 from collections.abc import Callable
 from typing import Any
 
@@ -23,11 +23,11 @@ from moorage import keystone
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import Unauthorized
 from moorage.api.http import ApiRequest
+from moorage.internal_access import TOKEN_HEADER, InternalAccess
 
 NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
 INTERNAL_PREFIX = "/internal/"
-SERVICE_TOKEN_HEADER = "X-Service-Token"
 # Anyone may read these: the version documents and the OpenAPI document (and /metrics
 # under [api] public_metrics).
 PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"})
@@ -64,16 +64,17 @@ def keystone_context(req: ApiRequest) -> RequestContext:
                           roles=_split(req.header("X-Roles")))
 
 
-def check_service_token(req: ApiRequest) -> RequestContext:
-    """The internal routes: the service token when one is configured (401 otherwise);
-    open when none is (development mode, warned about at start)."""
-    expected = req.state.service_token
-    if expected is not None:
-        given = req.header(SERVICE_TOKEN_HEADER) or ""
-        if not hmac.compare_digest(given.encode(), expected.encode()):
-            raise Unauthorized(f"The internal routes need a valid {SERVICE_TOKEN_HEADER} "
-                               "header ([DEFAULT] service_token).")
-    return RequestContext(user_id="moorage-compute", project_id=None, roles=("service",))
+SERVICE_CONTEXT = RequestContext(user_id="moorage-compute", project_id=None,
+                                 roles=("service",))
+
+
+def check_service_token(access: InternalAccess, req: ApiRequest) -> RequestContext:
+    """The internal routes: the service token when one is configured; without one,
+    anonymous writes only under the development flag (401 naming the option)."""
+    refusal = access.refusal(req.method, req.header(TOKEN_HEADER))
+    if refusal is not None:
+        raise Unauthorized(refusal[0].upper() + refusal[1:] + ".")
+    return SERVICE_CONTEXT
 
 
 def public_paths(conf: cfg.ConfigOpts) -> frozenset[str]:
@@ -84,10 +85,11 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext
     """The function that turns a request into a context for this configuration."""
     inner = noauth2_context if conf.api.auth_strategy == NOAUTH2 else keystone_context
     public = public_paths(conf)
+    access = InternalAccess.of(conf)
 
     def authenticate(req: ApiRequest) -> RequestContext:
         if req.path.startswith(INTERNAL_PREFIX):
-            return check_service_token(req)
+            return check_service_token(access, req)
         if req.path in public:
             return ANONYMOUS
         return inner(req)

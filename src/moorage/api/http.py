@@ -17,7 +17,7 @@ import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul
+from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, sends_body
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -74,6 +74,8 @@ class ApiRequest:
         # The template of the route the path matched (a metrics label), once routed.
         self.route: str | None = None
         self.request_id = ""
+        # The caller's X-OpenStack-Request-ID, when valid (moorage.request_context).
+        self.global_request_id: str | None = None
         self._query: QueryParams | None = None
         self._body: bytes | None = None
         self._json: Any = _UNREAD
@@ -96,6 +98,11 @@ class ApiRequest:
                 raise BadRequest(f"Invalid query string: {exc}") from None
             self._query = QueryParams(pairs)
         return self._query
+
+    @property
+    def body_unread(self) -> bool:
+        """A body was sent and not read (see ``web.sends_body``)."""
+        return self._body is None and sends_body(self.environ)
 
     @property
     def body(self) -> bytes:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from moorage.internal_access import TOKEN_HEADER
 from moorage.placement.launcher import ServerProcess, write_config
 
 
@@ -72,11 +73,43 @@ class FleetProcess(ServerProcess):
                  host: str = "127.0.0.1", port: int | None = None) -> None:
         super().__init__(workdir, host, port)
         self.fleet_file = fleet_file
-        self.config_file = write_config(self.workdir / "fleet.conf", _sections({
+        sections = _sections({
             "compute_agent": {"listen": host, "port": self.port, "api_url": api_url},
             "placement": {"endpoint_override": placement_url},
-        }, config))
+        }, config)
+        self.headers = _token_headers(sections)
+        self.config_file = write_config(self.workdir / "fleet.conf", sections)
 
     def command(self) -> list[str]:
         return self.moorage("compute", "fleet", str(self.fleet_file),
                             "--config-file", str(self.config_file))
+
+
+
+def _token_headers(sections: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
+    """A token, once set, guards an agent's or a fleet's reads too: the readiness probe
+    sends it."""
+    token = sections.get("DEFAULT", {}).get("service_token")
+    return {TOKEN_HEADER: str(token)} if token else {}
+
+
+class AgentProcess(ServerProcess):
+    """One ``moorage compute run`` of a fake-driver host; ready once its API answers."""
+
+    name = "compute-agent"
+
+    def __init__(self, workdir: Path, host_name: str, *, placement_url: str,
+                 api_url: str | None = None,
+                 config: Mapping[str, Mapping[str, object]] | None = None,
+                 host: str = "127.0.0.1", port: int | None = None) -> None:
+        super().__init__(workdir, host, port)
+        sections = _sections({
+            "DEFAULT": {"host": host_name, "compute_driver": "fake"},
+            "compute_agent": {"listen": host, "port": self.port, "api_url": api_url or ""},
+            "placement": {"endpoint_override": placement_url},
+        }, config)
+        self.headers = _token_headers(sections)
+        self.config_file = write_config(self.workdir / "agent.conf", sections)
+
+    def command(self) -> list[str]:
+        return self.moorage("compute", "run", "--config-file", str(self.config_file))

@@ -5,21 +5,19 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
 from typing import Any
 
 import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone
+from moorage import keystone, logs, systemd
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
 from moorage.cli.listen import claim_port
+from moorage.cli.service_logging import start_logging
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
@@ -103,6 +101,7 @@ class Serve(Command):
 
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
+        start_logging(self, conf)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
         check_prefilter_traits(conf)  # warnings only: it never stops the start
         host, port = conf.osapi_compute_listen, conf.osapi_compute_listen_port
@@ -123,7 +122,7 @@ class Serve(Command):
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
             mark_master()
-            Granian(
+            granian = Granian(
                 "moorage.api.wsgi:create_app",
                 address=host,
                 port=port,
@@ -132,9 +131,13 @@ class Serve(Command):
                 blocking_threads=conf.osapi_compute_threads,
                 factory=True,
                 log_access=False,
+                log_dictconfig=logs.GRANIAN_LOGGING,
                 respawn_failed_workers=True,
                 respawn_interval=RESPAWN_INTERVAL,
-            ).serve()
+                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
+            )
+            systemd.announce_granian(granian, host, port, f"http://{host}:{port}")
+            granian.serve()
         return 0
 
 
@@ -149,6 +152,7 @@ class ConductorServe(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conf = load_config(parsed_args.config_file, _overrides(parsed_args))
+        start_logging(self, conf)
         if conf.database.sync_on_startup:
             _migrate(conf)
         database = open_database(conf)
@@ -158,21 +162,20 @@ class ConductorServe(Command):
         agents = HTTPAgentClient(agent_resolver(catalog), token, 300.0,
                                  connections=2 * int(conf.conductor.workers))
         conductor = make_conductor(conf, database, placement, agents, catalog)
-        stopping = threading.Event()
-
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            LOG.info("signal %d: stopping conductor %s", signum, conductor.identity)
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
+        if token is None:  # after the configuration's checks: a bad one is the one line
+            LOG.warning("conductor: [DEFAULT] service_token is unset: its spawns and deletes "
+                        "carry none, and agents refuse them unless they run with [DEFAULT] "
+                        "allow_anonymous_internal_writes (DEVELOPMENT ONLY)")
+        stopping = systemd.stop_on_signal(f"conductor {conductor.identity}")
         conductor.start()
         self.app.stdout.write(
             f"conductor {conductor.identity}: serving {_redacted(database_url(conf))} with "
             f"{conductor.workers} workers, leases of {conductor.lease_seconds:g}s "
             f"(placement: {placement.url})\n")
         self.app.stdout.flush()
+        systemd.notify(systemd.READY, f"STATUS=conductor {conductor.identity} serving")
         stopping.wait()
+        # The operations under way are finished; those not started are given back.
         conductor.stop()
         database.dispose()
         return 0

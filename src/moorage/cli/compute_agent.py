@@ -1,20 +1,29 @@
-"""``moorage compute run``: the compute agent of this host, its HTTP API and heartbeat."""
+"""``moorage compute run``: the compute agent of this host, its HTTP API and heartbeat.
+
+The agent runs in one granian worker (``compute/agent_wsgi.py``), served as every
+other service is; this process is granian's master. ``--once`` syncs from this
+process and exits.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
-import signal
-import threading
-from types import FrameType
+import os
 from typing import Any
 
 from cliff.command import Command
 
+from moorage import logs, systemd
+from moorage.cli.listen import claim_port
+from moorage.cli.service_logging import start_logging
 from moorage.compute.agent import ComputeAgent
-from moorage.compute.launcher import start_agent
+from moorage.compute.agent_wsgi import DISABLED_ENV
 from moorage.conf import load_config
+from moorage.conf.environment import export_config
 from moorage.placement.client import PlacementClient
+from moorage.placement.launcher import free_port
+from moorage.supervision import RESPAWN_INTERVAL, mark_master
 from moorage.virt.loader import driver_name, load_driver
 
 LOG = logging.getLogger(__name__)
@@ -41,8 +50,10 @@ class Run(Command):
         parser.add_argument("--api-url", metavar="URL",
                             help="the compute API to register with (overrides "
                             "[compute_agent] api_url)")
-        parser.add_argument("--disabled", action="store_true",
-                            help="start with the service disabled (COMPUTE_STATUS_DISABLED)")
+        parser.add_argument("--disabled", action="store_true", default=None,
+                            help="start with the service disabled (COMPUTE_STATUS_DISABLED); "
+                            "by default the compute API's record decides (without one: "
+                            "enabled; with --once: left as placement has it)")
         parser.add_argument("--once", action="store_true",
                             help="sync once, print what changed and exit (1 if it failed)")
         return parser
@@ -62,6 +73,8 @@ class Run(Command):
         if parsed_args.api_url:
             overrides.append(("compute_agent", "api_url", parsed_args.api_url))
         conf = load_config(parsed_args.config_file, overrides)
+        if not parsed_args.once:  # a service; --once is a command that prints
+            start_logging(self, conf)
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
         driver = load_driver(conf)
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
@@ -73,23 +86,38 @@ class Run(Command):
             if not result.ok:
                 raise RuntimeError(result.problem)
             return 0
-        stopping = threading.Event()
+        from granian import Granian
+        from granian.constants import Interfaces
 
-        def stop(signum: int, _frame: FrameType | None) -> None:
-            LOG.info("signal %d: stopping the compute agent", signum)
-            stopping.set()
-
-        signal.signal(signal.SIGTERM, stop)
-        signal.signal(signal.SIGINT, stop)
-        running = start_agent(conf, driver, placement, disabled=parsed_args.disabled)
-        self.app.stdout.write(
-            f"compute agent of {conf.host} ({driver.name} driver): serving {running.url}, "
-            f"syncing with placement at {placement.url} every "
-            f"{conf.update_resources_interval}s, registering with "
-            f"{conf.compute_agent.api_url or 'no compute API'}\n")
-        self.app.stdout.flush()
-        stopping.wait()
-        running.stop()
+        opts = conf.compute_agent
+        if not opts.port:  # any free port: chosen here, so the URL is known
+            overrides.append(("compute_agent", "port", free_port(opts.listen)))
+            conf = load_config(parsed_args.config_file, overrides)
+            opts = conf.compute_agent
+        host = f"[{opts.listen}]" if ":" in opts.listen else opts.listen
+        url = opts.advertise_url or f"http://{host}:{opts.port}"
+        with claim_port(opts.listen, opts.port):
+            self.app.stdout.write(
+                f"compute agent of {conf.host} ({driver.name} driver): serving {url}, "
+                f"syncing with placement at {placement.url} every "
+                f"{conf.update_resources_interval}s, registering with "
+                f"{opts.api_url or 'no compute API'}\n")
+            self.app.stdout.flush()
+            export_config(parsed_args.config_file, overrides)
+            os.environ[DISABLED_ENV] = "1" if parsed_args.disabled else ""
+            mark_master()
+            # One worker: the agent (its driver's guests, its hypervisor connection)
+            # lives in it. Its threads answer the conductors' spawns, which can take
+            # minutes on a real hypervisor.
+            granian = Granian("moorage.compute.agent_wsgi:create_app", address=opts.listen,
+                              port=opts.port, interface=Interfaces.WSGI, workers=1,
+                              blocking_threads=32, factory=True, log_access=False,
+                              log_dictconfig=logs.GRANIAN_LOGGING,
+                              respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,
+                              workers_kill_timeout=conf.graceful_shutdown_timeout or None)
+            # READY=1 once its providers are in placement and its API answers.
+            systemd.announce_granian(granian, opts.listen, opts.port, url)
+            granian.serve()
         return 0
 
 

@@ -10,10 +10,14 @@ from typing import Any
 
 from cliff.command import Command
 
+from moorage import logs, systemd
 from moorage.cli.listen import claim_port
+from moorage.cli.service_logging import start_logging
 from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
+from moorage.compute.service import AGENT_WRITES
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
+from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
 from moorage.supervision import RESPAWN_INTERVAL, mark_master
@@ -64,15 +68,17 @@ class FleetRun(Command):
         if parsed_args.sync_threads < 1:
             raise ValueError(f"--sync-threads {parsed_args.sync_threads}: allowed: 1 or more")
         conf = load_config(parsed_args.config_file, overrides)
+        start_logging(self, conf)
         # Refused whole, naming the line and the group, before anything starts.
         description = load_fleet(Path(parsed_args.fleet))
         fleet_hosts(description.name, description.host_groups,
                     config_files=parsed_args.config_file, overrides=overrides)
         opts = conf.compute_agent
         with claim_port(opts.listen, opts.port):
-            if not conf.service_token:
-                LOG.warning("fleet %s: [DEFAULT] service_token is not set: its HTTP API is open "
-                            "to anyone who can reach it (DEVELOPMENT MODE)", description.name)
+            warning = InternalAccess.of(conf).start_warning(f"fleet {description.name}",
+                                                            AGENT_WRITES)
+            if warning is not None:
+                LOG.warning("%s", warning)
             self.app.stdout.write(
                 f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
                 f"hosts in {len(description.host_groups)} groups, registering with placement "
@@ -85,10 +91,16 @@ class FleetRun(Command):
             # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
             # a minute before it serves.
             mark_master()
-            Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
-                    port=opts.port, interface=Interfaces.WSGI, workers=1, blocking_threads=16,
-                    factory=True, log_access=False, respawn_failed_workers=True,
-                    respawn_interval=RESPAWN_INTERVAL).serve()
+            granian = Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
+                              port=opts.port, interface=Interfaces.WSGI, workers=1,
+                              blocking_threads=16, factory=True, log_access=False,
+                              log_dictconfig=logs.GRANIAN_LOGGING,
+                              respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,
+                              workers_kill_timeout=conf.graceful_shutdown_timeout or None)
+            # READY=1 once its hosts are registered and it answers.
+            systemd.announce_granian(granian, opts.listen, opts.port,
+                                     f"http://{opts.listen}:{opts.port}")
+            granian.serve()
         return 0
 
 

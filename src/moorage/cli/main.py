@@ -71,6 +71,10 @@ class LazyCommand:
 
 
 class MoorageApp(App):
+    # Why a command failed, in one line; a logger of its own, so that a service's log
+    # setup can send it to the console when the log goes to a file (moorage.logs).
+    LOG = logging.getLogger("moorage.cli.main")
+
     def __init__(self) -> None:
         manager = CommandManager("moorage.cli")
         for module, names in COMMAND_MODULES.items():

@@ -10,9 +10,10 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone
+from moorage import keystone, logs, systemd
 from moorage.cli import candidates, demo, provider
 from moorage.cli.listen import claim_port
+from moorage.cli.service_logging import start_logging
 from moorage.conf import load_config
 from moorage.metrics import multiprocess_directory
 from moorage.placement import wsgi
@@ -65,6 +66,7 @@ class Serve(Command):
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
+        start_logging(self, conf)
         server = conf.placement_server
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(server.host, server.port), multiprocess_directory("placement"):
@@ -80,7 +82,7 @@ class Serve(Command):
             self.app.stdout.flush()
             wsgi.export_config(parsed_args.config_file, overrides)
             mark_master()
-            Granian(
+            granian = Granian(
                 "moorage.placement.wsgi:create_app",
                 address=server.host,
                 port=server.port,
@@ -89,11 +91,18 @@ class Serve(Command):
                 blocking_threads=server.threads,
                 factory=True,
                 log_access=False,
+                log_dictconfig=logs.GRANIAN_LOGGING,
                 # A dead worker is replaced; the master's death ends the workers
                 # (supervision.py).
                 respawn_failed_workers=True,
                 respawn_interval=RESPAWN_INTERVAL,
-            ).serve()
+                # On SIGTERM each worker finishes its requests in flight, this long
+                # at most.
+                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
+            )
+            systemd.announce_granian(granian, server.host, server.port,
+                                     f"http://{server.host}:{server.port}")
+            granian.serve()
         return 0
 
 

@@ -13,6 +13,8 @@ from typing import Any
 
 from cliff.command import Command
 
+from moorage.cli.service_logging import start_logging
+from moorage.conf import load_config
 from moorage.embedded import SAMPLE_HOSTS, EmbeddedCloud, HostPlan, parse_host
 
 PREFILTERS = (("scheduler", "image_metadata_prefilter", True),
@@ -77,6 +79,7 @@ class Serve(Command):
         except ValueError as exc:
             raise SystemExit(f"moorage serve: {exc}") from None
         overrides = list(PREFILTERS) if parsed_args.prefilters else []
+        start_logging(self, load_config(parsed_args.config_file, overrides))
         with tempfile.TemporaryDirectory(prefix="moorage-") as scratch:
             workdir = parsed_args.data_dir or Path(scratch)
             cloud = EmbeddedCloud(workdir, hosts or SAMPLE_HOSTS,

@@ -35,10 +35,15 @@ class SyncResult:
 
 
 class ComputeAgent:
-    """The compute service of one host."""
+    """The compute service of one host.
+
+    ``disabled`` None: the service's state is not known yet (it is the compute API's
+    record, told by the first heartbeat's answer). Until then the syncs leave
+    COMPUTE_STATUS_DISABLED as placement has it, so a disabled host restarting is not
+    offered to the scheduler between its first sync and its first heartbeat."""
 
     def __init__(self, conf: cfg.ConfigOpts, driver: ComputeDriver,
-                 placement: PlacementClient, *, disabled: bool = False,
+                 placement: PlacementClient, *, disabled: bool | None = False,
                  host: str | None = None, tree_sync: ProviderTreeSync | None = None) -> None:
         self.conf = conf
         # A fleet's hosts share their group's configuration: the host is named apart.
@@ -55,7 +60,7 @@ class ComputeAgent:
 
     # -- state -------------------------------------------------------------------
     @property
-    def disabled(self) -> bool:
+    def disabled(self) -> bool | None:
         return self._disabled
 
     def set_disabled(self, disabled: bool) -> SyncResult:

@@ -34,6 +34,7 @@ from moorage.compute.agent import ComputeAgent
 from moorage.compute.provider_tree import ProviderTreeSync
 from moorage.compute.registration import Beat, FleetHeartbeat, HostReporter
 from moorage.compute.service import FLEET_PREFIX, WSGIApp, make_fleet_app
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
 from moorage.web import ThreadedServer
@@ -77,7 +78,7 @@ class Fleet:
     """Runs ``hosts`` in this process; ``start`` registers them, ``stop`` ends them."""
 
     def __init__(self, hosts: Sequence[FleetHost], placement: PlacementClient, *,
-                 api_url: str | None, token: str | None, listen: str = "127.0.0.1",
+                 api_url: str | None, access: InternalAccess, listen: str = "127.0.0.1",
                  port: int = 0, advertise_url: str | None = None,
                  report_interval: float = 10.0, sync_interval: float = 60.0,
                  sync_threads: int = 8) -> None:
@@ -88,7 +89,8 @@ class Fleet:
         self.hosts = list(hosts)
         self.placement = placement
         self.api_url = api_url
-        self.token = token
+        # The token its hosts send and expect; anonymous writes refused without one.
+        self.access = access
         self.listen = listen
         self.port = port
         self.advertise_url = advertise_url
@@ -117,7 +119,7 @@ class Fleet:
     @property
     def app(self) -> WSGIApp:
         """The WSGI application of every host's agent API (``/hosts/{host}/...``)."""
-        return make_fleet_app(self.agents, self.token, silent=self.silent)
+        return make_fleet_app(self.agents, self.access, silent=self.silent)
 
     def start(self, progress: Progress | None = None, *, serve: bool = True) -> Fleet:
         """Make every host's driver and agent, register them all with placement (their
@@ -150,7 +152,7 @@ class Fleet:
         self.stop_reporting()
         self.api_url = api_url
         reporters = {h: HostReporter(a, self.agent_url(h)) for h, a in self.agents.items()}
-        self.heartbeat = FleetHeartbeat(reporters, api_url, token=self.token,
+        self.heartbeat = FleetHeartbeat(reporters, api_url, token=self.access.token,
                                         interval=self.report_interval,
                                         timeout=max(30.0, self.report_interval))
         self.heartbeat.silent = self.silent
@@ -177,8 +179,11 @@ class Fleet:
             sync = ProviderTreeSync(
                 self.placement, known_custom=custom,
                 refresh_seconds=float(host.conf.compute.resource_provider_association_refresh))
+            # With a compute API its record decides the disabled state at the first
+            # heartbeat; until then the trait stays as placement has it.
             self.agents[host.name] = ComputeAgent(host.conf, driver, self.placement,
-                                                  host=host.name, tree_sync=sync)
+                                                  host=host.name, tree_sync=sync,
+                                                  disabled=None if self.api_url else False)
 
     def _register(self, progress: Progress | None) -> None:
         """Every host's first sync, on ``sync_threads`` threads."""

@@ -12,10 +12,12 @@ import os
 import sys
 from pathlib import Path
 
+from moorage import logs
 from moorage.compute.fleet import Fleet
 from moorage.compute.service import WSGIApp
 from moorage.conf import load_config
 from moorage.conf.environment import exported
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.supervision import die_with_master
 
@@ -34,6 +36,7 @@ def create_app() -> WSGIApp:
 
     files, overrides = exported()
     conf = load_config(files, overrides)
+    logs.setup_worker(conf)
     description = load_fleet(Path(os.environ[FLEET_FILE_ENV]))
     hosts = fleet_hosts(description.name, description.host_groups, config_files=files,
                         overrides=overrides)
@@ -42,7 +45,7 @@ def create_app() -> WSGIApp:
     placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token,
                                 concurrency=16)
     fleet = Fleet(hosts, placement, api_url=opts.api_url or None,
-                  token=conf.service_token or None, advertise_url=url,
+                  access=InternalAccess.of(conf), advertise_url=url,
                   report_interval=float(conf.report_interval),
                   sync_interval=float(conf.update_resources_interval),
                   sync_threads=int(os.environ.get(SYNC_THREADS_ENV, "8")))

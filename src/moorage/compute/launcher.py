@@ -1,9 +1,10 @@
 """Run a compute agent in this process: its placement sync, HTTP API and heartbeat.
 
-``start_agent`` starts the three and returns a ``RunningAgent`` to stop them;
-``moorage compute run`` uses it, and so do the tests and the embedded mode,
-which start several agents in one process, each with its own configuration
-(host, driver) and its HTTP API on a free port::
+``start_agent`` starts the three and returns a ``RunningAgent`` to stop them.
+``moorage compute run`` runs it in a granian worker (``agent_wsgi``), which serves the
+agent's application itself (``serve_at``); the tests and the embedded mode start
+several agents in one process, each with its own configuration (host, driver) and
+its HTTP API on a free port, served by a thread pool of this process::
 
     agents = [start_agent(agent_config(f"h{i}", "fake", placement_url=url), port=0)
               for i in range(3)]
@@ -16,15 +17,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from oslo_config import cfg
 
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.registration import Heartbeat
-from moorage.compute.service import AgentHTTPServer
+from moorage.compute.service import AGENT_WRITES, AgentHTTPServer
 from moorage.conf import load_config
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
 from moorage.virt.loader import load_driver
@@ -50,7 +52,7 @@ class RunningAgent:
     """One agent running in this process; ``url`` is its HTTP API."""
 
     agent: ComputeAgent
-    server: AgentHTTPServer
+    server: AgentHTTPServer | None  # None: another server serves its application
     heartbeat: Heartbeat | None
     url: str
     _stop: threading.Event
@@ -60,37 +62,53 @@ class RunningAgent:
     def host(self) -> str:
         return self.agent.host
 
-    def stop(self) -> None:
+    def stop(self, drain: float | None = 10.0) -> None:
         """Stop the heartbeat, the HTTP API and the placement sync (in that order: the
-        compute API stops hearing from an agent that no longer answers)."""
+        compute API stops hearing from an agent that no longer answers). The HTTP API
+        answers the requests in flight first, ``drain`` seconds at most (None: no
+        limit)."""
+        self._stop.set()
         if self.heartbeat is not None:
             self.heartbeat.stop()
-        self.server.stop()
-        self._stop.set()
+        if self.server is not None:
+            self.server.stop(drain)
         self._sync_thread.join(timeout=30)
 
 
 def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
                 placement: PlacementClient | None = None, *, listen: str | None = None,
                 port: int | None = None, api_url: str | None = None,
-                disabled: bool = False) -> RunningAgent:
+                disabled: bool | None = None, serve_at: str | None = None,
+                answering: Callable[[], bool] | None = None) -> RunningAgent:
     """Start an agent of ``conf``'s host: one placement sync now (so its providers
     exist when this returns), then every ``[DEFAULT] update_resources_interval``; its
     HTTP API on ``listen``:``port`` (default ``[compute_agent]``; port 0 is any free
     one); and, when the compute API's URL is known, a registration now and a
     heartbeat every ``[DEFAULT] report_interval``.
 
-    ``driver`` and ``placement`` default to the configured ones.
+    ``driver`` and ``placement`` default to the configured ones. ``disabled`` None:
+    the compute API's record decides at the first heartbeat (until then
+    COMPUTE_STATUS_DISABLED stays as placement has it); without a compute API, the
+    service is enabled.
+
+    ``serve_at``: another server (the granian worker of ``moorage compute run``) serves
+    the agent's application (``service.make_app``) at this URL; no HTTP API is started
+    here, and the registration waits until ``answering()`` says that server answers,
+    so the compute API is never told of an agent it cannot reach yet.
     """
     opts = conf.compute_agent
     driver = driver if driver is not None else load_driver(conf)
     placement = placement if placement is not None else PlacementClient(
         conf.placement.endpoint_override, conf.placement.token)
+    api_url = api_url or opts.api_url
+    if disabled is None and not api_url:
+        disabled = False
     agent = ComputeAgent(conf, driver, placement, disabled=disabled)
-    token: str | None = conf.service_token or None
-    if token is None:
-        LOG.warning("compute agent of %s: [DEFAULT] service_token is not set: its HTTP API "
-                    "is open to anyone who can reach it (DEVELOPMENT MODE)", conf.host)
+    access = InternalAccess.of(conf)
+    token = access.token
+    warning = access.start_warning(f"compute agent of {conf.host}", AGENT_WRITES)
+    if warning is not None:
+        LOG.warning("%s", warning)
     first = agent.sync()
     if not first.ok:
         LOG.warning("first sync of %s failed (%s); retrying every %ds", conf.host,
@@ -104,17 +122,39 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
     sync_thread = threading.Thread(target=keep_syncing, daemon=True,
                                    name=f"placement-sync-{conf.host}")
     sync_thread.start()
-    server = AgentHTTPServer(agent, token, listen or opts.listen,
-                             opts.port if port is None else port).start()
-    url = opts.advertise_url or server.url
+    server: AgentHTTPServer | None = None
+    if serve_at is None:
+        server = AgentHTTPServer(agent, access, listen or opts.listen,
+                                 opts.port if port is None else port).start()
+    url = opts.advertise_url or (server.url if server is not None else serve_at)
+    assert url is not None
     heartbeat = None
-    api_url = api_url or opts.api_url
     if api_url:
         heartbeat = Heartbeat(agent, api_url, url, token=token,
                               interval=conf.report_interval,
-                              timeout=float(conf.report_interval)).start()
+                              timeout=float(conf.report_interval))
+        if answering is None:
+            heartbeat.start()
+        else:
+            _start_once_answering(heartbeat, answering, stop, conf.host)
     else:
         LOG.warning("compute agent of %s: [compute_agent] api_url is not set: not "
                     "registering with a compute API", conf.host)
     LOG.info("compute agent of %s (%s driver) serving %s", conf.host, driver.name, url)
     return RunningAgent(agent, server, heartbeat, url, stop, sync_thread)
+
+
+def _start_once_answering(heartbeat: Heartbeat, answering: Callable[[], bool],
+                          stop: threading.Event, host: str) -> None:
+    """Register (the heartbeat's first beat) once the agent's server answers."""
+
+    def wait_then_register() -> None:
+        while not stop.is_set():
+            if answering():
+                if not stop.is_set():
+                    heartbeat.start()
+                return
+            stop.wait(0.1)
+
+    threading.Thread(target=wait_then_register, daemon=True,
+                     name=f"register-{host}").start()

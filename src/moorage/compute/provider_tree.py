@@ -122,9 +122,10 @@ class ProviderTreeSync:
         tree: Sequence[NodeProvider],
         node_reports: Sequence[TraitReport],
         *,
-        disabled: bool,
+        disabled: bool | None,
     ) -> list[ProviderChange]:
-        """Make placement hold ``tree``; the node (``tree[0]``) gets ``node_reports``."""
+        """Make placement hold ``tree``; the node (``tree[0]``) gets ``node_reports``
+        and COMPUTE_STATUS_DISABLED as ``disabled`` says (None: left as it is)."""
         if time.monotonic() - self._refreshed >= self.refresh_seconds:
             self.forget()
         changes: list[ProviderChange] = []
@@ -151,7 +152,7 @@ class ProviderTreeSync:
 
     def _sync_provider(self, spec: NodeProvider, parent_uuid: str | None,
                        reports: Sequence[TraitReport], is_node: bool,
-                       disabled: bool) -> ProviderChange:
+                       disabled: bool | None) -> ProviderChange:
         known, created = self._provider(spec.name, parent_uuid)
         change = ProviderChange(spec.name, known.uuid, created=created)
         reports = list(reports)

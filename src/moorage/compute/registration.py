@@ -11,17 +11,17 @@ destroy whose destruction failed are retried at every beat until it succeeds.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import requests
-
 import moorage
+from moorage import transport
 from moorage.compute.agent import ComputeAgent
-from moorage.compute.service import TOKEN_HEADER
+from moorage.internal_access import TOKEN_HEADER
 from moorage.model.codec import Json
 
 LOG = logging.getLogger(__name__)
@@ -149,7 +149,8 @@ class Heartbeat:
         self.interval = interval
         self.timeout = timeout
         self.last: Beat | None = None
-        self._session = requests.Session()
+        self._server = transport.Server(api_url, timeout=timeout, maxsize=1)
+        self._path = f"/internal/services/{agent.host}"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -166,20 +167,12 @@ class Heartbeat:
         return beat
 
     def _beat(self) -> Beat:
-        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        answer = _put(self._server, self._path, self.report(), self.token,
+                      what="heartbeat", url=self.url, interval=self.interval)
+        if isinstance(answer, Beat):
+            return answer
         try:
-            response = self._session.put(self.url, json=self.report(), headers=headers,
-                                         timeout=self.timeout)
-        except requests.RequestException as exc:
-            LOG.warning("heartbeat to %s failed, trying again in %gs: %s", self.url,
-                        self.interval, exc)
-            return Beat(problem=f"{self.url}: {exc}")
-        if response.status_code != 200:
-            LOG.warning("heartbeat to %s answered %d, trying again in %gs: %s", self.url,
-                        response.status_code, self.interval, response.text[:300])
-            return Beat(problem=f"{self.url} answered {response.status_code}")
-        try:
-            state = service_state(_json(response))
+            state = service_state(answer)
         except InvalidAnswer as exc:
             LOG.error("heartbeat to %s: %s", self.url, exc)
             return Beat(problem=str(exc))
@@ -202,14 +195,32 @@ class Heartbeat:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout + 5)
-        self._session.close()
+        self._server.close()
 
 
-def _json(response: requests.Response) -> Any:
+def _put(server: transport.Server, path: str, body: object, token: str | None, *,
+         what: str, url: str, interval: float) -> Any:
+    """PUT a heartbeat (the same state again: safe to send twice, so it is sent once
+    more should the API close a kept-alive connection without answering) and return
+    the parsed answer; a Beat naming the problem when there is none to read."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if token:
+        headers[TOKEN_HEADER] = token
     try:
-        return response.json()
+        reply = server.request("PUT", path, body=json.dumps(body).encode(), headers=headers,
+                               resend=True)
+    except transport.TransportError as exc:
+        LOG.warning("%s to %s failed, trying again in %gs: %s", what, url, interval, exc)
+        return Beat(problem=f"{url}: {exc}")
+    if reply.status != 200:
+        LOG.warning("%s to %s answered %d, trying again in %gs: %s", what, url, reply.status,
+                    interval, reply.data[:300].decode("utf-8", "replace"))
+        return Beat(problem=f"{url} answered {reply.status}")
+    try:
+        return json.loads(reply.data)
     except ValueError:
-        raise InvalidAnswer("the answer is not JSON") from None
+        LOG.error("%s to %s: the answer is not JSON", what, url)
+        return Beat(problem="the answer is not JSON")
 
 
 class FleetHeartbeat:
@@ -231,7 +242,7 @@ class FleetHeartbeat:
         self.silent: set[str] = set()
         self.last: Beat | None = None
         self._acknowledged: dict[str, Json] = {}  # host -> the report the API has
-        self._session = requests.Session()
+        self._server = transport.Server(api_url, timeout=timeout, maxsize=1)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -258,23 +269,15 @@ class FleetHeartbeat:
             else:
                 sent[host] = report
                 full.append({"host": host, **report})
-        headers = {TOKEN_HEADER: self.token} if self.token else {}
+        answer = _put(self._server, "/internal/services", {"services": full, "alive": alive},
+                      self.token, what="fleet heartbeat", url=self.url,
+                      interval=self.interval)
+        if isinstance(answer, Beat):
+            return answer
         try:
-            response = self._session.put(self.url, json={"services": full, "alive": alive},
-                                         headers=headers, timeout=self.timeout)
-        except requests.RequestException as exc:
-            LOG.warning("fleet heartbeat to %s failed, trying again in %gs: %s", self.url,
-                        self.interval, exc)
-            return Beat(problem=f"{self.url}: {exc}")
-        if response.status_code != 200:
-            LOG.warning("fleet heartbeat to %s answered %d, trying again in %gs: %s",
-                        self.url, response.status_code, self.interval, response.text[:300])
-            return Beat(problem=f"{self.url} answered {response.status_code}")
-        try:
-            answer = _json(response)
             states = answer["services"]
             unknown = set(answer.get("unknown", ()))
-        except (InvalidAnswer, KeyError, TypeError) as exc:
+        except (KeyError, TypeError, AttributeError) as exc:
             LOG.error("fleet heartbeat to %s: unreadable answer: %s", self.url, exc)
             return Beat(problem=f"unreadable answer: {exc}")
         self._acknowledged.update(sent)
@@ -312,4 +315,4 @@ class FleetHeartbeat:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.timeout + 5)
-        self._session.close()
+        self._server.close()

@@ -20,7 +20,7 @@ from oslo_config import cfg
 from moorage import transport
 from moorage.compute import wire
 from moorage.compute.client import AgentUnreachable
-from moorage.compute.service import TOKEN_HEADER
+from moorage.internal_access import TOKEN_HEADER
 from moorage.virt.driver import ComputeDriver, Guest
 
 LOG = logging.getLogger(__name__)

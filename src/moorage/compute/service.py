@@ -8,32 +8,40 @@
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
 Every request carries ``X-Service-Token`` when ``[DEFAULT] service_token`` is set
-(401 otherwise); unset, the API is open: development mode, logged at start.
+(401 otherwise); unset, the writes are refused unless ``[DEFAULT]
+allow_anonymous_internal_writes`` (development only) opens them
+(``moorage.internal_access``).
 Errors are ``{"error": {"message": ...}}``, never a traceback.
 
-``AgentHTTPServer`` serves the app from a thread of this process (a threaded
-wsgiref server): the agent's state (its driver's guests, its disabled flag) lives
-in the process, so the HTTP API runs beside it rather than in worker processes.
+``moorage compute run`` serves ``make_app`` from the granian worker the agent lives
+in (``agent_wsgi``). ``AgentHTTPServer`` serves it from a thread of the calling
+process instead (a threaded wsgiref server): the embedded cloud and the tests run
+several agents in one process that way.
 """
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
+import time
 from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import moorage
+from moorage import request_context
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
+from moorage.internal_access import InternalAccess
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
+REQUEST_LOG = logging.getLogger("moorage.compute.requests")
 
 WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-TOKEN_HEADER = "X-Service-Token"
+# What the service token guards here, as the start-up warning names it.
+AGENT_WRITES = ("the conductor's spawns, deletes and service updates (POST /guests, "
+                "DELETE /guests/{uuid}, PUT /service)")
 # A guest's body is a few KiB; anything much larger is a mistake.
 MAX_BODY = 1024 * 1024
 
@@ -156,13 +164,6 @@ ROUTES: dict[str, dict[str, Handler]] = {
 
 # -- the application ----------------------------------------------------------------------
 
-def token_matches(expected: str | None, given: str | None) -> bool:
-    """True when no token is expected (development mode) or ``given`` is it."""
-    if expected is None:
-        return True
-    return given is not None and hmac.compare_digest(expected.encode(), given.encode())
-
-
 def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any],
            path: str) -> Response:
     found = router.match(path)
@@ -177,15 +178,27 @@ def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any]
     return handler(AgentRequest(environ, agent, params))
 
 
-def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Response]
+def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Response]
                  ) -> WSGIApp:
-    """The WSGI application around ``dispatch``: the token, errors as JSON."""
+    """The WSGI application around ``dispatch``: the request's id (the conductor's
+    X-OpenStack-Request-ID becomes its global id, on every line a spawn logs), the
+    internal access rule (the service token), errors as JSON, a log line per request."""
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> list[bytes]:
+        context = request_context.new_context(
+            global_request_id=request_context.global_id_of(environ))
+        with request_context.active(context):
+            return answer(environ, start_response, context.request_id)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
+               ) -> list[bytes]:
+        started = time.perf_counter()
         try:
-            if not token_matches(token, environ.get("HTTP_X_SERVICE_TOKEN")):
-                raise HTTPError(401, f"a valid {TOKEN_HEADER} header is required")
+            refusal = access.refusal(environ.get("REQUEST_METHOD", "GET"),
+                                     environ.get("HTTP_X_SERVICE_TOKEN"))
+            if refusal is not None:
+                raise HTTPError(401, refusal)
             response = dispatch(environ)
         except HTTPError as exc:
             response = error_response(exc.status, exc.message)
@@ -198,23 +211,26 @@ def _application(token: str | None, dispatch: Callable[[dict[str, Any]], Respons
         if response.content_type and response.status != 204:
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
+        headers.append(("x-openstack-request-id", request_id))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
+        request_context.log_request(REQUEST_LOG, environ, response.status, len(response.body),
+                                    time.perf_counter() - started)
         return [response.body]
 
     return application
 
 
-def make_app(agent: ComputeAgent, token: str | None) -> WSGIApp:
-    """The WSGI application of ``agent``'s HTTP API, checking ``token`` when set."""
+def make_app(agent: ComputeAgent, access: InternalAccess) -> WSGIApp:
+    """The WSGI application of ``agent``'s HTTP API, guarded by ``access``."""
     router: Router[Handler] = Router(ROUTES)
-    return _application(token, lambda environ: _route(
+    return _application(access, lambda environ: _route(
         router, agent, environ, environ.get("PATH_INFO") or "/"))
 
 
 FLEET_PREFIX = "/hosts/"
 
 
-def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
+def make_fleet_app(agents: Mapping[str, ComputeAgent], access: InternalAccess, *,
                    silent: Container[str] = ()) -> WSGIApp:
     """One application for the agents of many hosts: ``/hosts/{host}`` + the agent API
     of that host (so a host's agent URL is ``{fleet}/hosts/{host}``), and ``GET /``,
@@ -237,7 +253,7 @@ def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
             raise HTTPError(503, f"host {host} is stopped (simulated)")
         return _route(router, agent, environ, "/" + rest)
 
-    return _application(token, dispatch)
+    return _application(access, dispatch)
 
 
 # -- serving ---------------------------------------------------------------------------------
@@ -245,10 +261,10 @@ def make_fleet_app(agents: Mapping[str, ComputeAgent], token: str | None, *,
 class AgentHTTPServer(ThreadedServer):
     """The HTTP API of one agent, served by a thread of this process."""
 
-    def __init__(self, agent: ComputeAgent, token: str | None, listen: str = "127.0.0.1",
-                 port: int = 0) -> None:
+    def __init__(self, agent: ComputeAgent, access: InternalAccess,
+                 listen: str = "127.0.0.1", port: int = 0) -> None:
         try:
-            super().__init__(make_app(agent, token), listen, port,
+            super().__init__(make_app(agent, access), listen, port,
                              name=f"agent-http-{agent.host}")
         except OSError as exc:
             raise OSError(exc.errno, f"the agent's HTTP API cannot listen on {listen}:{port}: "

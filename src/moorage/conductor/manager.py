@@ -36,6 +36,7 @@ from contextlib import contextmanager
 
 from oslo_config import cfg
 
+from moorage import request_context
 from moorage.compute.client import AgentClient
 from moorage.conductor.tasks import Job, ServerTasks
 from moorage.lifecycle import operations
@@ -213,7 +214,10 @@ class Conductor:
     # -- running -------------------------------------------------------------------------
     def _run(self, operation: Operation, record: ServerRecord | None = None) -> None:
         job = Job(operation, self.identity, record=record)
-        with self._server_lock(operation.server_uuid):
+        # The work logs, and calls placement and the agents, as the request that recorded it.
+        context = request_context.new_context(request_id=operation.request_id,
+                                              global_request_id=operation.global_request_id)
+        with request_context.active(context), self._server_lock(operation.server_uuid):
             try:
                 self.tasks.run(job)
             except Exception as exc:  # a server must never stay mid-task

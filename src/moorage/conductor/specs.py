@@ -46,11 +46,13 @@ def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, objec
 def scheduling_record(spec: RequestSpec, operation: str,
                       selection: Selection | None = None,
                       error: str | None = None,
+                      error_for_user: str | None = None,
                       seconds: float | None = None,
                       decisions: Mapping[str, object] | None = None) -> dict[str, object]:
     """What the server's ``moorage:scheduling`` shows about its last scheduling: the
     request filters' records and the scheduler's decisions (the selection's, or a
-    NoValidHost's ``decisions``)."""
+    NoValidHost's ``decisions``). ``error_for_user``: the error as a user who may not
+    see hosts reads it, when ``error`` names one."""
     record: dict[str, object] = {
         "operation": operation,
         "filters": filter_records_json(spec.filter_records),
@@ -64,6 +66,8 @@ def scheduling_record(spec: RequestSpec, operation: str,
         record["decisions"] = dict(decisions)
     if error is not None:
         record["error"] = error
+    if error_for_user is not None and error_for_user != error:
+        record["error_for_user"] = error_for_user
     if seconds is not None:
         record["seconds"] = round(seconds, 6)
     return record

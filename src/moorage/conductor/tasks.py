@@ -245,6 +245,7 @@ class ServerTasks:
             self.update(job, expect_status=(BUILD,), expect_task=(T.SCHEDULING,), finish=True,
                         status=ERROR, task_state=None, fault=faults.no_valid_host(exc),
                         scheduling=scheduling_record(spec, "build", error=exc.reason,
+                                                     error_for_user=faults.reason_for_user(exc),
                                                      seconds=time.perf_counter() - started,
                                                      decisions=_decisions(exc)))
             return
@@ -477,7 +478,9 @@ class ServerTasks:
                 # The image stays what it was (upstream rolls image_ref back).
                 self.update(job, expect_status=(REBUILD,), finish=True, status=ERROR,
                             task_state=None, fault=faults.no_valid_host(exc),
-                            scheduling=scheduling_record(spec, "rebuild", error=exc.reason))
+                            scheduling=scheduling_record(
+                                spec, "rebuild", error=exc.reason,
+                                error_for_user=faults.reason_for_user(exc)))
                 return
         allocations = self._allocations(job.uuid)
         guest = Guest(uuid=job.uuid, name=record.name, node=node or host, flavor=record.flavor,
@@ -510,9 +513,9 @@ class ServerTasks:
         if job.operation.taken_from is not None or in_flight is not None:
             self._undo_move(job, record, in_flight, status, {
                 "operation": str(kind),
-                "error": f"interrupted: the conductor carrying out this {kind} "
-                         f"({job.operation.taken_from}) stopped; the move was rolled "
-                         "back and the server left where it was"})
+                "error": f"interrupted: the conductor carrying out this {kind} stopped; "
+                         "the move was rolled back and the server left where it was",
+                "conductor": job.operation.taken_from})
             return
         arguments = job.operation.arguments
         flavor = (flavor_from_json(arguments["flavor"]) if arguments.get("flavor")
@@ -536,6 +539,7 @@ class ServerTasks:
             metrics.no_valid_host(exc)
             self._undo_move(job, record, migration, status,
                             scheduling_record(spec, operation, error=exc.reason,
+                                              error_for_user=faults.reason_for_user(exc),
                                               decisions=_decisions(exc)))
             return
         outcome = self._spawn_somewhere(job, record, spec,
@@ -545,6 +549,8 @@ class ServerTasks:
             self._undo_move(job, record, migration, status, {
                 **scheduling_record(spec, operation, selection),
                 "error": outcome.fault["message"] if outcome.fault else "interrupted",
+                "error_for_user": (faults.for_user(outcome.fault)["message"]
+                                   if outcome.fault else "interrupted"),
                 "attempts": outcome.attempts})
             return
         destination = outcome.placed

@@ -23,6 +23,7 @@ from moorage.conf import (
     filter_scheduler,
     ironic,
     libvirt,
+    log,
     placement,
     placement_database,
     placement_server,
@@ -32,6 +33,7 @@ from moorage.conf import (
 
 _GROUPS = (
     default,
+    log,
     api,
     compute,
     compute_agent,
@@ -122,5 +124,9 @@ def check_options(conf: cfg.ConfigOpts, groups: Iterable[str]) -> None:
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
-    """Entry point for oslo-config-generator and the configuration reference."""
-    return [(module.GROUP, list(module.OPTS)) for module in _GROUPS]
+    """Entry point for oslo-config-generator and the configuration reference: one entry
+    per group ([DEFAULT] gathers ours and oslo.log's)."""
+    merged: dict[str, list[cfg.Opt]] = {}
+    for module in _GROUPS:
+        merged.setdefault(module.GROUP, []).extend(module.OPTS)
+    return list(merged.items())

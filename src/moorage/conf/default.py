@@ -87,12 +87,32 @@ OPTS = (
     ),
     cfg.IntOpt("report_interval", default=10, min=1,
                help="Seconds between two heartbeats of a compute agent to the compute API."),
+    cfg.IntOpt(
+        "graceful_shutdown_timeout",
+        default=60,
+        min=0,
+        help="Seconds a stopping service (SIGTERM, `systemctl stop`) gives the requests "
+        "in flight to finish, after it stopped accepting new connections; then the "
+        "server processes still busy are killed. 0 waits without limit (the unit's "
+        "TimeoutStopSec then bounds it). Upstream's oslo.service option.",
+    ),
     cfg.StrOpt(
         "service_token",
         secret=True,
-        help="Shared secret the compute API and the compute agents send each other in "
-        "X-Service-Token on their internal routes. Unset: those routes are open "
-        "(DEVELOPMENT MODE, logged as a warning at start); set it in production.",
+        help="Shared secret the compute API, its conductors and the compute agents send "
+        "each other in X-Service-Token on their internal routes (the agents' "
+        "registrations and heartbeats, the conductor's spawns and deletes). Unset: those "
+        "routes refuse every write (401) unless allow_anonymous_internal_writes is on; "
+        "set the same secret on every service.",
+    ),
+    cfg.BoolOpt(
+        "allow_anonymous_internal_writes",
+        default=False,
+        help="DEVELOPMENT ONLY. With service_token unset, let anyone who can reach them "
+        "write to the internal routes: register a host and point the conductor at any "
+        "URL (PUT /internal/services/{host}), spawn or destroy guests on an agent (POST "
+        "/guests, DELETE /guests/{uuid}, PUT /service). Whatever [api] auth_strategy is. "
+        "No effect when service_token is set.",
     ),
 )
 

@@ -66,14 +66,26 @@ class Operation:
     progress: Mapping[str, Any] = field(default_factory=dict)
     # The owner whose lease ran out, when this claim took the operation over.
     taken_from: str | None = None
+    # The ids of the request that recorded it: its work logs under them and passes them
+    # on to the services it calls, as the request itself would have.
+    request_id: str | None = None
+    global_request_id: str | None = None
+
+
+# The request's ids ride in the arguments' JSON under this key (no column of their
+# own: they are for the logs, never queried); ``arguments`` never shows it.
+_REQUEST_KEY = "_request"
 
 
 def _operation(row: RowMapping, *, taken_from: str | None = None) -> Operation:
+    arguments = json.loads(row["arguments"])
+    request = arguments.pop(_REQUEST_KEY, None) or {}
     return Operation(
         id=int(row["id"]), server_uuid=row["server_uuid"], kind=OperationKind(row["kind"]),
-        arguments=json.loads(row["arguments"]), owner=row["owner"],
+        arguments=arguments, owner=row["owner"],
         lease_until=row["lease_until"], takeovers=int(row["takeovers"]),
-        progress=json.loads(row["progress"]), taken_from=taken_from)
+        progress=json.loads(row["progress"]), taken_from=taken_from,
+        request_id=request.get("id"), global_request_id=request.get("global_id"))
 
 
 def _older_exists(server_uuid: Any, operation_id: Any) -> sa.Exists:
@@ -89,25 +101,31 @@ _INSERT = Statement(operations.insert().values(
 
 def add(conn: Connection, server_uuid: str, kind: OperationKind,
         arguments: Mapping[str, Any] | None = None, *, owner: str | None = None,
-        lease_seconds: float = 0.0, first: bool = False) -> Operation:
+        lease_seconds: float = 0.0, first: bool = False, request_id: str | None = None,
+        global_request_id: str | None = None) -> Operation:
     """Record an operation. ``owner`` claims it at once, unless an older operation of the
     same server is still there (it then waits, unowned, for its turn); ``first``: the
-    caller knows there is none (a server created in this transaction)."""
+    caller knows there is none (a server created in this transaction). ``request_id``,
+    ``global_request_id``: the ids of the request that asked for it."""
     stamp = now()
     if owner is not None and not first and conn.execute(
             sa.select(operations.c.id).where(operations.c.server_uuid == server_uuid)
             .limit(1)).first() is not None:
         owner = None
     lease = stamp + datetime.timedelta(seconds=lease_seconds) if owner else None
+    stored = dict(arguments or {})
+    if request_id is not None:
+        stored[_REQUEST_KEY] = {"id": request_id, "global_id": global_request_id}
     values = {"server_uuid": server_uuid, "kind": str(kind),
-              "arguments": json.dumps(dict(arguments or {})), "owner": owner,
+              "arguments": json.dumps(stored), "owner": owner,
               "lease_until": lease, "takeovers": 0, "progress": "{}",
               "created_at": stamp.replace(microsecond=0),
               "updated_at": stamp.replace(microsecond=0)}
     row = _INSERT.run(conn, values).first()
     assert row is not None
     return Operation(id=int(row[0]), server_uuid=server_uuid, kind=kind,
-                     arguments=dict(arguments or {}), owner=owner, lease_until=lease)
+                     arguments=dict(arguments or {}), owner=owner, lease_until=lease,
+                     request_id=request_id, global_request_id=global_request_id)
 
 
 def claimable(conn: Connection, limit: int, *, server_uuid: str | None = None

@@ -1,7 +1,9 @@
 """The placement WSGI application: one function that reads top to bottom.
 
 Order of the stages, and why:
-1. request id        every response, errors included, carries x-openstack-request-id
+1. request id        every response, errors included, carries x-openstack-request-id;
+                     every log line the request causes names it, and the caller's
+                     X-OpenStack-Request-ID is passed on (moorage.request_context)
 2. authentication    as upstream, an unauthenticated request is refused before anything else
 3. microversion      handlers and error bodies are shaped by it
 4. body checks       a body needs a content type and an integer length
@@ -14,12 +16,12 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from oslo_middleware import cors
 
+from moorage import request_context
 from moorage.metrics import UNMATCHED
 from moorage.placement import auth, microversion
 from moorage.placement.http import (
@@ -73,6 +75,7 @@ def make_app(service: PlacementService) -> WSGIApp:
 
     def dispatch(req: Request) -> Response:
         req.credentials = authenticate(req)
+        request_context.identify(req.credentials.user_id, req.credentials.project_id)
         try:
             req.version = microversion.from_environ(req.environ)
         except microversion.MicroversionError as exc:
@@ -109,9 +112,16 @@ def make_app(service: PlacementService) -> WSGIApp:
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]
                     ) -> Iterable[bytes]:
+        context = request_context.new_context(
+            global_request_id=request_context.global_id_of(environ))
+        with request_context.active(context):
+            return answer(environ, start_response, context.request_id)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
+               ) -> Iterable[bytes]:
         started = time.perf_counter()
         req = Request(environ, service)
-        req.request_id = f"req-{uuid.uuid4()}"
+        req.request_id = request_id
         try:
             response = dispatch(req)
         except HTTPError as exc:
@@ -133,18 +143,16 @@ def make_app(service: PlacementService) -> WSGIApp:
         length = response.length if isinstance(response, StreamedResponse) else len(response.body)
         headers.append(("content-length", str(length)))
         headers.append(("x-openstack-request-id", req.request_id))
+        if req.body_unread:
+            headers.append(("connection", "close"))
         if req.version_known:
             headers.append((microversion.HEADER, f"{microversion.SERVICE_TYPE} {req.version}"))
             headers.append(("vary", microversion.HEADER))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
         elapsed = time.perf_counter() - started
         observe(route_of(req), req.method, response.status, elapsed)
-        if REQUEST_LOG.isEnabledFor(logging.INFO):
-            REQUEST_LOG.info(
-                '%s "%s %s" status: %d len: %d microversion: %s time: %.1fms',
-                environ.get("REMOTE_ADDR", "-"), req.method, req.path, response.status,
-                length, req.version, elapsed * 1000,
-            )
+        request_context.log_request(REQUEST_LOG, environ, response.status, length, elapsed,
+                                    f" microversion: {req.version}")
         if isinstance(response, StreamedResponse):
             # An iterable that is not a list: the server sends it as it comes.
             return response.chunks

@@ -34,6 +34,7 @@ from moorage.web import (
     media_ranges,
     nul_in,
     quality,
+    sends_body,
 )
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
@@ -395,6 +396,11 @@ class Request:
             raise BadRequest(f"Invalid query string parameters: {exc}") from None
 
     # -- body --------------------------------------------------------------
+    @property
+    def body_unread(self) -> bool:
+        """A body was sent and not read (see ``web.sends_body``)."""
+        return self._body is None and sends_body(self.environ)
+
     @property
     def body(self) -> bytes:
         if self._body is None:

@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-import requests
+from moorage import transport
 
 # Ports this process has handed out: the kernel may offer a port again as soon as
 # the probe closes it, before the server it was picked for binds it, and two
@@ -83,6 +83,7 @@ class ServerProcess:
 
     # Variables added to this process's environment (failpoints, for the tests).
     extra_env: dict[str, str] = {}
+    headers: dict[str, str] = {}  # sent by the readiness probe (a service token...)
 
     def environment(self) -> dict[str, str]:
         return {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
@@ -121,10 +122,13 @@ class ServerProcess:
         raise ServerStartError(f"{self.name} did not answer in {timeout}s:\n{self.output()}")
 
     def ready(self) -> bool:
-        """Whether the started process serves (by default: GET / answers 200)."""
-        with contextlib.suppress(requests.RequestException):
-            return requests.get(self.url + "/", timeout=1).status_code == 200
-        return False
+        """Whether the started process serves (by default: GET / with ``headers``
+        answers 200)."""
+        server = transport.Server(self.url, timeout=1.0, maxsize=0)
+        try:
+            return server.request("GET", "/", headers=self.headers).status == 200
+        except transport.TransportError:
+            return False
 
     @property
     def pid(self) -> int | None:

@@ -8,6 +8,7 @@ the environment so that it crosses into worker processes
 
 from __future__ import annotations
 
+from moorage import logs
 from moorage.conf.environment import config_from_environment, export_config
 from moorage.placement.app import WSGIApp, make_app
 from moorage.placement.service import PlacementService
@@ -19,6 +20,7 @@ __all__ = ["create_app", "export_config"]
 def create_app() -> WSGIApp:
     die_with_master()
     conf = config_from_environment()
+    logs.setup_worker(conf)
     service = PlacementService(conf)
     # Migrations ran once in the launching process; workers only load the index.
     service.prepare(migrate=False)

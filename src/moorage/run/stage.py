@@ -26,6 +26,7 @@ agents use HTTP; the conductor reaches the agents of this process in process (as
 from __future__ import annotations
 
 import logging
+import secrets
 import shutil
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -43,6 +44,7 @@ from moorage.compute.registration import Heartbeat
 from moorage.compute.remote import LocalAgentClient
 from moorage.conf import load_config
 from moorage.embedded import HostPlan, serve_placement
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess, free_port
 from moorage.placement.service import PlacementService
@@ -72,7 +74,14 @@ class Stage:
         self.api_workers = api_workers
         self.fleet_hosts = list(fleet_hosts)
         self.agent_plans = list(agent_plans)
-        self.overrides = [*THROWAWAY_DATABASES, *overrides]
+        overrides = list(overrides)
+        # The hosts and each configuration's compute API share a token made for this
+        # run, unless the overrides name one: nothing is left open (as `moorage serve`).
+        named = [v for g, o, v in overrides if (g, o) == ("DEFAULT", "service_token")]
+        self.token = str(named[-1]) if named and named[-1] else secrets.token_urlsafe(24)
+        self.access = InternalAccess(self.token)
+        self.overrides = [("DEFAULT", "service_token", self.token), *THROWAWAY_DATABASES,
+                          *overrides]
         self.placement_port = free_port()
         self.api_port = free_port()
         self.fleet: Fleet | None = None
@@ -109,7 +118,7 @@ class Stage:
         template = self._placement("placement-template", self._template).start()
         try:
             self.fleet = Fleet(self.fleet_hosts, PlacementClient(template.url, "admin"),
-                               api_url=None, token=None,
+                               api_url=None, access=self.access,
                                # The hosts do not change during a run.
                                sync_interval=24 * 3600.0,
                                # One at a time, in order: placement offers equally good
@@ -264,7 +273,7 @@ class Scene:
         for running in stage.agents:
             conf = running.agent.conf
             heartbeat = Heartbeat(running.agent, api_url, running.url,
-                                  token=None, interval=conf.report_interval,
+                                  token=stage.token, interval=conf.report_interval,
                                   timeout=float(conf.report_interval))
             self.heartbeats.append(heartbeat.start())
             if heartbeat.last is not None and not heartbeat.last.ok:

@@ -9,7 +9,7 @@ from tests.api_fixtures import ComputeApi
 
 
 def _register(api: ComputeApi, host: str) -> None:
-    api.request("PUT", f"/internal/services/{host}", token=None, expect=200,
+    api.internal("PUT", f"/internal/services/{host}", expect=200,
                 json={"driver": "fake", "nodes": [host], "agent_url": "http://127.0.0.1:9"})
 
 

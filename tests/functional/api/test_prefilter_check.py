@@ -82,7 +82,9 @@ def test_api_serve_warns_and_serves(placement_url: str, tmp_path: Path) -> None:
     finally:
         api.terminate()
         _, stderr = api.communicate(timeout=30)
-    warned = [line for line in stderr.splitlines() if "[scheduler]" in line]
+    # oslo.log's lines: "<time> <pid> WARNING <logger> [-] <message>".
+    warned = [line.partition(" [-] ")[2] for line in stderr.splitlines()
+              if "[scheduler]" in line]
     assert len(warned) == 1, stderr
     assert warned[0].startswith("[scheduler] image_metadata_prefilter is on, but no "
                                 "resource provider reports any COMPUTE_STORAGE_BUS_*")

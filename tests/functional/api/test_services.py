@@ -3,6 +3,7 @@ os-services and os-hypervisors, and the evacuated guests a returning host destro
 
 from __future__ import annotations
 
+import logging
 import uuid
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,12 @@ from moorage.lifecycle.records import MigrationRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus
 from moorage.lifecycle.store import insert_migration
 from moorage.virt.driver import Guest
-from tests.api_fixtures import ComputeApi, start_compute_api, stop_compute_api
+from tests.api_fixtures import (
+    SERVICE_TOKEN,
+    ComputeApi,
+    start_compute_api,
+    stop_compute_api,
+)
 
 BEAT = {"binary": "moorage-compute", "driver": "fake", "nodes": ["h1"],
         "agent_url": "http://127.0.0.1:9", "supported_instances": [["x86_64", "qemu", "hvm"]],
@@ -40,7 +46,10 @@ class RecordingAgents:
         self.calls.append((host, disabled))
 
 
-def _beat(api: ComputeApi, host: str = "h1", **headers: str) -> Any:
+def _beat(api: ComputeApi, host: str = "h1", service_token: str | None = SERVICE_TOKEN
+          ) -> Any:
+    """An agent's heartbeat, with ``service_token`` (None: none at all)."""
+    headers = {"X-Service-Token": service_token} if service_token is not None else {}
     return api.request("PUT", f"/internal/services/{host}", json={**BEAT, "nodes": [host]},
                        token=None, headers=headers)
 
@@ -96,8 +105,8 @@ def test_forced_down_and_bad_updates(compute_api: ComputeApi) -> None:
 def test_bad_heartbeats_are_400(compute_api: ComputeApi) -> None:
     for change in ({"nodes": "h1"}, {"supported_instances": [["x86_64"]]},
                    {"hypervisor_version": "seven"}, {"driver": None}):
-        response = compute_api.request("PUT", "/internal/services/h1",
-                                       json={**BEAT, **change}, token=None)
+        response = compute_api.internal("PUT", "/internal/services/h1",
+                                        json={**BEAT, **change})
         assert response.status_code == 400, (change, response.text)
     assert compute_api.admin("GET", "/v2.1/os-services").json()["services"] == []
 
@@ -139,17 +148,47 @@ def test_returning_host_destroys_evacuated_guests(compute_api: ComputeApi,
     assert _beat(compute_api, "h1").json()["destroy"] == []
 
 
-@pytest.fixture
-def guarded_api(tmp_path: Path, placement: Any) -> Any:
-    api = start_compute_api(tmp_path / "guarded", placement.url,
-                            config={"DEFAULT": {"service_token": "s3cret"}})
-    yield api
-    stop_compute_api(api)
-
-
-def test_service_token_guards_the_internal_routes(guarded_api: ComputeApi) -> None:
-    missing = _beat(guarded_api)
+def test_service_token_guards_the_internal_routes(compute_api: ComputeApi) -> None:
+    missing = _beat(compute_api, service_token=None)
     assert missing.status_code == 401
     assert "X-Service-Token" in missing.json()["unauthorized"]["message"]
-    assert _beat(guarded_api, **{"X-Service-Token": "wrong"}).status_code == 401
-    assert _beat(guarded_api, **{"X-Service-Token": "s3cret"}).status_code == 200
+    assert _beat(compute_api, service_token="wrong").status_code == 401
+    assert _beat(compute_api).status_code == 200
+
+
+def _api_with(tmp_path: Path, placement: Any, name: str, **default: object) -> ComputeApi:
+    return start_compute_api(tmp_path / name, placement.url,
+                             config={"DEFAULT": {"service_token": "", **default}})
+
+
+def test_without_a_token_internal_writes_need_the_development_flag(
+        tmp_path: Path, placement: Any, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="moorage.api.app"):
+        closed = _api_with(tmp_path, placement, "closed")
+    [warning] = [r.getMessage() for r in caplog.records if "service_token" in r.getMessage()]
+    assert warning.startswith("compute API: [DEFAULT] service_token is unset: the agents' "
+                              "registrations and heartbeats (PUT /internal/services/...) "
+                              "are refused (401)"), warning
+    try:
+        for host, body in (("h1", {**BEAT, "nodes": ["h1"]}),
+                           ("evil", {**BEAT, "nodes": ["evil"], "agent_url": "http://x"})):
+            refused = closed.request("PUT", f"/internal/services/{host}", json=body,
+                                     token=None, expect=401).json()["unauthorized"]
+            assert refused["message"].startswith("Anonymous PUT refused"), refused
+            assert "[DEFAULT] service_token" in refused["message"], refused
+        fleet_beat = closed.request("PUT", "/internal/services", json={"services": []},
+                                    token=None, expect=401)
+        assert "allow_anonymous_internal_writes" in fleet_beat.text
+        # Nor does a user's token stand for the service token.
+        closed.request("PUT", "/internal/services/h1", json=BEAT, token="admin", expect=401)
+        assert closed.admin("GET", "/v2.1/os-services").json()["services"] == []
+    finally:
+        stop_compute_api(closed)
+    development = _api_with(tmp_path, placement, "development",
+                            allow_anonymous_internal_writes=True)
+    try:
+        assert _beat(development, service_token=None).status_code == 200
+        [service] = development.admin("GET", "/v2.1/os-services").json()["services"]
+        assert service["host"] == "h1"
+    finally:
+        stop_compute_api(development)

@@ -40,6 +40,10 @@ from moorage.virt.vmware.driver import VMwareDriver
 from tests.conftest import PlacementClient as TestClient
 
 DISABLED = "COMPUTE_STATUS_DISABLED"
+# The agents here expect this token (as the conductor sends it) unless a test says
+# otherwise; without one, their writes would be refused.
+TOKEN = "agent-test-token"
+HEADERS = {"X-Service-Token": TOKEN}
 FLAVOR = Flavor("m1.small", 1, 512, root_gb=1)
 NO_E1000 = RunRule("hw_vif_model=e1000",
                    lambda g: "this host has no e1000 NIC"
@@ -65,12 +69,18 @@ def _start(agents: list[RunningAgent], placement_url: str, host: str,
            driver: Callable[[Any], ComputeDriver] | None = None, *,
            overrides: tuple[tuple[str, str, object], ...] = (),
            api_url: str | None = None) -> RunningAgent:
-    conf = agent_config(host, "fake", placement_url=placement_url, overrides=overrides)
+    conf = agent_config(host, "fake", placement_url=placement_url,
+                        overrides=(("DEFAULT", "service_token", TOKEN), *overrides))
     made = driver(conf) if driver else FakeDriver(conf, FakeHost(nodes=(host,),
                                                                  rules=(NO_E1000,)))
     running = start_agent(conf, made, port=0, api_url=api_url)
     agents.append(running)
     return running
+
+
+def _listed(agent_url: str) -> Any:
+    """What ``GET /guests`` answers, with the token."""
+    return requests.get(agent_url + "/guests", headers=HEADERS, timeout=10).json()
 
 
 def _traits(placement: TestClient, node: str) -> set[str]:
@@ -81,14 +91,14 @@ def _traits(placement: TestClient, node: str) -> set[str]:
 def test_spawn_refuse_destroy_over_http(placement: TestClient,
                                         agents: list[RunningAgent]) -> None:
     running = _start(agents, placement.url, "h1")
-    info = requests.get(running.url + "/", timeout=5).json()
+    info = requests.get(running.url + "/", headers=HEADERS, timeout=5).json()
     assert {k: info[k] for k in ("host", "driver", "nodes")} == {
         "host": "h1", "driver": "fake", "nodes": ["h1"]}
-    client = HTTPAgentClient({"h1": running.url}.__getitem__, None, 10)
+    client = HTTPAgentClient({"h1": running.url}.__getitem__, TOKEN, 10)
 
     guest = _guest("h1")
     client.spawn("h1", guest)
-    assert requests.get(running.url + "/guests", timeout=5).json() == {"guests": [guest.uuid]}
+    assert _listed(running.url) == {"guests": [guest.uuid]}
 
     with pytest.raises(SpawnFailed) as caught:
         client.spawn("h1", _guest("h1", hw_vif_model="e1000"))
@@ -102,33 +112,34 @@ def test_spawn_refuse_destroy_over_http(placement: TestClient,
 
     client.destroy("h1", guest.uuid)
     client.destroy("h1", guest.uuid)  # not there any more: still fine
-    assert requests.get(running.url + "/guests", timeout=5).json() == {"guests": []}
+    assert _listed(running.url) == {"guests": []}
 
 
 def test_the_wire_answers_409_and_400_as_the_contract_says(
         placement: TestClient, agents: list[RunningAgent]) -> None:
     running = _start(agents, placement.url, "h1")
     body = spawn_request(_guest("h1", "vhd"))
-    refused = requests.post(running.url + "/guests", json=body, timeout=5)
+    refused = requests.post(running.url + "/guests", json=body, headers=HEADERS, timeout=5)
     assert refused.status_code == 409
     assert refused.json()["spawn_failed"]["kind"] == "UnsupportedHardware"
     assert set(refused.json()["spawn_failed"]) == {"kind", "message", "feature", "reschedule"}
     body["guest"]["image"]["properties"] = {"hw_disk_bus": "floppy-ish"}
-    bad = requests.post(running.url + "/guests", json=body, timeout=5)
+    bad = requests.post(running.url + "/guests", json=body, headers=HEADERS, timeout=5)
     assert bad.status_code == 400
     assert bad.json()["error"]["message"].startswith(
         "guest.image.hw_disk_bus: 'floppy-ish' is not valid; allowed: ")
-    assert requests.get(running.url + "/guests", timeout=5).json() == {"guests": []}
+    assert _listed(running.url) == {"guests": []}
 
 
 def test_set_disabled_reaches_placement_at_once(placement: TestClient,
                                                 agents: list[RunningAgent]) -> None:
     running = _start(agents, placement.url, "h1")
-    client = HTTPAgentClient(lambda host: running.url, None, 10)
+    client = HTTPAgentClient(lambda host: running.url, TOKEN, 10)
     assert DISABLED not in _traits(placement, "h1")
     client.set_disabled("h1", True)
     assert DISABLED in _traits(placement, "h1")
-    answer = requests.put(running.url + "/service", json={"disabled": False}, timeout=5)
+    answer = requests.put(running.url + "/service", json={"disabled": False},
+                          headers=HEADERS, timeout=5)
     assert answer.json() == {"service": {"disabled": False}}
     assert DISABLED not in _traits(placement, "h1")
 
@@ -148,11 +159,41 @@ def test_the_service_token_is_enforced(placement: TestClient,
     assert running.agent.driver.guests() == [guest.uuid]
 
 
+def test_without_a_token_writes_need_the_development_flag(
+        placement: TestClient, agents: list[RunningAgent]) -> None:
+    closed = _start(agents, placement.url, "h1", overrides=(("DEFAULT", "service_token", ""),))
+    guest = _guest("h1")
+    for method, path, body in (("POST", "/guests", spawn_request(guest)),
+                               ("DELETE", f"/guests/{guest.uuid}", None),
+                               ("PUT", "/service", {"disabled": True})):
+        refused = requests.request(method, closed.url + path, json=body, timeout=5)
+        assert refused.status_code == 401, (method, path, refused.text)
+        message = refused.json()["error"]["message"]
+        assert message.startswith(f"anonymous {method} refused") and (
+            "[DEFAULT] service_token" in message
+            and "allow_anonymous_internal_writes" in message), message
+    assert closed.agent.driver.guests() == [] and not closed.agent.disabled
+    # Reads change nothing: answered.
+    assert requests.get(closed.url + "/guests", timeout=5).json() == {"guests": []}
+
+    opened = _start(agents, placement.url, "h2", overrides=(
+        ("DEFAULT", "service_token", ""),
+        ("DEFAULT", "allow_anonymous_internal_writes", True)))
+    HTTPAgentClient(lambda host: opened.url, None, 10).spawn("h2", _guest("h2"))
+    assert len(opened.agent.driver.guests()) == 1
+    # With a token set, the flag opens nothing.
+    guarded = _start(agents, placement.url, "h3", overrides=(
+        ("DEFAULT", "allow_anonymous_internal_writes", True),))
+    with pytest.raises(AgentUnreachable, match="401"):
+        HTTPAgentClient(lambda host: guarded.url, None, 10).spawn("h3", _guest("h3"))
+    assert guarded.agent.driver.guests() == []
+
+
 def test_vmware_agent_refuses_what_its_cluster_lacks(placement: TestClient,
                                                      agents: list[RunningAgent]) -> None:
     running = _start(agents, placement.url, "vc1", lambda conf: VMwareDriver(conf))
     node = running.agent.driver.nodes()[0]
-    client = HTTPAgentClient(lambda host: running.url, None, 10)
+    client = HTTPAgentClient(lambda host: running.url, TOKEN, 10)
     for guest, feature in ((_guest(node, "qcow2"), "disk_format=qcow2"),
                            (_guest(node, "vmdk", hw_vif_model="virtio"),
                             "hw_vif_model=virtio"),
@@ -164,7 +205,7 @@ def test_vmware_agent_refuses_what_its_cluster_lacks(placement: TestClient,
     guest = _guest(node, "vmdk", hw_vif_model="e1000")
     client.spawn("vc1", guest)
     assert running.agent.driver.guests() == [guest.uuid]
-    info = requests.get(running.url + "/", timeout=5).json()
+    info = requests.get(running.url + "/", headers=HEADERS, timeout=5).json()
     assert info["driver"] == "vmware" and info["nodes"] == [node]
 
 
@@ -174,7 +215,7 @@ def test_several_agents_in_one_process(placement: TestClient,
     vmware = _start(agents, placement.url, "vc1", lambda conf: VMwareDriver(conf))
     urls = {r.host: r.url for r in (*fakes, vmware)}
     assert len(set(urls.values())) == 3
-    over_http = HTTPAgentClient(urls.__getitem__, None, 10)
+    over_http = HTTPAgentClient(urls.__getitem__, TOKEN, 10)
     in_process = LocalAgentClient({r.host: r.agent for r in (*fakes, vmware)})
     for client in (over_http, in_process):
         guest = _guest("h2")
@@ -295,7 +336,7 @@ def test_an_api_that_is_down_does_not_stop_the_agent(
                   overrides=(("DEFAULT", "report_interval", 1),))
     assert gone.heartbeat is not None and gone.heartbeat.last is not None
     assert not gone.heartbeat.last.ok
-    assert requests.get(gone.url + "/", timeout=5).json()["host"] == "h2"
+    assert requests.get(gone.url + "/", headers=HEADERS, timeout=5).json()["host"] == "h2"
 
 
 def test_compute_run_serves_and_registers(placement: TestClient,
@@ -318,22 +359,28 @@ def test_compute_run_serves_and_registers(placement: TestClient,
             except requests.ConnectionError:
                 assert time.monotonic() < deadline, (tmp_path / "agent.log").read_text()
                 time.sleep(0.1)
-        assert (info["host"], info["driver"]) == ("h9", "fake")
+        assert (info["host"], info["driver"]) == ("h9", "fake")  # reads stay open
         compute_api.wait_for(1)
         assert compute_api.beats[0][2]["agent_url"] == url
-        HTTPAgentClient(lambda host: url, None, 10).set_disabled("h9", True)
-        assert DISABLED in _traits(placement, "h9")
+        # No [DEFAULT] service_token and no development flag: a write is refused.
+        with pytest.raises(AgentUnreachable, match="401") as caught:
+            HTTPAgentClient(lambda host: url, None, 10).set_disabled("h9", True)
+        assert "[DEFAULT] service_token" in str(caught.value)
+        assert DISABLED not in _traits(placement, "h9")
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0, (tmp_path / "agent.log").read_text()
     output = (tmp_path / "agent.log").read_text()
-    assert f"serving {url}" in output and "DEVELOPMENT MODE" in output
+    assert f"serving {url}" in output
+    [warning] = [line for line in output.splitlines() if "service_token is unset" in line]
+    assert "POST /guests" in warning and "refused (401)" in warning, warning
 
 
 def test_libvirt_agent_over_http(placement: TestClient, agents: list[RunningAgent],
                                  compute_api: StandInComputeAPI,
                                  libvirt_embed_uri: str) -> None:
     conf = agent_config("kvm1", "libvirt", placement_url=placement.url, overrides=(
+        ("DEFAULT", "service_token", TOKEN),
         ("libvirt", "virt_type", "qemu"), ("libvirt", "connection_uri", libvirt_embed_uri)))
     running = start_agent(conf, port=0, api_url=compute_api.url)
     agents.append(running)
@@ -341,7 +388,7 @@ def test_libvirt_agent_over_http(placement: TestClient, agents: list[RunningAgen
     assert report["driver"] == "libvirt" and report["nodes"] == ["kvm1"]
     assert ["x86_64", "qemu", "hvm"] in report["supported_instances"]
     assert report["hypervisor_version"] == host.connect(libvirt_embed_uri).getVersion()
-    client = HTTPAgentClient(lambda h: running.url, None, 120)
+    client = HTTPAgentClient(lambda h: running.url, TOKEN, 120)
     # The flavor and image contradict each other: no host could do better.
     with pytest.raises(SpawnFailed) as caught:
         client.spawn("kvm1", _guest("kvm1", "qcow2", hw_tpm_model="tpm-crb",
@@ -356,7 +403,54 @@ def test_libvirt_agent_over_http(placement: TestClient, agents: list[RunningAgen
     guest = _guest("kvm1", "qcow2")
     client.spawn("kvm1", guest)
     try:
-        assert guest.uuid in requests.get(running.url + "/guests", timeout=10).json()["guests"]
+        assert guest.uuid in _listed(running.url)["guests"]
     finally:
         client.destroy("kvm1", guest.uuid)
     assert guest.uuid not in running.agent.driver.guests()
+
+
+def _generation(placement: TestClient, node: str) -> int:
+    return int(placement.get(f"/resource_providers/{provider_uuid(node)}",
+                             expect=200).json()["generation"])
+
+
+def test_a_disabled_host_restarts_without_being_offered(
+        placement: TestClient, agents: list[RunningAgent],
+        compute_api: StandInComputeAPI) -> None:
+    """The compute API's record says disabled. A restarting agent's first sync (before
+    its first heartbeat tells it so) leaves COMPUTE_STATUS_DISABLED in place: not one
+    write to the provider, with the API up; with the API down, the trait stays until
+    the API answers."""
+    overrides = (("DEFAULT", "report_interval", 1),)
+    compute_api.disabled = True
+    first = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert first.agent.disabled is True and DISABLED in _traits(placement, "h1")
+    generation = _generation(placement, "h1")
+    first.stop()
+    agents.remove(first)
+
+    again = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert again.agent.disabled is True
+    # Removed then added back would have moved the generation twice.
+    assert _generation(placement, "h1") == generation
+
+    again.stop()
+    agents.remove(again)
+    compute_api.status = 503
+    blind = _start(agents, placement.url, "h1", api_url=compute_api.url, overrides=overrides)
+    assert blind.agent.disabled is None  # nobody has said yet
+    assert DISABLED in _traits(placement, "h1")
+    assert _generation(placement, "h1") == generation
+    assert requests.get(blind.url + "/", headers=HEADERS, timeout=5).status_code == 200
+    compute_api.status = 200
+    deadline = time.monotonic() + 10
+    while blind.agent.disabled is not True:
+        assert time.monotonic() < deadline, "the heartbeat's answer was not applied"
+        time.sleep(0.05)
+    assert DISABLED in _traits(placement, "h1")
+
+
+def test_without_a_compute_api_a_host_starts_enabled(
+        placement: TestClient, agents: list[RunningAgent]) -> None:
+    running = _start(agents, placement.url, "h1")
+    assert running.agent.disabled is False and DISABLED not in _traits(placement, "h1")

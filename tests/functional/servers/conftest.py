@@ -22,10 +22,14 @@ from moorage.api.service import attach_workers, make_state, serve
 from moorage.compute.fleet import Fleet
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.conf import load_config
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.run.description import HostGroup
 from moorage.run.fleet_hosts import fleet_hosts
 
+# The compute API's and the agents' [DEFAULT] service_token: the conductor's spawns and
+# the agents' heartbeats carry it, as in a cloud.
+SERVICE_TOKEN = "servers-test-token"
 FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE", "DELETED"})
 
 
@@ -159,6 +163,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
              fleet: Sequence[HostGroup] = (),
              database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
+            ("DEFAULT", "service_token", SERVICE_TOKEN),
             ("placement", "endpoint_override", placement_server.url),
             ("api", "auth_strategy", "noauth2"),
             ("database", "connection",
@@ -179,14 +184,16 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
             agent_conf = agent_config(spec.name, spec.driver,
                                       placement_url=placement_server.url,
                                       api_url=server.url,
-                                      overrides=[(g, o, v)
-                                                 for (g, o), v in spec.options.items()])
+                                      overrides=[("DEFAULT", "service_token",
+                                                  conf.service_token),
+                                                 *((g, o, v)
+                                                   for (g, o), v in spec.options.items())])
             agents.append(start_agent(agent_conf, placement=placement, port=0))
         running_fleet = None
         if fleet:
             running_fleet = Fleet(fleet_hosts("test", fleet, overrides=[
                 (g, o, v) for g, o, v in overrides if g == "DEFAULT"]), placement,
-                api_url=server.url, token=None,
+                api_url=server.url, access=InternalAccess.of(conf),
                 report_interval=float(conf.report_interval)).start()
             fleets.append(running_fleet)
         cloud = Cloud(server.url, state, {a.host: a for a in agents}, placement,

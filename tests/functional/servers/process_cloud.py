@@ -18,6 +18,8 @@ from moorage.placement.launcher import PlacementProcess, ServerProcess
 
 FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE"})
 HEADERS = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"}
+# Shared by the compute API processes, the conductors and the fleet.
+SERVICE_TOKEN = "process-cloud-token"
 
 
 class ProcessCloud:
@@ -33,7 +35,8 @@ class ProcessCloud:
         self.config: dict[str, dict[str, object]] = {
             "conductor": {"lease_seconds": lease_seconds, "poll_interval": 0.2},
             # Heartbeats may stop while an API process is down: hosts stay up.
-            "DEFAULT": {"service_down_time": 3600, "report_interval": 2},
+            "DEFAULT": {"service_down_time": 3600, "report_interval": 2,
+                        "service_token": SERVICE_TOKEN},
         }
         self.placement = stack.enter_context(PlacementProcess(workdir / "placement"))
         self.apis: list[ComputeApiProcess] = []
@@ -50,7 +53,8 @@ host_groups:
 """)
         self.fleet = FleetProcess(workdir / "fleet", fleet_file,
                                   placement_url=self.placement.url, api_url=api.url,
-                                  config={"DEFAULT": {"report_interval": 2}})
+                                  config={"DEFAULT": {"report_interval": 2,
+                                                      "service_token": SERVICE_TOKEN}})
         self.fleet.start(timeout=120)
         stack.callback(self.fleet.stop)
         self.http = requests.Session()
@@ -155,7 +159,8 @@ host_groups:
         for service in self.get("/os-services")["services"]:
             host = service["host"]
             url = f"{self.fleet.url}/hosts/{host}/guests"
-            found[host] = list(self.http.get(url, timeout=30).json()["guests"])
+            found[host] = list(self.http.get(url, timeout=30, headers=self.fleet.headers)
+                               .json()["guests"])
         return found
 
     def consistent(self, servers: list[dict[str, Any]]) -> list[str]:

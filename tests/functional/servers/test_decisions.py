@@ -201,3 +201,27 @@ def test_a_users_active_server_names_no_host(cloud: Any) -> None:
     assert server["status"] == "ACTIVE"
     assert all("host" not in a for a in server["moorage:scheduling"]["attempts"])
     assert "OS-EXT-SRV-ATTR:host" not in server
+
+
+def test_a_users_failed_build_names_no_host(make_cloud: Any) -> None:
+    """Every host refuses the spawn (prefilters off, so they are tried): the owner reads
+    MaxRetriesExceeded with each refusal's reason, and no host name anywhere, the
+    fault's message included; the admin still reads the hosts tried."""
+    cloud = make_cloud([fake_host("refuser-a", unsupported=[VMXNET3]),
+                        fake_host("refuser-b", unsupported=[VMXNET3])],
+                       scheduler={"max_attempts": 2})
+    flavor = cloud.flavor("small")
+    image = cloud.image("vmx", "raw", {"hw_vif_model": "vmxnet3"})
+    response = cloud.call("POST", "/servers", {"server": {
+        "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
+    uuid = response.json()["server"]["id"]
+    admin = cloud.wait(uuid)
+    assert admin["status"] == "ERROR"
+    assert "refuser-a" in admin["fault"]["message"]
+    for path in (f"/servers/{uuid}", "/servers/detail"):
+        text = cloud.call("GET", path, token=USER).text
+        assert "refuser" not in text, (path, text)
+    fault = cloud.call("GET", f"/servers/{uuid}", token=USER).json()["server"]["fault"]
+    assert fault["message"].startswith("Exceeded maximum number of retries.")
+    assert fault["message"].count("UnsupportedHardware") == 2
+    assert fault["details"]["kind"] == "MaxRetriesExceeded"

@@ -130,7 +130,8 @@ def test_evacuate_from_a_down_host_and_clean_up_when_it_returns(make_cloud: Any)
     assert server["id"] in cloud.guests("a")
     # "a" comes back: told to destroy the evacuated guest, and its allocations go.
     running.heartbeat = Heartbeat(running.agent, cloud.api_url, running.url,
-                                  token=None, interval=1, timeout=5).start()
+                                  token=cloud.state.service_token, interval=1,
+                                  timeout=5).start()
     deadline = time.monotonic() + 10
     while server["id"] in cloud.guests("a"):
         assert time.monotonic() < deadline, "the returning host kept the evacuated guest"

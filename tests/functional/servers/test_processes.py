@@ -19,7 +19,8 @@ from moorage.placement.launcher import free_port, write_config
 TOKEN = "s3cret-service-token"
 
 
-def _wait_http(url: str, process: subprocess.Popen[str], timeout: float = 60) -> None:
+def _wait_http(url: str, process: subprocess.Popen[str], log: Path,
+               timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -27,8 +28,7 @@ def _wait_http(url: str, process: subprocess.Popen[str], timeout: float = 60) ->
             return
         except requests.ConnectionError:
             if process.poll() is not None:
-                raise AssertionError(f"{process.args} exited: {process.stderr.read()}"
-                                     if process.stderr else "exited") from None
+                raise AssertionError(f"{process.args} exited: {log.read_text()}") from None
             assert time.monotonic() < deadline, f"{url} never answered"
             time.sleep(0.2)
 
@@ -43,12 +43,15 @@ def processes(placement_server: Any, tmp_path: Path) -> Iterator[str]:
         **common, "database": {"connection": f"sqlite:///{tmp_path / 'api.sqlite'}"}})
     started: list[subprocess.Popen[str]] = []
     try:
-        api = subprocess.Popen([sys.executable, "-m", "moorage", "api", "serve",
-                                "--config-file", str(api_conf), "--port", str(api_port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Its log (a line per request) to a file: a pipe nobody reads would fill up.
+        api_log = tmp_path / "api.log"
+        with api_log.open("w") as log:
+            api = subprocess.Popen([sys.executable, "-m", "moorage", "api", "serve",
+                                    "--config-file", str(api_conf), "--port", str(api_port)],
+                                   stdout=subprocess.DEVNULL, stderr=log, text=True)
         started.append(api)
         api_url = f"http://127.0.0.1:{api_port}"
-        _wait_http(api_url, api)
+        _wait_http(api_url, api, api_log)
         for host, vif in (("kvm1", "COMPUTE_NET_VIF_MODEL_E1000"),
                           ("kvm2", "COMPUTE_NET_VIF_MODEL_VIRTIO")):
             conf = write_config(tmp_path / f"{host}.conf", {

@@ -222,3 +222,20 @@ def test_a_finishing_transition_of_a_lost_operation_changes_nothing(db: Database
     assert still.owner == "c2"
     with pytest.raises(ValueError, match="needs its fence"), db.writer() as writer:
         store.transition(writer.conn, "s1", finish=True, status=ServerStatus.ACTIVE)
+
+
+def test_an_operation_carries_the_ids_of_the_request_that_recorded_it(db: Database) -> None:
+    """Whoever claims it (a takeover in another process too) works under the request's
+    ids; the handler's arguments never show them."""
+    local, caller = ("req-11111111-2222-3333-4444-555555555555",
+                     "req-66666666-7777-8888-9999-000000000000")
+    with db.writer() as writer:
+        added = operations.add(writer.conn, "s1", OperationKind.REBUILD, {"image_id": "i"},
+                               request_id=local, global_request_id=caller)
+        operations.add(writer.conn, "s2", OperationKind.DELETE)
+    assert (added.request_id, added.global_request_id) == (local, caller)
+    with db.reader() as conn:
+        first, second = operations.pending(conn)
+    assert (first.request_id, first.global_request_id) == (local, caller)
+    assert first.arguments == {"image_id": "i"}
+    assert (second.request_id, second.global_request_id, second.arguments) == (None, None, {})

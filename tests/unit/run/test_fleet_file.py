@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from moorage.compute.fleet import Fleet, FleetError, FleetHost
+from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.run.description import CloudError, HostGroup, load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
@@ -77,4 +78,5 @@ def test_a_fleet_refuses_a_name_twice() -> None:
     [made] = fleet_hosts("x", [HostGroup(name="g", count=1, driver="fake")])
     host = FleetHost("h", made.conf, made.make_driver)
     with pytest.raises(FleetError, match="h appear more than once"):
-        Fleet([host, host], PlacementClient("http://127.0.0.1:9"), api_url=None, token=None)
+        Fleet([host, host], PlacementClient("http://127.0.0.1:9"), api_url=None,
+              access=InternalAccess(None))

@@ -22,6 +22,7 @@ from moorage.api import lookups
 from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.conductor import faults
 from moorage.lifecycle import operations, store
 from moorage.lifecycle.operations import Operation, OperationKind
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
@@ -92,8 +93,10 @@ def scheduling_for_user(scheduling: Mapping[str, Any]) -> dict[str, Any]:
     """A scheduling record without host identities, for those the host policy does
     not let see them: constraints and counts stay; the hosts tried, the alternates and
     the hosts each constraint excluded go."""
-    shown = dict(scheduling)
-    shown["attempts"] = [{k: v for k, v in attempt.items() if k not in ("host", "node")}
+    shown = {k: v for k, v in scheduling.items() if k not in ("error_for_user", "conductor")}
+    if "error" in scheduling:
+        shown["error"] = scheduling.get("error_for_user", scheduling["error"])
+    shown["attempts"] = [faults.attempt_for_user(attempt)
                          for attempt in scheduling.get("attempts") or ()]
     shown.pop("alternates", None)
     if isinstance(scheduling.get("decisions"), Mapping):
@@ -102,14 +105,12 @@ def scheduling_for_user(scheduling: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def fault_for_user(fault: Mapping[str, Any]) -> dict[str, Any]:
-    """A fault whose details keep only what names no host: its kind and decisions
-    (stripped of hosts). A NoValidHost message names no host; a spawn failure's
-    message still names the hosts tried (issue 13 takes the messages)."""
-    details = fault.get("details") or {}
-    kept: dict[str, Any] = {k: details[k] for k in ("kind", "candidates") if k in details}
-    if isinstance(details.get("decisions"), Mapping):
-        kept["decisions"] = decisions_for_user(details["decisions"])
-    return {**fault, "details": kept}
+    """A fault naming no host (``faults.for_user``), its decisions stripped of hosts."""
+    shown = faults.for_user(fault)
+    decisions = (fault.get("details") or {}).get("decisions")
+    if isinstance(decisions, Mapping):
+        shown["details"]["decisions"] = decisions_for_user(decisions)
+    return shown
 
 
 def _summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
@@ -364,12 +365,14 @@ def _accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
             arguments: Mapping[str, Any] | None = None, *, new: bool = False) -> Operation:
     """Record the work in the transaction that records the server's new state: claimed
     at once by this process's conductor, if it has one. ``new``: the server was just
-    created, so no older operation of it can exist."""
+    created, so no older operation of it can exist. The work carries the request's ids
+    (its log lines and calls name the request, wherever it runs)."""
     conductor = req.state.conductor
     return operations.add(conn, uuid, kind, arguments,
                           owner=conductor.identity if conductor is not None else None,
                           lease_seconds=float(req.state.conf.conductor.lease_seconds),
-                          first=new)
+                          first=new, request_id=req.request_id or None,
+                          global_request_id=req.global_request_id)
 
 
 def _dispatch(req: ApiRequest, operation: Operation,

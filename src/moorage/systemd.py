@@ -1,0 +1,159 @@
+"""Telling systemd how a service is doing (``Type=notify`` units, etc/systemd/).
+
+systemd starts a ``Type=notify`` service with ``$NOTIFY_SOCKET`` set and counts it
+started only when it says ``READY=1``, so units that need it (the compute API needs
+placement answering) start after it really answers, not after its process exists.
+``STOPPING=1`` says a stop has begun (in-flight requests draining); ``STATUS=`` is the
+line ``systemctl status`` shows. The protocol is one datagram of ``KEY=VALUE`` lines on
+a Unix socket (sd_notify(3)); stdlib only, no libsystemd.
+
+Who may send: systemd's default ``NotifyAccess=main`` takes messages from the unit's
+main process only. Under granian that is the master, whose workers answer the
+requests: ``announce_granian`` makes the master probe its own port and notify once a
+worker answers, and notify ``STOPPING=1`` when it is told to stop.
+"""
+
+from __future__ import annotations
+
+import http.client
+import logging
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, Protocol
+
+LOG = logging.getLogger(__name__)
+
+SOCKET_ENV = "NOTIFY_SOCKET"
+READY = "READY=1"
+STOPPING = "STOPPING=1"
+
+# How often the master asks its port whether a worker answers yet.
+PROBE_INTERVAL = 0.1
+
+
+def notify(*states: str) -> bool:
+    """Send ``states`` (``READY=1``, ``STATUS=...``) to the service manager.
+
+    False, doing nothing, when no manager listens (``$NOTIFY_SOCKET`` unset: run by
+    hand, in a container, in the tests) or when the message cannot be delivered:
+    a service never fails because its manager went away.
+    """
+    address = os.environ.get(SOCKET_ENV, "")
+    if address.startswith("@"):
+        address = "\0" + address[1:]  # the abstract namespace
+    elif not address.startswith("/"):
+        if address:  # vsock: and other transports are not ours to speak
+            LOG.debug("%s=%s: not a Unix socket, not notifying", SOCKET_ENV, address)
+        return False
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.connect(address)
+            sock.sendall("\n".join(states).encode())
+    except OSError as exc:
+        LOG.warning("cannot notify the service manager at %s (%s): %s",
+                    os.environ.get(SOCKET_ENV), ", ".join(states), exc)
+        return False
+    return True
+
+
+def serving_status(url: str) -> str:
+    return f"STATUS=serving on {url}"
+
+
+def _probe_host(host: str) -> str:
+    """Where to ask a server listening on ``host``: a wildcard means this machine."""
+    return {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+
+
+def answers(host: str, port: int, timeout: float = 2.0) -> bool:
+    """Whether an HTTP server on ``host:port`` answers ``GET /``, with any status but
+    a 5xx (an agent's API answers 401 without its token; it does answer)."""
+    connection = http.client.HTTPConnection(_probe_host(host), port, timeout=timeout)
+    try:
+        connection.request("GET", "/", headers={"Connection": "close"})
+        return connection.getresponse().status < 500
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def notify_when_answering(host: str, port: int, status: str,
+                          stop: threading.Event) -> threading.Thread:
+    """A daemon thread that asks ``GET /`` of ``host:port`` until it answers, then
+    sends ``READY=1`` and ``status``; it gives up when ``stop`` is set first."""
+
+    def probe() -> None:
+        while not stop.is_set():
+            if answers(host, port):
+                notify(READY, status, f"MAINPID={os.getpid()}")
+                return
+            stop.wait(PROBE_INTERVAL)
+
+    thread = threading.Thread(target=probe, name="systemd-ready", daemon=True)
+    thread.start()
+    return thread
+
+
+class _Granian(Protocol):
+    def on_startup(self, hook: Callable[[], Any]) -> Callable[[], Any]: ...
+
+
+SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+
+
+def announce_granian(server: _Granian, host: str, port: int, url: str) -> None:
+    """Tell systemd when the granian ``server`` (about to ``serve()`` in this
+    process, its master) answers on ``host:port``, and when it starts stopping.
+
+    granian installs its own SIGTERM/SIGINT handlers as it starts, before its startup
+    hooks run; the hook wraps them so that ``STOPPING=1`` goes out first, then
+    granian stops: it closes the listening sockets and lets each worker finish the
+    requests it holds (``[DEFAULT] graceful_shutdown_timeout``).
+    """
+    if not os.environ.get(SOCKET_ENV):
+        return  # no manager to tell: no probe requests either
+    stopping = threading.Event()
+
+    def started() -> None:
+        notify_when_answering(host, port, serving_status(url), stopping)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, _announcing_stop(signal.getsignal(signum), stopping))
+
+    server.on_startup(started)
+
+
+def _announcing_stop(handler: SignalHandler, stopping: threading.Event
+                     ) -> Callable[[int, FrameType | None], Any]:
+    def handle(signum: int, frame: FrameType | None) -> Any:
+        if not stopping.is_set():
+            stopping.set()
+            notify(STOPPING, "STATUS=stopping: finishing the requests in flight")
+        if callable(handler):
+            return handler(signum, frame)
+        if handler == signal.SIG_DFL:  # nobody took the signal: die of it, as before
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+        return None
+
+    return handle
+
+
+def stop_on_signal(what: str) -> threading.Event:
+    """For the services run in one process (an agent, a conductor): an event set by
+    SIGTERM or SIGINT, which also tell systemd the stop has begun."""
+    stopping = threading.Event()
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        LOG.info("signal %d: stopping %s", signum, what)
+        if not stopping.is_set():
+            notify(STOPPING, f"STATUS=stopping {what}")
+        stopping.set()
+
+    signal.signal(signal.SIGTERM, handle)
+    signal.signal(signal.SIGINT, handle)
+    return stopping
