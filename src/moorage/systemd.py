@@ -100,6 +100,8 @@ def notify_when_answering(host: str, port: int, status: str,
 
 
 class _Granian(Protocol):
+    workers: int
+
     def on_startup(self, hook: Callable[[], Any]) -> Callable[[], Any]: ...
 
 
@@ -114,23 +116,43 @@ def announce_granian(server: _Granian, host: str, port: int, url: str) -> None:
     hooks run; the hook wraps them so that ``STOPPING=1`` goes out first, then
     granian stops: it closes the listening sockets and lets each worker finish the
     requests it holds (``[DEFAULT] graceful_shutdown_timeout``).
+
+    The probe thread starts only once the master has forked its last worker: a
+    thread running in the master while it forks (in the middle of an import, say, as
+    a first getaddrinfo imports the idna codec) leaves the worker a copy of a lock
+    nobody will release, and the worker hangs on its first import of that module.
     """
     if not os.environ.get(SOCKET_ENV):
         return  # no manager to tell: no probe requests either
     stopping = threading.Event()
+    master = os.getpid()
+    forked = [0]
+
+    def after_fork_in_master() -> None:
+        forked[0] += 1
+        if os.getpid() == master and forked[0] == max(1, int(server.workers)):
+            notify_when_answering(host, port, serving_status(url), stopping)
 
     def started() -> None:
-        notify_when_answering(host, port, serving_status(url), stopping)
+        os.register_at_fork(after_in_parent=after_fork_in_master)
         for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, _announcing_stop(signal.getsignal(signum), stopping))
+            signal.signal(signum, _announcing_stop(signal.getsignal(signum), stopping,
+                                                   master))
 
     server.on_startup(started)
 
 
-def _announcing_stop(handler: SignalHandler, stopping: threading.Event
+def _announcing_stop(handler: SignalHandler, stopping: threading.Event, master: int
                      ) -> Callable[[int, FrameType | None], Any]:
+    """``handler`` after ``STOPPING=1``, once, from the master only (a worker inherits
+    the handler until granian installs its own). A flag, not the event, says whether
+    it was sent: a second signal arriving while the first handler is inside the
+    event's lock would wait for that lock forever."""
+    announced = [False]
+
     def handle(signum: int, frame: FrameType | None) -> Any:
-        if not stopping.is_set():
+        if os.getpid() == master and not announced[0]:
+            announced[0] = True
             stopping.set()
             notify(STOPPING, "STATUS=stopping: finishing the requests in flight")
         if callable(handler):
@@ -147,11 +169,14 @@ def stop_on_signal(what: str) -> threading.Event:
     """For the services run in one process (an agent, a conductor): an event set by
     SIGTERM or SIGINT, which also tell systemd the stop has begun."""
     stopping = threading.Event()
+    seen = [False]  # not the event: see _announcing_stop
 
     def handle(signum: int, _frame: FrameType | None) -> None:
+        if seen[0]:
+            return
+        seen[0] = True
         LOG.info("signal %d: stopping %s", signum, what)
-        if not stopping.is_set():
-            notify(STOPPING, f"STATUS=stopping {what}")
+        notify(STOPPING, f"STATUS=stopping {what}")
         stopping.set()
 
     signal.signal(signal.SIGTERM, handle)

@@ -93,8 +93,7 @@ def _serves_beside_a_crowd(url: str, path: str) -> None:
 
 @pytest.fixture
 def placement_two_workers(tmp_path: Path) -> Iterator[PlacementProcess]:
-    with PlacementProcess(tmp_path / "placement", workers=2) as server:
-        server.start()
+    with PlacementProcess(tmp_path / "placement", workers=2) as server:  # started
         yield server
 
 
@@ -106,7 +105,6 @@ def test_placement_serves_beside_300_idle_connections(
 def test_compute_api_serves_beside_300_idle_connections(
         tmp_path: Path, placement_server: PlacementProcess) -> None:
     with ComputeApiProcess(tmp_path / "api", placement_url=placement_server.url) as api:
-        api.start()
         _serves_beside_a_crowd(api.url, "/v2.1/flavors")
 
 
@@ -118,7 +116,6 @@ def test_fleet_serves_beside_300_idle_connections(
     # No compute API: the hosts only report to placement.
     with FleetProcess(tmp_path / "fleet", fleet_file, placement_url=placement_server.url,
                       api_url="") as fleet:
-        fleet.start(timeout=120)
         _serves_beside_a_crowd(fleet.url, "/")
 
 
@@ -126,7 +123,6 @@ def test_a_single_agent_serves_beside_300_idle_connections(
         tmp_path: Path, placement_server: PlacementProcess) -> None:
     with AgentProcess(tmp_path / "agent", "idle1",
                       placement_url=placement_server.url) as agent:
-        agent.start()
         _serves_beside_a_crowd(agent.url, "/guests")
 
 
@@ -150,7 +146,6 @@ def granian_service(request: pytest.FixtureRequest, tmp_path: Path,
         yield placement_server.url, "/resource_classes"
         return
     with ComputeApiProcess(tmp_path / "api", placement_url=placement_server.url) as api:
-        api.start()
         yield api.url, "/v2.1/flavors/detail"
 
 

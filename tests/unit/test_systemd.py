@@ -56,11 +56,27 @@ def test_a_stop_is_announced_once_then_handed_on(manager: socket.socket) -> None
     handler, every time (a second Ctrl-C still reaches it)."""
     seen: list[int] = []
     stopping = threading.Event()
-    handle = systemd._announcing_stop(lambda signum, _frame: seen.append(signum), stopping)
+    handle = systemd._announcing_stop(lambda signum, _frame: seen.append(signum), stopping,
+                                      os.getpid())
     handle(signal.SIGTERM, None)
     handle(signal.SIGINT, None)
     assert seen == [signal.SIGTERM, signal.SIGINT]
     assert manager.recv(4096).splitlines()[0] == b"STOPPING=1"
+    manager.settimeout(0.2)
+    with pytest.raises(TimeoutError):
+        manager.recv(4096)
+    assert stopping.is_set()
+
+
+def test_a_worker_hands_a_stop_on_without_announcing_it(manager: socket.socket) -> None:
+    """A worker forked by granian runs the master's handler until it installs its own:
+    it must not say STOPPING=1 for the master."""
+    seen: list[int] = []
+    stopping = threading.Event()
+    handle = systemd._announcing_stop(lambda signum, _frame: seen.append(signum), stopping,
+                                      os.getpid() + 1)
+    handle(signal.SIGTERM, None)
+    assert seen == [signal.SIGTERM] and not stopping.is_set()
     manager.settimeout(0.2)
     with pytest.raises(TimeoutError):
         manager.recv(4096)

@@ -53,7 +53,10 @@ RUNS = [
 def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ComputeApiProcess]:
     workdir = tmp_path_factory.mktemp("schemathesis")
     placement = PlacementProcess(workdir / "placement").start()
-    started = ComputeApiProcess(workdir / "api", placement_url=placement.url).start()
+    # The development flag opens the internal routes to anonymous writes, so the
+    # generated heartbeats reach validation and the handlers instead of a 401.
+    started = ComputeApiProcess(workdir / "api", placement_url=placement.url, config={
+        "DEFAULT": {"allow_anonymous_internal_writes": True}}).start()
     yield started
     started.stop()
     placement.stop()
