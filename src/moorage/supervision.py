@@ -49,3 +49,28 @@ def die_with_master() -> bool:
         # The master ended between the check and the request: end now, as it would.
         os.kill(os.getpid(), signal.SIGKILL)
     return True
+
+
+def serve(target: str, *, host: str, port: int, workers: int, threads: int,
+          stop_timeout: int) -> None:
+    """Serve the WSGI application ``target`` makes ("module:factory") under granian, as
+    every Moorage service is served, until the master is stopped: this process is
+    the master (``mark_master``); a dead worker is replaced after
+    ``RESPAWN_INTERVAL``; on SIGTERM each worker finishes the requests it holds,
+    ``stop_timeout`` seconds at most (0: no limit); systemd, when it runs the
+    service, hears when it answers and when it stops (``systemd.announce_granian``).
+    Logging is the services' (``logs``), granian's own lines included."""
+    from granian import Granian
+    from granian.constants import Interfaces
+
+    from moorage import logs, systemd
+
+    mark_master()
+    server = Granian(target, address=host, port=port, interface=Interfaces.WSGI,
+                     workers=workers, blocking_threads=threads, factory=True,
+                     log_access=False, log_dictconfig=logs.GRANIAN_LOGGING,
+                     respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,
+                     workers_kill_timeout=stop_timeout or None)
+    shown = f"[{host}]" if ":" in host else host
+    systemd.announce_granian(server, host, port, f"http://{shown}:{port}")
+    server.serve()

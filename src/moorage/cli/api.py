@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone, logs, systemd
+from moorage import keystone, supervision, systemd
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
 from moorage.api.storage import migration
@@ -24,7 +24,6 @@ from moorage.conf.environment import export_config
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import check_configuration
-from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -96,8 +95,6 @@ class Serve(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from granian import Granian
-        from granian.constants import Interfaces
 
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
@@ -121,23 +118,10 @@ class Serve(Command):
                 f"{conf.api.auth_strategy}; placement: {placement})\n")
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
-            mark_master()
-            granian = Granian(
-                "moorage.api.wsgi:create_app",
-                address=host,
-                port=port,
-                interface=Interfaces.WSGI,
-                workers=conf.osapi_compute_workers,
-                blocking_threads=conf.osapi_compute_threads,
-                factory=True,
-                log_access=False,
-                log_dictconfig=logs.GRANIAN_LOGGING,
-                respawn_failed_workers=True,
-                respawn_interval=RESPAWN_INTERVAL,
-                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
-            )
-            systemd.announce_granian(granian, host, port, f"http://{host}:{port}")
-            granian.serve()
+            supervision.serve("moorage.api.wsgi:create_app", host=host, port=port,
+                              workers=conf.osapi_compute_workers,
+                              threads=conf.osapi_compute_threads,
+                              stop_timeout=conf.graceful_shutdown_timeout)
         return 0
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from cliff.command import Command
 
-from moorage import logs, systemd
+from moorage import supervision
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.agent import ComputeAgent
@@ -23,7 +23,6 @@ from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import free_port
-from moorage.supervision import RESPAWN_INTERVAL, mark_master
 from moorage.virt.loader import driver_name, load_driver
 
 LOG = logging.getLogger(__name__)
@@ -86,8 +85,6 @@ class Run(Command):
             if not result.ok:
                 raise RuntimeError(result.problem)
             return 0
-        from granian import Granian
-        from granian.constants import Interfaces
 
         opts = conf.compute_agent
         if not opts.port:  # any free port: chosen here, so the URL is known
@@ -105,19 +102,13 @@ class Run(Command):
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
             os.environ[DISABLED_ENV] = "1" if parsed_args.disabled else ""
-            mark_master()
             # One worker: the agent (its driver's guests, its hypervisor connection)
             # lives in it. Its threads answer the conductors' spawns, which can take
-            # minutes on a real hypervisor.
-            granian = Granian("moorage.compute.agent_wsgi:create_app", address=opts.listen,
-                              port=opts.port, interface=Interfaces.WSGI, workers=1,
-                              blocking_threads=32, factory=True, log_access=False,
-                              log_dictconfig=logs.GRANIAN_LOGGING,
-                              respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,
-                              workers_kill_timeout=conf.graceful_shutdown_timeout or None)
-            # READY=1 once its providers are in placement and its API answers.
-            systemd.announce_granian(granian, opts.listen, opts.port, url)
-            granian.serve()
+            # minutes on a real hypervisor. READY=1 once its providers are in
+            # placement and its API answers.
+            supervision.serve("moorage.compute.agent_wsgi:create_app", host=opts.listen,
+                              port=opts.port, workers=1, threads=32,
+                              stop_timeout=conf.graceful_shutdown_timeout)
         return 0
 
 

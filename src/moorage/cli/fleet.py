@@ -10,7 +10,7 @@ from typing import Any
 
 from cliff.command import Command
 
-from moorage import logs, systemd
+from moorage import supervision
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
@@ -20,7 +20,6 @@ from moorage.conf.environment import export_config
 from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
-from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -53,8 +52,6 @@ class FleetRun(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from granian import Granian
-        from granian.constants import Interfaces
 
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.placement_url:
@@ -88,19 +85,11 @@ class FleetRun(Command):
             export_config(parsed_args.config_file, overrides)
             os.environ[FLEET_FILE_ENV] = str(Path(parsed_args.fleet).resolve())
             os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
-            # One worker: the fleet's hosts live in it. Registering thousands of hosts takes
-            # a minute before it serves.
-            mark_master()
-            granian = Granian("moorage.compute.fleet_wsgi:create_app", address=opts.listen,
-                              port=opts.port, interface=Interfaces.WSGI, workers=1,
-                              blocking_threads=16, factory=True, log_access=False,
-                              log_dictconfig=logs.GRANIAN_LOGGING,
-                              respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,
-                              workers_kill_timeout=conf.graceful_shutdown_timeout or None)
-            # READY=1 once its hosts are registered and it answers.
-            systemd.announce_granian(granian, opts.listen, opts.port,
-                                     f"http://{opts.listen}:{opts.port}")
-            granian.serve()
+            # One worker: the fleet's hosts live in it. Registering thousands of hosts
+            # takes a minute before it serves (and says READY=1).
+            supervision.serve("moorage.compute.fleet_wsgi:create_app", host=opts.listen,
+                              port=opts.port, workers=1, threads=16,
+                              stop_timeout=conf.graceful_shutdown_timeout)
         return 0
 
 

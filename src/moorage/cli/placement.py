@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone, logs, systemd
+from moorage import keystone, supervision
 from moorage.cli import candidates, demo, provider
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
@@ -19,7 +19,6 @@ from moorage.metrics import multiprocess_directory
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
 from moorage.placement.storage import migration
-from moorage.supervision import RESPAWN_INTERVAL, mark_master
 
 LOG = logging.getLogger(__name__)
 
@@ -61,8 +60,6 @@ class Serve(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        from granian import Granian
-        from granian.constants import Interfaces
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
@@ -81,28 +78,10 @@ class Serve(Command):
             )
             self.app.stdout.flush()
             wsgi.export_config(parsed_args.config_file, overrides)
-            mark_master()
-            granian = Granian(
-                "moorage.placement.wsgi:create_app",
-                address=server.host,
-                port=server.port,
-                interface=Interfaces.WSGI,
-                workers=server.workers,
-                blocking_threads=server.threads,
-                factory=True,
-                log_access=False,
-                log_dictconfig=logs.GRANIAN_LOGGING,
-                # A dead worker is replaced; the master's death ends the workers
-                # (supervision.py).
-                respawn_failed_workers=True,
-                respawn_interval=RESPAWN_INTERVAL,
-                # On SIGTERM each worker finishes its requests in flight, this long
-                # at most.
-                workers_kill_timeout=conf.graceful_shutdown_timeout or None,
-            )
-            systemd.announce_granian(granian, server.host, server.port,
-                                     f"http://{server.host}:{server.port}")
-            granian.serve()
+            supervision.serve("moorage.placement.wsgi:create_app", host=server.host,
+                              port=server.port, workers=server.workers,
+                              threads=server.threads,
+                              stop_timeout=conf.graceful_shutdown_timeout)
         return 0
 
 
