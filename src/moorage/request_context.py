@@ -23,9 +23,9 @@ from __future__ import annotations
 import contextvars
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 from oslo_context import context as oslo_context
 
@@ -67,6 +67,23 @@ def active(context: RequestContext) -> Iterator[RequestContext]:
         yield context
     finally:
         _current.reset(token)
+
+
+Answer = TypeVar("Answer")
+
+
+def serving(answer: Callable[[dict[str, Any], Callable[..., Any], RequestContext], Answer]
+            ) -> Callable[[dict[str, Any], Callable[..., Any]], Answer]:
+    """The WSGI application that runs ``answer`` in the context of the request it
+    serves: a new local id, the caller's valid ``X-OpenStack-Request-ID`` as its global
+    id (the one wrapper of placement, the compute API and the agents)."""
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Answer:
+        context = new_context(global_request_id=global_id_of(environ))
+        with active(context):
+            return answer(environ, start_response, context)
+
+    return application
 
 
 def current() -> RequestContext | None:

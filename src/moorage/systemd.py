@@ -15,7 +15,6 @@ worker answers, and notify ``STOPPING=1`` when it is told to stop.
 
 from __future__ import annotations
 
-import http.client
 import logging
 import os
 import signal
@@ -24,6 +23,8 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol
+
+from moorage import transport
 
 LOG = logging.getLogger(__name__)
 
@@ -72,31 +73,39 @@ def _probe_host(host: str) -> str:
 def answers(host: str, port: int, timeout: float = 2.0) -> bool:
     """Whether an HTTP server on ``host:port`` answers ``GET /``, with any status but
     a 5xx (an agent's API answers 401 without its token; it does answer)."""
-    connection = http.client.HTTPConnection(_probe_host(host), port, timeout=timeout)
+    probed = _probe_host(host)
+    server = transport.Server(f"http://{f'[{probed}]' if ':' in probed else probed}:{port}",
+                              timeout=timeout, maxsize=0)
     try:
-        connection.request("GET", "/", headers={"Connection": "close"})
-        return connection.getresponse().status < 500
-    except (OSError, http.client.HTTPException):
+        return server.request("GET", "/").status < 500
+    except transport.TransportError:
         return False
-    finally:
-        connection.close()
+
+
+def once(ready: Callable[[], bool], then: Callable[[], object], stop: threading.Event,
+         name: str) -> threading.Thread:
+    """A daemon thread that asks ``ready()`` every ``PROBE_INTERVAL`` until it says yes,
+    then calls ``then()``; it gives up when ``stop`` is set first."""
+
+    def wait_then() -> None:
+        while not stop.is_set():
+            if ready():
+                if not stop.is_set():
+                    then()
+                return
+            stop.wait(PROBE_INTERVAL)
+
+    thread = threading.Thread(target=wait_then, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def notify_when_answering(host: str, port: int, status: str,
                           stop: threading.Event) -> threading.Thread:
     """A daemon thread that asks ``GET /`` of ``host:port`` until it answers, then
     sends ``READY=1`` and ``status``; it gives up when ``stop`` is set first."""
-
-    def probe() -> None:
-        while not stop.is_set():
-            if answers(host, port):
-                notify(READY, status, f"MAINPID={os.getpid()}")
-                return
-            stop.wait(PROBE_INTERVAL)
-
-    thread = threading.Thread(target=probe, name="systemd-ready", daemon=True)
-    thread.start()
-    return thread
+    return once(lambda: answers(host, port),
+                lambda: notify(READY, status, f"MAINPID={os.getpid()}"), stop, "systemd-ready")
 
 
 class _Granian(Protocol):

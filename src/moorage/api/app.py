@@ -90,12 +90,6 @@ def build_app(state: ApiState) -> WSGIApp:
         except PlacementError as exc:
             raise ServiceUnavailable(f"Placement failed: {exc}") from None
 
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
-        context = request_context.new_context(
-            global_request_id=request_context.global_id_of(environ))
-        with request_context.active(context):
-            return answer(environ, start_response, context)
-
     def answer(environ: dict[str, Any], start_response: Callable[..., Any],
                context: request_context.RequestContext) -> list[bytes]:
         started = time.perf_counter()
@@ -126,7 +120,7 @@ def build_app(state: ApiState) -> WSGIApp:
                                     elapsed)
         return [response.body]
 
-    app: WSGIApp = application
+    app: WSGIApp = request_context.serving(answer)
     if state.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, state.conf)
     return app

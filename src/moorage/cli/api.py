@@ -95,7 +95,6 @@ class Serve(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         start_logging(self, conf)

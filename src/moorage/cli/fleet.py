@@ -52,7 +52,6 @@ class FleetRun(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.placement_url:
             overrides.append(("placement", "endpoint_override", parsed_args.placement_url))

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
+from moorage import systemd
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.registration import Heartbeat
 from moorage.compute.service import AGENT_WRITES, AgentHTTPServer
@@ -136,25 +137,9 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
         if answering is None:
             heartbeat.start()
         else:
-            _start_once_answering(heartbeat, answering, stop, conf.host)
+            systemd.once(answering, heartbeat.start, stop, f"register-{conf.host}")
     else:
         LOG.warning("compute agent of %s: [compute_agent] api_url is not set: not "
                     "registering with a compute API", conf.host)
     LOG.info("compute agent of %s (%s driver) serving %s", conf.host, driver.name, url)
     return RunningAgent(agent, server, heartbeat, url, stop, sync_thread)
-
-
-def _start_once_answering(heartbeat: Heartbeat, answering: Callable[[], bool],
-                          stop: threading.Event, host: str) -> None:
-    """Register (the heartbeat's first beat) once the agent's server answers."""
-
-    def wait_then_register() -> None:
-        while not stop.is_set():
-            if answering():
-                if not stop.is_set():
-                    heartbeat.start()
-                return
-            stop.wait(0.1)
-
-    threading.Thread(target=wait_then_register, daemon=True,
-                     name=f"register-{host}").start()

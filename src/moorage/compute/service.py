@@ -184,15 +184,8 @@ def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Re
     X-OpenStack-Request-ID becomes its global id, on every line a spawn logs), the
     internal access rule (the service token), errors as JSON, a log line per request."""
 
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]
-                    ) -> list[bytes]:
-        context = request_context.new_context(
-            global_request_id=request_context.global_id_of(environ))
-        with request_context.active(context):
-            return answer(environ, start_response, context.request_id)
-
-    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
-               ) -> list[bytes]:
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+               context: request_context.RequestContext) -> list[bytes]:
         started = time.perf_counter()
         try:
             refusal = access.refusal(environ.get("REQUEST_METHOD", "GET"),
@@ -211,13 +204,13 @@ def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Re
         if response.content_type and response.status != 204:
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
-        headers.append(("x-openstack-request-id", request_id))
+        headers.append(("x-openstack-request-id", context.request_id))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
         request_context.log_request(REQUEST_LOG, environ, response.status, len(response.body),
                                     time.perf_counter() - started)
         return [response.body]
 
-    return application
+    return request_context.serving(answer)
 
 
 def make_app(agent: ComputeAgent, access: InternalAccess) -> WSGIApp:

@@ -110,18 +110,11 @@ def make_app(service: PlacementService) -> WSGIApp:
         except storage_errors.InvalidData as exc:
             raise BadRequest(exc.message, code=exc.code) from None
 
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]
-                    ) -> Iterable[bytes]:
-        context = request_context.new_context(
-            global_request_id=request_context.global_id_of(environ))
-        with request_context.active(context):
-            return answer(environ, start_response, context.request_id)
-
-    def answer(environ: dict[str, Any], start_response: Callable[..., Any], request_id: str
-               ) -> Iterable[bytes]:
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+               context: request_context.RequestContext) -> Iterable[bytes]:
         started = time.perf_counter()
         req = Request(environ, service)
-        req.request_id = request_id
+        req.request_id = context.request_id
         try:
             response = dispatch(req)
         except HTTPError as exc:
@@ -158,7 +151,7 @@ def make_app(service: PlacementService) -> WSGIApp:
             return response.chunks
         return [response.body]
 
-    app: WSGIApp = application
+    app: WSGIApp = request_context.serving(answer)
     if service.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, service.conf)
     # CORS sits outside authentication so that preflight requests need no token.

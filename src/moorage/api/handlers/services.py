@@ -186,8 +186,6 @@ def heartbeat(req: ApiRequest) -> Response:
     })
 
 
-
-
 def heartbeats(req: ApiRequest) -> Response:
     """Many hosts' heartbeat in one request (a fleet of simulated hosts, or any agent
     process running several): ``{"services": [{"host": ..., <a heartbeat's fields>}],
