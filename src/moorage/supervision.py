@@ -10,6 +10,9 @@ environment the workers inherit; ``die_with_master`` (in each worker, as its app
 made) asks Linux to send the worker SIGKILL the moment its parent exits
 (``PR_SET_PDEATHSIG``). Only a process whose parent is the marked master does so:
 a server run with no worker processes, or under another WSGI server, is left alone.
+
+``serve`` runs a service under granian so; ``start_worker`` is the first step of each
+worker's application factory (placement, the compute API, a fleet, an agent).
 """
 
 from __future__ import annotations
@@ -19,6 +22,11 @@ import logging
 import os
 import signal
 import sys
+
+from oslo_config import cfg
+
+from moorage import logs
+from moorage.conf.environment import config_from_environment
 
 LOG = logging.getLogger(__name__)
 
@@ -51,6 +59,15 @@ def die_with_master() -> bool:
     return True
 
 
+def start_worker() -> cfg.ConfigOpts:
+    """The first steps of every granian worker's application factory: die with the
+    master, read the configuration the master exported, log as the master does."""
+    die_with_master()
+    conf = config_from_environment()
+    logs.setup_worker(conf)
+    return conf
+
+
 def serve(target: str, *, host: str, port: int, workers: int, threads: int,
           stop_timeout: int) -> None:
     """Serve the WSGI application ``target`` makes ("module:factory") under granian, as
@@ -63,7 +80,7 @@ def serve(target: str, *, host: str, port: int, workers: int, threads: int,
     from granian import Granian
     from granian.constants import Interfaces
 
-    from moorage import logs, systemd
+    from moorage import systemd
 
     mark_master()
     server = Granian(target, address=host, port=port, interface=Interfaces.WSGI,

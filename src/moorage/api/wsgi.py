@@ -14,19 +14,16 @@ from __future__ import annotations
 import atexit
 import logging
 
-from moorage import heap, logs
+from moorage import heap
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.service import attach_workers, make_state
-from moorage.conf.environment import config_from_environment
-from moorage.supervision import die_with_master
+from moorage.supervision import start_worker
 
 LOG = logging.getLogger(__name__)
 
 
 def create_app() -> WSGIApp:
-    die_with_master()
-    conf = config_from_environment()
-    logs.setup_worker(conf)
+    conf = start_worker()
     # Migrations ran once in the launching process.
     state = make_state(conf, migrate=False)
     conductor = attach_workers(state)

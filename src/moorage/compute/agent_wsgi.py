@@ -15,13 +15,10 @@ from __future__ import annotations
 import atexit
 import os
 
-from moorage import logs
 from moorage.compute.launcher import start_agent
 from moorage.compute.service import WSGIApp, make_app
-from moorage.conf import load_config
-from moorage.conf.environment import exported
 from moorage.internal_access import InternalAccess
-from moorage.supervision import die_with_master
+from moorage.supervision import start_worker
 from moorage.systemd import answers
 
 # "1" when `moorage compute run --disabled` asked to start disabled; otherwise the
@@ -30,10 +27,7 @@ DISABLED_ENV = "MOORAGE_AGENT_DISABLED"
 
 
 def create_app() -> WSGIApp:
-    die_with_master()
-    files, overrides = exported()
-    conf = load_config(files, overrides)
-    logs.setup_worker(conf)
+    conf = start_worker()
     opts = conf.compute_agent
     host = f"[{opts.listen}]" if ":" in opts.listen else opts.listen
     running = start_agent(conf, disabled=True if os.environ.get(DISABLED_ENV) == "1" else None,

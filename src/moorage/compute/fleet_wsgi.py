@@ -12,14 +12,12 @@ import os
 import sys
 from pathlib import Path
 
-from moorage import logs
 from moorage.compute.fleet import Fleet
 from moorage.compute.service import WSGIApp
-from moorage.conf import load_config
 from moorage.conf.environment import exported
 from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
-from moorage.supervision import die_with_master
+from moorage.supervision import start_worker
 
 LOG = logging.getLogger(__name__)
 
@@ -28,15 +26,13 @@ SYNC_THREADS_ENV = "MOORAGE_FLEET_SYNC_THREADS"
 
 
 def create_app() -> WSGIApp:
-    die_with_master()
+    conf = start_worker()
     # Imported here: the run package knows cloud and fleet files, the compute package
     # does not need to.
     from moorage.run.description import load_fleet
     from moorage.run.fleet_hosts import fleet_hosts
 
-    files, overrides = exported()
-    conf = load_config(files, overrides)
-    logs.setup_worker(conf)
+    files, overrides = exported()  # the hosts' own configurations start from them
     description = load_fleet(Path(os.environ[FLEET_FILE_ENV]))
     hosts = fleet_hosts(description.name, description.host_groups, config_files=files,
                         overrides=overrides)

@@ -8,19 +8,16 @@ the environment so that it crosses into worker processes
 
 from __future__ import annotations
 
-from moorage import logs
-from moorage.conf.environment import config_from_environment, export_config
+from moorage.conf.environment import export_config
 from moorage.placement.app import WSGIApp, make_app
 from moorage.placement.service import PlacementService
-from moorage.supervision import die_with_master
+from moorage.supervision import start_worker
 
 __all__ = ["create_app", "export_config"]
 
 
 def create_app() -> WSGIApp:
-    die_with_master()
-    conf = config_from_environment()
-    logs.setup_worker(conf)
+    conf = start_worker()
     service = PlacementService(conf)
     # Migrations ran once in the launching process; workers only load the index.
     service.prepare(migrate=False)
