@@ -17,9 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   echo "chromium.sh: installing ${missing[*]}" >&2
-  apt-get update -qq >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
   # --no-install-recommends: headless use needs none of the desktop integration.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     "${missing[@]}" >&2
 fi
 command -v chromium >/dev/null || { echo "chromium.sh: chromium not on PATH" >&2; exit 1; }

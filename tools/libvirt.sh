@@ -21,9 +21,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     exit 1
   fi
   echo "libvirt.sh: installing ${missing[*]}" >&2
-  apt-get update -qq >&2
+  apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
   # --no-install-recommends: recommends would pull in two hundred more packages.
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends \
     "${missing[@]}" >&2
 fi
 # libvirt looks the QEMU user up before reading qemu.conf; the package creates it, but a

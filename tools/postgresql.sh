@@ -14,8 +14,8 @@ pg_bin=$(find_bin)
 if [ -z "$pg_bin" ] || [ ! -x "$pg_bin/postgres" ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "postgresql.sh: installing Debian's postgresql package" >&2
-    apt-get update -qq >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >&2
+    apt-get -o DPkg::Lock::Timeout=600 update -qq >&2
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends postgresql >&2
     pg_bin=$(find_bin)
   else
     echo "postgresql.sh: no PostgreSQL server installed and not root, cannot install one" >&2
