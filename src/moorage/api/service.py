@@ -22,7 +22,7 @@ from moorage.api.storage import migration
 from moorage.api.storage.database import open_database
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
-from moorage.conductor import Conductor
+from moorage.conductor.manager import Conductor
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.bootability import configured_prefilters

@@ -24,6 +24,8 @@ from moorage.api.client import ComputeApiClient, ComputeApiError, Json, server_b
 from moorage.cli.api_options import add_api_arguments, api_client, find
 from moorage.cli.flavor import find_flavor
 from moorage.cli.image import find_image
+from moorage.lifecycle import machine
+from moorage.lifecycle.states import ServerStatus
 from moorage.scheduler.decisions import Decisions, Exclusion
 
 HOST = "OS-EXT-SRV-ATTR:host"
@@ -32,9 +34,7 @@ TASK_STATE = "OS-EXT-STS:task_state"
 ZONE = "OS-EXT-AZ:availability_zone"
 SCHEDULING = "moorage:scheduling"
 
-ERROR = "ERROR"
-# Statuses of an operation in progress; any other, with no task state, ends a wait.
-IN_PROGRESS = frozenset({"BUILD", "REBUILD", "RESIZE", "MIGRATING", "REVERT_RESIZE"})
+ERROR = str(ServerStatus.ERROR)
 # What each operation ends in when it succeeds. Ending in another settled status is
 # a failure: ERROR, or a move given up that left the server ACTIVE where it was.
 SUCCESS = {
@@ -265,7 +265,7 @@ def wait_for(client: ComputeApiClient, server_id: str, operation: str, progress:
         shown_attempts = max(shown_attempts, len(attempts))
         progress.flush()
         status = server.get("status")
-        if server.get(TASK_STATE) is None and status not in IN_PROGRESS:
+        if machine.at_rest(str(status), server.get(TASK_STATE)):
             if status in success:
                 return server
             raise ServerFailed(failure_message(server, operation, success))

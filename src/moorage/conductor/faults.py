@@ -144,6 +144,17 @@ def internal_error(operation: str, exc: BaseException) -> Fault:
                                       "administrator can read what it was"}}
 
 
+def abandoned(operation: str, takeovers: int) -> Fault:
+    """An operation that killed every conductor that carried it out: taken over more
+    than ``[conductor] max_takeovers`` times, it is given up rather than tried again."""
+    message = (f"{operation} abandoned: the conductors carrying it out stopped "
+               f"{takeovers} times ([conductor] max_takeovers); the server was put in "
+               "ERROR rather than tried again")
+    return {"code": 500, "created": _now(), "message": message,
+            "details": {"kind": "OperationAbandoned", "takeovers": takeovers,
+                        USER_MESSAGE: message}}
+
+
 def _describe(attempt: Mapping[str, Any]) -> str:
     text = f"{attempt.get('host')}: {attempt.get('kind')}: {attempt.get('message')}"
     if attempt.get("feature"):

@@ -30,25 +30,42 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from oslo_config import cfg
 
-from moorage import request_context
+from moorage import metrics, request_context
 from moorage.compute.client import AgentClient
-from moorage.conductor.tasks import Job, ServerTasks
+from moorage.conductor import faults
+from moorage.conductor.leases import Leases
+from moorage.conductor.tasks.base import Clients, Job, OperationLost, Task
+from moorage.conductor.tasks.build import BuildTask
+from moorage.conductor.tasks.delete import DeleteTask
+from moorage.conductor.tasks.evacuation_end import CompleteEvacuationTask
+from moorage.conductor.tasks.move import MoveTask
+from moorage.conductor.tasks.rebuild import RebuildTask
+from moorage.conductor.tasks.resize_end import ConfirmResizeTask, RevertResizeTask
 from moorage.lifecycle import operations
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.states import OperationKind
+from moorage.metrics import BootOutcome
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog
 
 LOG = logging.getLogger(__name__)
+
+# The one map from an operation kind to the task that carries it out.
+TASKS: Mapping[OperationKind, type[Task]] = {
+    kind: task for task in (BuildTask, DeleteTask, RebuildTask, MoveTask,
+                            ConfirmResizeTask, RevertResizeTask, CompleteEvacuationTask)
+    for kind in task.kinds}
+assert set(TASKS) == set(OperationKind), "every operation kind has its task"
 
 
 def conductor_identity() -> str:
@@ -70,7 +87,10 @@ class Conductor:
         self.workers: int = options.workers
         self.lease_seconds: float = options.lease_seconds
         self.poll_interval: float = options.poll_interval
-        self.tasks = ServerTasks(conf, database, scheduler, placement, agents, catalog)
+        self.max_takeovers: int = options.max_takeovers
+        self.leases = Leases(self.lease_seconds)
+        self.clients = Clients(conf, database, scheduler, placement, agents, catalog,
+                               self.leases)
         self._committer: GroupCommit | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._locks: dict[str, _ServerLock] = {}
@@ -90,7 +110,7 @@ class Conductor:
     def start(self) -> Conductor:
         if self._executor is None:
             self._stopping.clear()
-            self._committer = self.tasks.committer = GroupCommit(
+            self._committer = self.clients.committer = GroupCommit(
                 self.database, name=f"conductor-commit-{self.identity}")
             self._executor = ThreadPoolExecutor(max_workers=self.workers,
                                                 thread_name_prefix="conductor")
@@ -112,7 +132,7 @@ class Conductor:
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
         committer, self._committer = self._committer, None
-        self.tasks.committer = None
+        self.clients.committer = None
         if committer is not None:
             committer.stop()
         try:
@@ -150,6 +170,9 @@ class Conductor:
         conductor, otherwise (waiting for an older one of its server) at its turn.
         ``record``: the server as the accepting transaction left it (saves a read)."""
         if operation.owner == self.identity:
+            if operation.lease_until is not None:
+                self.leases.granted_until(operation.id, operation.lease_until,
+                                          operations.now())
             self._submit(operation, record)
         else:
             self._wake.set()
@@ -175,9 +198,12 @@ class Conductor:
         while not self._stopping.is_set():
             try:
                 if time.monotonic() - renewed >= self.lease_seconds / 3:
+                    since = time.monotonic()
                     with self.database.writer() as writer:
-                        operations.renew(writer.conn, self.identity, self.lease_seconds)
-                    renewed = time.monotonic()
+                        held = operations.renew(writer.conn, self.identity,
+                                                self.lease_seconds)
+                    self.leases.granted(held, since)
+                    renewed = since
                 found = self.poll()
             except Exception:
                 LOG.exception("conductor %s: housekeeping failed; trying again", self.identity)
@@ -203,6 +229,9 @@ class Conductor:
                                              self.lease_seconds)
             if operation is None:
                 continue
+            if operation.lease_until is not None:
+                self.leases.granted_until(operation.id, operation.lease_until,
+                                          operations.now())
             if operation.taken_from is not None:
                 LOG.warning("conductor %s takes over %s of server %s from %s, whose lease "
                             "ran out", self.identity, operation.kind, operation.server_uuid,
@@ -214,25 +243,24 @@ class Conductor:
     # -- running -------------------------------------------------------------------------
     def _run(self, operation: Operation, record: ServerRecord | None = None) -> None:
         job = Job(operation, self.identity, record=record)
+        task = TASKS[operation.kind](self.clients, job)
         # The work logs, and calls placement and the agents, as the request that recorded it.
         context = request_context.new_context(request_id=operation.request_id,
                                               global_request_id=operation.global_request_id)
         with request_context.active(context), self._server_lock(operation.server_uuid):
             try:
-                self.tasks.run(job)
-            except Exception as exc:  # a server must never stay mid-task
-                LOG.exception("%s of server %s failed", operation.kind, operation.server_uuid)
-                try:
-                    self.tasks.fail(job, exc)
-                except Exception:
-                    LOG.exception("could not record the failure of %s of server %s; its "
-                                  "lease runs out and another conductor takes it over",
-                                  operation.kind, operation.server_uuid)
-                    return
+                self._carry_out(task)
+            except OperationLost as exc:
+                # A successor holds it now: whatever this conductor would still do
+                # could undo the successor's work. Nothing more is touched.
+                LOG.warning("conductor %s: %s; stopping", self.identity, exc)
+                self.leases.forget(operation.id)
+                return
             if not job.finished:
                 with self.database.writer() as writer:
                     operations.finish(writer.conn, operation.id, self.identity)
                     job.next_waiting = operations.waiting(writer.conn, operation.server_uuid)
+        self.leases.forget(operation.id)
         # The server's next operation (a delete accepted during a build) waited for
         # this one: take it now rather than at the next poll.
         if job.next_waiting and not self._stopping.is_set():
@@ -241,6 +269,39 @@ class Conductor:
             except Exception:
                 LOG.exception("could not claim the next operation of server %s",
                               operation.server_uuid)
+
+    def _carry_out(self, task: Task) -> None:
+        """Run the task; a server must never stay mid-task: an unexpected failure ends
+        it in ERROR, and so does an operation taken over more than
+        ``[conductor] max_takeovers`` times (it keeps killing its conductors)."""
+        operation = task.operation
+        if operation.takeovers > self.max_takeovers:
+            LOG.error("conductor %s: %s of server %s was taken over %d times; ending it "
+                      "in ERROR", self.identity, operation.kind, operation.server_uuid,
+                      operation.takeovers)
+            if operation.kind == OperationKind.BUILD:
+                metrics.boot_ended(BootOutcome.ERROR)
+            task.abandon(faults.abandoned(operation.kind, operation.takeovers))
+            return
+        try:
+            task.run()
+        except OperationLost:
+            raise
+        except Exception as exc:
+            LOG.exception("%s of server %s failed", operation.kind, operation.server_uuid)
+            if operation.kind == OperationKind.BUILD:
+                metrics.boot_ended(BootOutcome.ERROR)
+            try:
+                task.abandon(faults.internal_error(operation.kind, exc))
+            except OperationLost:
+                raise
+            except Exception:
+                LOG.exception("could not record the failure of %s of server %s; giving "
+                              "it back to be claimed again", operation.kind,
+                              operation.server_uuid)
+                with suppress(Exception), self.database.writer() as writer:
+                    operations.release(writer.conn, operation.id, self.identity)
+                raise OperationLost("its failure could not be recorded") from None
 
     @contextmanager
     def _server_lock(self, uuid: str) -> Iterator[None]:

@@ -26,6 +26,14 @@ OPTS = (
         "conductor takes its operations over once their leases ran out, so a server "
         "caught mid-operation ends ACTIVE or ERROR within about this long.",
     ),
+    cfg.IntOpt(
+        "max_takeovers", default=3, min=0,
+        help="How many times an operation may be taken over from a conductor that "
+        "stopped before it is given up: an operation whose conductors keep dying "
+        "(a crash it causes, say) would otherwise be taken over forever. Past this, "
+        "the conductor that claims it ends its server in ERROR, with a fault saying "
+        "so, instead of carrying it out again.",
+    ),
     cfg.FloatOpt(
         "poll_interval", default=0.5, min=0.01,
         help="Seconds between a conductor's looks for operations nobody holds: "

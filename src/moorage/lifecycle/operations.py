@@ -24,27 +24,14 @@ import datetime
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.lifecycle.schema import operations
+from moorage.lifecycle.states import OperationKind
 from moorage.placement.storage.database import Statement
-
-
-class OperationKind(StrEnum):
-    """What an operation does to its server."""
-
-    BUILD = "build"
-    DELETE = "delete"
-    REBUILD = "rebuild"
-    MIGRATE = "migrate"
-    RESIZE = "resize"
-    CONFIRM_RESIZE = "confirmResize"
-    REVERT_RESIZE = "revertResize"
-    EVACUATE = "evacuate"
 
 
 def now() -> datetime.datetime:
@@ -169,12 +156,32 @@ def claim(conn: Connection, operation: Operation, owner: str, lease_seconds: flo
     return _operation(row, taken_from=operation.owner if taken_over else None)
 
 
-def renew(conn: Connection, owner: str, lease_seconds: float) -> int:
-    """Extend the lease of everything ``owner`` holds; how many operations that is."""
-    # UPDATE operations SET lease_until = :lease WHERE owner = :owner
-    return int(conn.execute(
+def renew(conn: Connection, owner: str, lease_seconds: float) -> set[int]:
+    """Extend the lease of everything ``owner`` holds; the ids of those operations."""
+    # UPDATE operations SET lease_until = :lease WHERE owner = :owner RETURNING id
+    return {int(row[0]) for row in conn.execute(
         operations.update().where(operations.c.owner == owner)
+        .values(lease_until=now() + datetime.timedelta(seconds=lease_seconds))
+        .returning(operations.c.id))}
+
+
+def renew_one(conn: Connection, operation_id: int, owner: str, lease_seconds: float) -> bool:
+    """Extend the lease of one operation, if ``owner`` still holds it."""
+    # UPDATE operations SET lease_until = :lease WHERE id = :id AND owner = :owner
+    return bool(conn.execute(
+        operations.update().where(operations.c.id == operation_id,
+                                  operations.c.owner == owner)
         .values(lease_until=now() + datetime.timedelta(seconds=lease_seconds))).rowcount)
+
+
+# SELECT 1 FROM operations WHERE id = :b_id AND owner = :b_owner
+_OWNED = Statement(sa.select(sa.literal_column("1")).where(
+    operations.c.id == sa.bindparam("b_id"), operations.c.owner == sa.bindparam("b_owner")))
+
+
+def owned(conn: Connection, operation_id: int, owner: str) -> bool:
+    """Does ``owner`` still hold the operation (whatever its lease says)?"""
+    return _OWNED.run(conn, {"b_id": operation_id, "b_owner": owner}).first() is not None
 
 
 def release_all(conn: Connection, owner: str) -> int:
@@ -182,6 +189,14 @@ def release_all(conn: Connection, owner: str) -> int:
     stopping with work it has not started)."""
     return int(conn.execute(
         operations.update().where(operations.c.owner == owner)
+        .values(owner=None, lease_until=None)).rowcount)
+
+
+def release(conn: Connection, operation_id: int, owner: str) -> bool:
+    """Give one operation back, to be claimed again (by anyone)."""
+    return bool(conn.execute(
+        operations.update().where(operations.c.id == operation_id,
+                                  operations.c.owner == owner)
         .values(owner=None, lease_until=None)).rowcount)
 
 

@@ -73,7 +73,7 @@ class MigrationRecord:
     kind: MigrationKind
     source_host: str
     dest_host: str | None = None
-    status: MigrationStatus = MigrationStatus.PRE_MIGRATING
+    status: MigrationStatus = MigrationStatus.MIGRATING  # machine.MIGRATION_START
     id: int | None = None
     created_at: datetime.datetime = field(default_factory=utcnow)
     updated_at: datetime.datetime = field(default_factory=utcnow)

@@ -1,6 +1,8 @@
-"""Server statuses, task states and migration kinds and statuses: nova's names, defined
-once as enums. They are ``StrEnum``s, so they compare equal to the strings stored in the
-database and shown by the API."""
+"""Server statuses, task states, operation kinds and migration kinds and statuses:
+nova's names, defined once as enums. They are ``StrEnum``s, so they compare equal to
+the strings stored in the database and shown by the API.
+
+Which of them a server moves between, and who moves it, is ``machine.py``'s table."""
 
 from __future__ import annotations
 
@@ -34,6 +36,22 @@ class TaskState(StrEnum):
     RESIZE_REVERTING = "resize_reverting"
 
 
+class OperationKind(StrEnum):
+    """What an operation (one accepted request, carried out by a conductor) does."""
+
+    BUILD = "build"
+    DELETE = "delete"
+    REBUILD = "rebuild"
+    MIGRATE = "migrate"
+    RESIZE = "resize"
+    CONFIRM_RESIZE = "confirmResize"
+    REVERT_RESIZE = "revertResize"
+    EVACUATE = "evacuate"
+    # The end of an evacuation, once its source host is back: the migration's hold on
+    # the source released and the guest left there destroyed.
+    COMPLETE_EVACUATION = "completeEvacuation"
+
+
 class MigrationKind(StrEnum):
     """``migration_type`` of a move."""
 
@@ -44,7 +62,8 @@ class MigrationKind(StrEnum):
 
 class MigrationStatus(StrEnum):
     """Where a move is. ``DONE`` is an evacuation finished while its source host was
-    down; it becomes ``COMPLETED`` once the source's agent is told to destroy the guest."""
+    down; it becomes ``COMPLETED`` once the source is back and the guest left there
+    is destroyed."""
 
     PRE_MIGRATING = "pre-migrating"
     MIGRATING = "migrating"
@@ -68,8 +87,3 @@ VM_STATES: dict[ServerStatus, str] = {
 # A move holds resources on both hosts in these statuses.
 IN_FLIGHT: tuple[MigrationStatus, ...] = (
     MigrationStatus.PRE_MIGRATING, MigrationStatus.MIGRATING, MigrationStatus.FINISHED)
-
-# Statuses a server rests in: no operation of the conductor is under way.
-FINAL: frozenset[ServerStatus] = frozenset({
-    ServerStatus.ACTIVE, ServerStatus.ERROR, ServerStatus.VERIFY_RESIZE,
-    ServerStatus.DELETED})

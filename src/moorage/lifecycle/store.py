@@ -12,13 +12,22 @@ import datetime
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import Enum, StrEnum
+from typing import Any, Final
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.lifecycle import operations as operation_store
+from moorage.lifecycle.machine import (
+    CREATED,
+    MIGRATION_START,
+    Actor,
+    Field,
+    MigrationTransition,
+    Transition,
+)
 from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow, utcnow_precise
 from moorage.lifecycle.schema import cleanups, migrations, operations, servers
 from moorage.lifecycle.states import (
@@ -29,6 +38,8 @@ from moorage.lifecycle.states import (
     TaskState,
 )
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
+from moorage.model.flavor import Flavor
+from moorage.model.image import Image
 from moorage.placement.storage.database import Statement
 
 
@@ -101,6 +112,11 @@ _INSERT_SERVER = Statement(servers.insert().values(
 
 
 def insert_server(conn: Connection, record: ServerRecord) -> None:
+    """Record a new server, in the state the table's creating transition gives it."""
+    created = CREATED
+    if (record.status, record.task_state) != (created.status, created.task):
+        raise IllegalTransition(f"{created.name} creates a server in {created.status}/"
+                                f"{created.task}, not {record.status}/{record.task_state}")
     _INSERT_SERVER.run(conn, _to_row(record))
 
 
@@ -193,78 +209,158 @@ class Fence:
     owner: str
 
 
-def transition(conn: Connection, uuid: str, *,
-               expect_status: Iterable[ServerStatus] | None = None,
-               expect_task: Iterable[TaskState | None] | None = None,
-               fence: Fence | None = None, finish: bool = False,
-               **changes: Any) -> bool:
-    """Change a server if it is still in one of the expected states; False if it is not
-    (deleted meanwhile, or another operation got there first, or ``fence`` no longer
-    holds). JSON fields are given as Python values. ``finish``: the operation of
-    ``fence`` is over, whether or not the server changed: it is deleted (still only
-    if its owner is the fence's), on PostgreSQL in the same statement."""
-    if finish and fence is None:
-        raise ValueError("finishing an operation needs its fence")
-    values = dict(changes)
-    for name in ("attempts", "scheduling", "fault"):
-        if name in values and values[name] is not None:
-            values[name] = _dumps(values[name])
-    if "flavor" in values:
-        values["flavor"] = _dumps(flavor_to_json(values["flavor"]))
-    if "image" in values:
-        values["image"] = _dumps(image_to_json(values["image"]))
-    for name in ("status", "task_state"):
-        if values.get(name) is not None:
-            values[name] = str(values[name])
-    values["updated_at"] = utcnow_precise()
-    statement = _transition_statement(
-        tuple(sorted(values)),
-        tuple(str(s) for s in expect_status) if expect_status is not None else None,
-        tuple(str(t) if t is not None else None for t in expect_task)
-        if expect_task is not None else None,
-        fence is not None, finish and conn.dialect.name == "postgresql")
-    params = {f"v_{name}": value for name, value in values.items()}
+class Keep(Enum):
+    """The value of a field a transition leaves as it is."""
+
+    KEEP = "keep"
+
+
+KEEP: Final = Keep.KEEP
+
+
+@dataclass(frozen=True)
+class ServerChanges:
+    """What a transition sets besides the status and task state the table gives it;
+    a field left at ``KEEP`` is not written."""
+
+    host: str | Keep | None = KEEP
+    node: str | Keep | None = KEEP
+    attempts: Sequence[Mapping[str, Any]] | Keep = KEEP
+    scheduling: Mapping[str, Any] | Keep = KEEP
+    fault: Mapping[str, Any] | Keep | None = KEEP
+    launched_at: datetime.datetime | Keep = KEEP
+    deleted_at: datetime.datetime | Keep = KEEP
+    image_id: str | Keep = KEEP
+    image: Image | Keep = KEEP
+    flavor_id: str | Keep = KEEP
+    flavor: Flavor | Keep = KEEP
+
+    def columns(self) -> dict[Field, object]:
+        """The fields set, as their columns store them (JSON as text)."""
+        found: dict[Field, object] = {}
+        for name in Field:
+            value = getattr(self, name.value)
+            if value is KEEP:
+                continue
+            if name in (Field.ATTEMPTS, Field.SCHEDULING, Field.FAULT) and value is not None:
+                value = _dumps(value)
+            elif name == Field.FLAVOR:
+                value = _dumps(flavor_to_json(value))
+            elif name == Field.IMAGE:
+                value = _dumps(image_to_json(value))
+            found[name] = value
+        return found
+
+
+NO_CHANGES = ServerChanges()
+
+
+class Applied(StrEnum):
+    """How a transition went."""
+
+    APPLIED = "applied"
+    # The server (or migration) is no longer where the transition starts: deleted
+    # meanwhile, or a delete came first.
+    STALE = "stale"
+    # The fence no longer holds: another conductor took the operation over. Its owner
+    # must stop at once and touch nothing more.
+    LOST = "lost"
+
+
+class IllegalTransition(Exception):
+    """A transition the table does not allow, refused before anything is written: a
+    field it does not declare, a conductor's transition without its fence, a
+    precondition that cannot hold. A programming error, never a user's."""
+
+
+def apply(conn: Connection, transition: Transition, uuid: str,
+          changes: ServerChanges = NO_CHANGES, *, fence: Fence | None = None) -> Applied:
+    """Apply ``transition`` to server ``uuid`` as one compare-and-set: only if the
+    server is in a state the transition starts from and, for a conductor's
+    transition, only while ``fence`` holds. A transition that ``ends`` its operation
+    deletes the operation in the same transaction, and only if it applied. The
+    caller's connection is in a transaction (a writer's, or a group commit's)."""
+    if transition.creates:
+        raise IllegalTransition(f"{transition.name} creates a server: insert_server")
+    if (transition.actor == Actor.CONDUCTOR) != (fence is not None):
+        raise IllegalTransition(
+            f"{transition.name} is the {transition.actor}'s: "
+            + ("a conductor's transition is fenced on its operation"
+               if fence is None else "only a conductor's transition is fenced"))
+    values = changes.columns()
+    extra = set(values) - transition.fields
+    if extra:
+        raise IllegalTransition(f"{transition.name} may not set "
+                                f"{', '.join(sorted(extra))}; it sets "
+                                f"{', '.join(sorted(transition.fields)) or 'nothing else'}")
+    row: dict[str, object] = {str(name): value for name, value in values.items()}
+    if transition.status is not None:
+        row["status"] = str(transition.status)
+    row["task_state"] = str(transition.task) if transition.task is not None else None
+    row["updated_at"] = utcnow_precise()
+    finishing = transition.ends and fence is not None
+    statement = _apply_statement(transition, tuple(sorted(row)), finishing,
+                                 conn.dialect.name == "postgresql")
+    params = {f"v_{name}": value for name, value in row.items()}
     params["b_uuid"] = uuid
     if fence is not None:
         params["b_operation"], params["b_owner"] = fence.operation_id, fence.owner
-    changed = bool(statement.run(conn, params).rowcount)
-    if finish and conn.dialect.name != "postgresql":
-        assert fence is not None
-        operation_store.finish(conn, fence.operation_id, fence.owner)
-    return changed
+    if statement.run(conn, params).rowcount:
+        if finishing and conn.dialect.name != "postgresql":
+            assert fence is not None
+            operation_store.finish(conn, fence.operation_id, fence.owner)
+        return Applied.APPLIED
+    return _why_not(conn, fence)
+
+
+def _why_not(conn: Connection, fence: Fence | None) -> Applied:
+    """A compare-and-set that changed nothing: was the fence lost, or the state?"""
+    if fence is not None and not operation_store.owned(conn, fence.operation_id,
+                                                       fence.owner):
+        return Applied.LOST
+    return Applied.STALE
+
+
+def _fenced() -> sa.Exists:
+    """The operation is still the fence's owner's. On PostgreSQL the row is locked
+    (FOR SHARE) until the transaction ends, so a successor's claim of it waits for
+    this transaction and then sees what it wrote: nothing is written after a takeover
+    that the successor did not see."""
+    return sa.exists(sa.select(sa.literal_column("1")).where(
+        operations.c.id == sa.bindparam("b_operation"),
+        operations.c.owner == sa.bindparam("b_owner")).with_for_update(read=True))
 
 
 @functools.lru_cache(maxsize=512)
-def _transition_statement(columns: tuple[str, ...], statuses: tuple[str, ...] | None,
-                          tasks: tuple[str | None, ...] | None,
-                          fenced: bool, finishing: bool = False) -> Statement:
-    """The UPDATE of a transition of this shape, built once (building and hashing a
-    statement cost more than running it; a conductor runs thousands a minute)."""
-    # UPDATE servers SET col = :v_col, ... WHERE uuid = :b_uuid [AND status IN (...)]
-    #   [AND (task_state = ... OR ... OR task_state IS NULL)]
+def _apply_statement(transition: Transition, columns: tuple[str, ...], finishing: bool,
+                     postgresql: bool) -> Statement:
+    """The statement of a transition setting these columns, built once (building and
+    hashing a statement cost more than running it; a conductor runs thousands a
+    minute)."""
+    # UPDATE servers SET col = :v_col, ... WHERE uuid = :b_uuid
+    #   AND (status = 'A' OR status = ...) AND (task_state = 't' OR task_state IS NULL ...)
     #   [AND EXISTS (SELECT 1 FROM operations WHERE id = :b_operation
-    #                AND owner = :b_owner)]
+    #                AND owner = :b_owner FOR SHARE)]
     # (The states are compared one by one, not with expanding IN lists, so that
     # the statement compiles once: Statement.)
     statement = (servers.update().where(servers.c.uuid == sa.bindparam("b_uuid"))
-                 .values({name: sa.bindparam(f"v_{name}") for name in columns}))
-    if statuses is not None:
-        statement = statement.where(sa.or_(*(servers.c.status == s for s in statuses)))
-    if tasks is not None:
-        statement = statement.where(sa.or_(*(
-            servers.c.task_state == t if t is not None else servers.c.task_state.is_(None)
-            for t in tasks)))
-    if fenced:
-        statement = statement.where(sa.exists().where(
+                 .values({name: sa.bindparam(f"v_{name}") for name in columns})
+                 .where(sa.or_(*(servers.c.status == str(s)
+                                 for s in sorted(transition.statuses))))
+                 .where(sa.or_(*(servers.c.task_state == str(t) if t is not None
+                                 else servers.c.task_state.is_(None)
+                                 for t in sorted(transition.tasks, key=str)))))
+    if transition.actor == Actor.CONDUCTOR:
+        statement = statement.where(_fenced())
+    if finishing and postgresql:
+        # PostgreSQL, in one statement: WITH moved AS (UPDATE servers ... RETURNING
+        # uuid) DELETE FROM operations WHERE id = :b_operation AND owner = :b_owner
+        # AND EXISTS (SELECT 1 FROM moved): the operation ends only if the server moved.
+        moved = statement.returning(servers.c.uuid).cte("moved")
+        return Statement(operations.delete().where(
             operations.c.id == sa.bindparam("b_operation"),
-            operations.c.owner == sa.bindparam("b_owner")))
-    if finishing:
-        # PostgreSQL: WITH finished AS (DELETE FROM operations WHERE id = :b_operation
-        # AND owner = :b_owner) UPDATE servers ...: the fence above reads the
-        # statement's snapshot, from before the delete.
-        statement = statement.add_cte(operations.delete().where(
-            operations.c.id == sa.bindparam("b_operation"),
-            operations.c.owner == sa.bindparam("b_owner")).cte("finished"))
+            operations.c.owner == sa.bindparam("b_owner"),
+            sa.exists(sa.select(moved.c.uuid))).add_cte(moved))
     return Statement(statement)
 
 
@@ -280,25 +376,65 @@ def _migration_from_row(row: RowMapping) -> MigrationRecord:
     )
 
 
-def insert_migration(conn: Connection, record: MigrationRecord) -> MigrationRecord:
-    result = conn.execute(migrations.insert().values(
-        uuid=record.uuid, server_uuid=record.server_uuid, kind=str(record.kind),
-        source_host=record.source_host, dest_host=record.dest_host,
-        status=str(record.status), created_at=record.created_at,
-        updated_at=record.updated_at,
-    ))
-    key = result.inserted_primary_key
-    assert key is not None
-    record.id = int(key[0])
-    return record
+# INSERT INTO migrations (uuid, server_uuid, ...) SELECT :uuid, ... WHERE EXISTS
+#   (SELECT 1 FROM operations WHERE id = :b_operation AND owner = :b_owner FOR SHARE)
+_MIGRATION_COLUMNS = ("uuid", "server_uuid", "kind", "source_host", "dest_host", "status",
+                      "created_at", "updated_at")
+_INSERT_MIGRATION = Statement(migrations.insert().from_select(
+    list(_MIGRATION_COLUMNS),
+    sa.select(*(sa.bindparam(f"v_{name}", type_=migrations.c[name].type)
+                for name in _MIGRATION_COLUMNS)).where(_fenced())))
 
 
-def update_migration(conn: Connection, uuid: str, *, status: MigrationStatus,
-                     dest_host: str | None = None) -> None:
-    values: dict[str, Any] = {"status": str(status), "updated_at": utcnow()}
+def insert_migration(conn: Connection, record: MigrationRecord, *,
+                     fence: Fence) -> MigrationRecord | None:
+    """Record a move that starts (``MIGRATION_START``), fenced on the operation moving
+    the server; None when the fence no longer holds (nothing is written)."""
+    if record.status != MIGRATION_START:
+        raise IllegalTransition(f"a migration starts {MIGRATION_START}, not {record.status}")
+    params: dict[str, object] = {
+        "v_uuid": record.uuid, "v_server_uuid": record.server_uuid,
+        "v_kind": str(record.kind), "v_source_host": record.source_host,
+        "v_dest_host": record.dest_host, "v_status": str(record.status),
+        "v_created_at": record.created_at, "v_updated_at": record.updated_at,
+        "b_operation": fence.operation_id, "b_owner": fence.owner}
+    if not _INSERT_MIGRATION.run(conn, params).rowcount:
+        return None
+    found = load_migration(conn, record.uuid)
+    assert found is not None
+    return found
+
+
+def apply_migration(conn: Connection, transition: MigrationTransition, uuid: str, *,
+                    fence: Fence, dest_host: str | None = None) -> Applied:
+    """Move migration ``uuid`` by ``transition``: a compare-and-set on its status,
+    fenced on the operation moving its server (the only writer of a migration's
+    status)."""
+    if dest_host is not None and not transition.dest_host:
+        raise IllegalTransition(f"{transition.name} does not record a destination")
+    statement = _migration_statement(transition, dest_host is not None)
+    params: dict[str, object] = {
+        "b_uuid": uuid, "v_status": str(transition.status), "v_updated_at": utcnow(),
+        "b_operation": fence.operation_id, "b_owner": fence.owner}
     if dest_host is not None:
-        values["dest_host"] = dest_host
-    conn.execute(migrations.update().where(migrations.c.uuid == uuid).values(**values))
+        params["v_dest_host"] = dest_host
+    if statement.run(conn, params).rowcount:
+        return Applied.APPLIED
+    return _why_not(conn, fence)
+
+
+@functools.lru_cache(maxsize=64)
+def _migration_statement(transition: MigrationTransition, dest_host: bool) -> Statement:
+    # UPDATE migrations SET status = :v_status, updated_at = :v_updated_at
+    #   [, dest_host = :v_dest_host] WHERE uuid = :b_uuid AND (status = 'a' OR ...)
+    #   AND EXISTS (SELECT 1 FROM operations WHERE id = :b_operation
+    #               AND owner = :b_owner FOR SHARE)
+    columns = ["status", "updated_at", *(["dest_host"] if dest_host else [])]
+    return Statement(
+        migrations.update().where(migrations.c.uuid == sa.bindparam("b_uuid"))
+        .where(sa.or_(*(migrations.c.status == str(s) for s in sorted(transition.statuses))))
+        .where(_fenced())
+        .values({name: sa.bindparam(f"v_{name}") for name in columns}))
 
 
 def load_migration(conn: Connection, uuid: str) -> MigrationRecord | None:

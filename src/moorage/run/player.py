@@ -27,6 +27,7 @@ from moorage.api.client import ComputeApiClient
 from moorage.compute.fleet import FLEET_DRIVERS, FleetHost
 from moorage.compute.launcher import agent_config
 from moorage.embedded import HostPlan
+from moorage.lifecycle import machine
 from moorage.placement.client import PlacementClient
 from moorage.run.results import (
     BootResult,
@@ -71,8 +72,6 @@ CONFIGURATIONS: tuple[Configuration, ...] = (
                   [*_OFF, ("filter_scheduler", "enabled_filters",
                            ["ComputeFilter", "ImagePropertiesFilter"])]),
 )
-
-FINAL = frozenset({"ACTIVE", "ERROR"})
 
 Progress = Callable[[str, int, int], None]
 
@@ -219,7 +218,7 @@ def _boot(api: ComputeApiClient, name: str, flavor: str, image: str,
     deadline = time.monotonic() + timeout
     while True:
         server = api.server(uuid)
-        if server["status"] in FINAL and server.get("OS-EXT-STS:task_state") is None:
+        if machine.at_rest(server["status"], server.get("OS-EXT-STS:task_state")):
             return server
         if time.monotonic() > deadline:
             raise PlayError(f"server {name} still {server['status']} after {timeout:g}s")

@@ -24,9 +24,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from moorage.api.client import ComputeApiClient, ComputeApiError
+from moorage.lifecycle import machine
+from moorage.lifecycle.states import ServerStatus
 
-# Statuses a server rests in once its task is done.
-AT_REST = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE"})
+# The statuses asked for: a server at rest that is not gone (the API lists DELETED
+# ones only under changes-since, by their own status filter).
+LISTED_AT_REST = sorted(machine.AT_REST - {ServerStatus.DELETED})
 
 
 class ServerWatcher:
@@ -76,15 +79,14 @@ class ServerWatcher:
     def _settle(self, server: Mapping[str, Any]) -> None:
         """Under the lock: record a server that came to rest, wake its waiter."""
         uuid = str(server["id"])
-        if server.get("OS-EXT-STS:task_state") is not None:
-            return
-        if server["status"] not in AT_REST and server["status"] != "DELETED":
+        if not machine.at_rest(server["status"], server.get("OS-EXT-STS:task_state")):
             return
         state = f"{server['status']} {server.get('updated')}"
         if self._handed.get(uuid) == state and uuid not in self._waiting:
             return  # handed on already, seen again in an overlapping poll
         self._handed[uuid] = state
-        self._rested[uuid] = None if server["status"] == "DELETED" else dict(server)
+        self._rested[uuid] = (None if server["status"] == ServerStatus.DELETED
+                              else dict(server))
         waiting = self._waiting.pop(uuid, None)
         if waiting is not None:
             waiting[0].set()
@@ -104,7 +106,7 @@ class ServerWatcher:
         started = datetime.datetime.now(datetime.UTC)
         servers = self._client.servers([
             ("all_tenants", "1"), ("changes-since", self._since.isoformat()),
-            *(("status", status) for status in sorted(AT_REST))])
+            *(("status", str(status)) for status in LISTED_AT_REST)])
         # From a little before this poll on (clocks of one machine); stragglers are
         # looked at one by one.
         self._since = started - self.overlap

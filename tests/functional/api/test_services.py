@@ -4,6 +4,7 @@ os-services and os-hypervisors, and the evacuated guests a returning host destro
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,9 +12,10 @@ from typing import Any
 import pytest
 
 from moorage.compute.client import AgentUnreachable
+from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.records import MigrationRecord
-from moorage.lifecycle.states import MigrationKind, MigrationStatus
-from moorage.lifecycle.store import insert_migration
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
+from moorage.lifecycle.store import Applied, Fence
 from moorage.virt.driver import Guest
 from tests.api_fixtures import (
     SERVICE_TOKEN,
@@ -125,8 +127,12 @@ def test_hypervisors(compute_api: ComputeApi) -> None:
     compute_api.admin("GET", "/v2.1/os-hypervisors/nope", expect=404)
 
 
-def test_returning_host_destroys_evacuated_guests(compute_api: ComputeApi,
-                                                  placement: Any) -> None:
+def test_a_returning_host_ends_the_evacuations_away_from_it(compute_api: ComputeApi,
+                                                              placement: Any) -> None:
+    """The heartbeat records an operation; a conductor releases the migration's hold on
+    the source and has the guest left there destroyed (the agent unreachable here: at
+    its next heartbeat). Recorded once, carried out once."""
+    compute_api.attach_workers()
     _beat(compute_api, "h1")
     provider = placement.create_provider("h1")
     placement.put(f"/resource_providers/{provider}/inventories", json={
@@ -137,15 +143,37 @@ def test_returning_host_destroys_evacuated_guests(compute_api: ComputeApi,
         "allocations": {provider: {"resources": {"VCPU": 2}}},
         "project_id": "p", "user_id": "u", "consumer_generation": None,
         "consumer_type": "MIGRATION"}, expect=204)
-    with compute_api.state.database.writer() as writer:
-        insert_migration(writer.conn, MigrationRecord(
+    database = compute_api.state.database
+    # An evacuation from h1 finished while h1 was down, by the table's own transitions.
+    with database.writer() as writer:
+        op = operations.add(writer.conn, server_uuid, OperationKind.EVACUATE,
+                            owner="evacuating", lease_seconds=60)
+        fence = Fence(op.id, "evacuating")
+        assert store.insert_migration(writer.conn, MigrationRecord(
             uuid=migration_uuid, server_uuid=server_uuid, kind=MigrationKind.EVACUATION,
-            source_host="h1", dest_host="h2", status=MigrationStatus.DONE))
-    assert _beat(compute_api, "h1").json()["destroy"] == [server_uuid]
+            source_host="h1"), fence=fence)
+        assert store.apply_migration(writer.conn, machine.migration_transition(
+            "migration.evacuated"), migration_uuid, fence=fence, dest_host="h2"
+        ) is Applied.APPLIED
+        assert operations.finish(writer.conn, op.id, "evacuating")
+    assert _beat(compute_api, "h1").json()["destroy"] == []
+    deadline = time.monotonic() + 30
+    while True:
+        with database.reader() as conn:
+            migration = store.load_migration(conn, migration_uuid)
+            pending = operations.pending(conn)
+        assert migration is not None
+        if migration.status == MigrationStatus.COMPLETED and not pending:
+            break
+        assert time.monotonic() < deadline, (migration, pending)
+        time.sleep(0.05)
     allocations = placement.get(f"/allocations/{migration_uuid}", expect=200).json()
     assert allocations["allocations"] == {}
-    # Done once: the migration is completed and the next heartbeat lists nothing.
+    # The agent did not answer the destroy: its next heartbeat carries it, once.
+    assert _beat(compute_api, "h1").json()["destroy"] == [server_uuid]
     assert _beat(compute_api, "h1").json()["destroy"] == []
+    with database.reader() as conn:
+        assert operations.pending(conn) == []
 
 
 def test_service_token_guards_the_internal_routes(compute_api: ComputeApi) -> None:

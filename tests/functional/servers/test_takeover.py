@@ -14,10 +14,10 @@ import time
 from typing import Any
 
 from moorage.conductor.specs import request_spec
-from moorage.lifecycle import operations, schema, store
-from moorage.lifecycle.operations import OperationKind
+from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.records import MigrationRecord
-from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind, ServerStatus
+from moorage.lifecycle.store import NO_CHANGES, Applied, Fence, ServerChanges
 from moorage.virt.driver import Guest
 from tests.functional.servers.conftest import Cloud, fake_host
 
@@ -30,25 +30,36 @@ def _cloud(make_cloud: Any, *hosts: str) -> Cloud:
     return cloud
 
 
-def _abandoned(cloud: Cloud, uuid: str, kind: OperationKind,
-               arguments: dict[str, Any] | None = None,
-               progress: dict[str, Any] | None = None, **changes: Any) -> None:
-    """Leave server ``uuid`` as a conductor that died would: ``changes`` applied, an
-    operation of ``kind`` held by it under a lease that has run out."""
-    database = cloud.state.database
-    with database.writer() as writer:
-        if changes:
-            assert store.transition(writer.conn, uuid, **changes)
+def _dead_operation(cloud: Cloud, uuid: str, kind: OperationKind,
+                    arguments: dict[str, Any] | None = None) -> operations.Operation:
+    """The operation of ``kind`` the dead conductor held for server ``uuid`` (the one
+    it claimed in _new_server, or a new one), under a long lease for now."""
+    with cloud.state.database.writer() as writer:
         held = operations.pending(writer.conn, [uuid])
         if held:  # the dead conductor's own, claimed in _new_server
             [op] = held
             assert op.kind == kind and op.owner == DEAD
-        else:
-            op = operations.add(writer.conn, uuid, kind, arguments, owner=DEAD,
-                                lease_seconds=600)
+            return op
+        return operations.add(writer.conn, uuid, kind, arguments, owner=DEAD,
+                              lease_seconds=600)
+
+
+def _dead_apply(cloud: Cloud, uuid: str, op: operations.Operation, name: str,
+                changes: ServerChanges = NO_CHANGES) -> None:
+    """A transition as the API (before the operation) or the dead conductor applied it."""
+    step = machine.transition(name)
+    fence = Fence(op.id, DEAD) if step.actor == machine.Actor.CONDUCTOR else None
+    with cloud.state.database.writer() as writer:
+        assert store.apply(writer.conn, step, uuid, changes, fence=fence) is Applied.APPLIED
+
+
+def _expire(cloud: Cloud, op: operations.Operation,
+            progress: dict[str, Any] | None = None) -> None:
+    """The dead conductor's lease ran out a moment ago (``progress``: what it had
+    recorded for a successor)."""
+    with cloud.state.database.writer() as writer:
         if progress:
             operations.set_progress(writer.conn, op.id, DEAD, progress)
-        # Its lease ran out a moment ago.
         writer.conn.execute(schema.operations.update()
                             .where(schema.operations.c.id == op.id)
                             .values(lease_until=operations.now()))
@@ -98,8 +109,10 @@ def test_a_build_whose_guest_runs_becomes_active_where_it_is(make_cloud: Any) ->
     cloud.agents[host].agent.driver.spawn(Guest(
         uuid=uuid, name="vm", node=selection.destination.node, flavor=record.flavor,
         image=record.image, allocations=selection.destination.allocation_request))
-    _abandoned(cloud, uuid, OperationKind.BUILD, task_state=TaskState.SPAWNING, host=host,
-               node=selection.destination.node)
+    op = _dead_operation(cloud, uuid, OperationKind.BUILD)
+    _dead_apply(cloud, uuid, op, "build.spawning",
+                ServerChanges(host=host, node=selection.destination.node))
+    _expire(cloud, op)
     server = cloud.wait(uuid, timeout=30)
     assert server["status"] == "ACTIVE"
     assert server["OS-EXT-SRV-ATTR:host"] == host
@@ -115,8 +128,10 @@ def test_a_build_interrupted_before_its_guest_started_is_scheduled_again(
     record = _record(cloud, uuid)
     selection = cloud.state.scheduler.select_destinations(request_spec(record))
     first = selection.destination.host
-    _abandoned(cloud, uuid, OperationKind.BUILD, task_state=TaskState.SPAWNING, host=first,
-               node=selection.destination.node)
+    op = _dead_operation(cloud, uuid, OperationKind.BUILD)
+    _dead_apply(cloud, uuid, op, "build.spawning",
+                ServerChanges(host=first, node=selection.destination.node))
+    _expire(cloud, op)
     server = cloud.wait(uuid, timeout=30)
     assert server["status"] == "ACTIVE"
     attempts = server["moorage:scheduling"]["attempts"]
@@ -137,7 +152,7 @@ def test_a_build_that_held_a_claim_while_scheduling_releases_it(make_cloud: Any)
     record = _record(cloud, uuid)
     cloud.state.scheduler.select_destinations(request_spec(record))
     assert _hosts_of(cloud, uuid) == ["h1"]
-    _abandoned(cloud, uuid, OperationKind.BUILD)
+    _expire(cloud, _dead_operation(cloud, uuid, OperationKind.BUILD))
     server = cloud.wait(uuid, timeout=30)
     assert server["status"] == "ACTIVE", server.get("fault")
     assert _hosts_of(cloud, uuid) == ["h1"]
@@ -149,13 +164,17 @@ def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
     uuid, source = server["id"], server["OS-EXT-SRV-ATTR:host"]
     dest = "h2" if source == "h1" else "h1"
     record = _record(cloud, uuid)
-    # The dead conductor: migration recorded, allocations swapped to it, the
-    # destination claimed and its guest started; then it died.
+    # The API accepted the migration; the dead conductor recorded the migration,
+    # swapped the allocations to it, claimed the destination and started its guest;
+    # then it died.
+    op = _dead_operation(cloud, uuid, OperationKind.MIGRATE, {"host": None})
+    _dead_apply(cloud, uuid, op, "migrate.accepted")
+    _dead_apply(cloud, uuid, op, "resize.migrating")
     migration = MigrationRecord(uuid="0b5a1e52-0000-4000-8000-000000000001",
                                 server_uuid=uuid, kind=MigrationKind.MIGRATION,
                                 source_host=source, status=MigrationStatus.MIGRATING)
     with cloud.state.database.writer() as writer:
-        store.insert_migration(writer.conn, migration)
+        assert store.insert_migration(writer.conn, migration, fence=Fence(op.id, DEAD))
     cloud.state.placement.move_allocations(uuid, migration.uuid, record.project_id,
                                            record.user_id)
     spec = request_spec(record, ignore_hosts=(source,))
@@ -164,9 +183,7 @@ def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
     cloud.agents[dest].agent.driver.spawn(Guest(
         uuid=uuid, name="vm", node=selection.destination.node, flavor=record.flavor,
         image=record.image, allocations=selection.destination.allocation_request))
-    _abandoned(cloud, uuid, OperationKind.MIGRATE, {"host": None},
-               progress={"dest_host": dest}, status=ServerStatus.RESIZE,
-               task_state=TaskState.RESIZE_MIGRATING)
+    _expire(cloud, op, progress={"dest_host": dest})
     moved = cloud.wait(uuid, timeout=30)
     assert moved["status"] == "ACTIVE"
     assert moved["OS-EXT-SRV-ATTR:host"] == source
@@ -182,7 +199,9 @@ def test_an_abandoned_delete_is_carried_out(make_cloud: Any) -> None:
     cloud = _cloud(make_cloud, "h1")
     server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
     uuid = server["id"]
-    _abandoned(cloud, uuid, OperationKind.DELETE, task_state=TaskState.DELETING)
+    op = _dead_operation(cloud, uuid, OperationKind.DELETE)
+    _dead_apply(cloud, uuid, op, "delete.accepted")
+    _expire(cloud, op)
     deadline = time.monotonic() + 30
     while _record(cloud, uuid).status != ServerStatus.DELETED:
         assert time.monotonic() < deadline, "the delete was not taken over"

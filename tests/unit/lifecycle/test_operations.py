@@ -4,40 +4,18 @@ operations run, and what fencing keeps a slow former owner from doing."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from moorage.api.storage import migration
-from moorage.lifecycle import operations, store
-from moorage.lifecycle.operations import OperationKind
-from moorage.lifecycle.records import ServerRecord
-from moorage.lifecycle.states import ServerStatus, TaskState
-from moorage.lifecycle.store import Fence
-from moorage.model.flavor import Flavor
-from moorage.model.image import Image
+from moorage.lifecycle import machine, operations, schema, store
+from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
+from moorage.lifecycle.store import Applied, Fence, ServerChanges
 from moorage.placement.storage.database import Database
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """The compute API's database on both backends: on PostgreSQL the lifecycle's
-    statements run as driver SQL (``Statement``), on SQLite through SQLAlchemy."""
-    url = (f"sqlite:///{tmp_path / 'api.sqlite'}" if request.param == "sqlite"
-           else request.getfixturevalue("postgresql_url"))
-    database = Database(url)
-    migration.upgrade(database)
-    yield database
-    database.dispose()
+from tests.unit.lifecycle.conftest import OWNER, bring, insert
 
 
 def _server(db: Database, uuid: str) -> None:
-    record = ServerRecord(uuid=uuid, name=uuid, project_id="p", user_id="u", flavor_id="f",
-                          flavor=Flavor("f", 1, 512, 1), image_id="i",
-                          image=Image(id="i", name="i", disk_format="raw"))
-    with db.writer() as writer:
-        store.insert_server(writer.conn, record)
+    insert(db, uuid)
 
 
 def test_an_operation_accepted_with_an_owner_is_not_claimable_until_its_lease_runs_out(
@@ -64,11 +42,12 @@ def test_an_operation_accepted_with_an_owner_is_not_claimable_until_its_lease_ru
 
 def test_renewal_keeps_an_operation_its_owners(db: Database) -> None:
     with db.writer() as writer:
-        operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1", lease_seconds=0.3)
+        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
+                            lease_seconds=0.3)
     for _ in range(3):
         time.sleep(0.15)
         with db.writer() as writer:
-            assert operations.renew(writer.conn, "c1", 0.3) == 1
+            assert operations.renew(writer.conn, "c1", 0.3) == {op.id}
     with db.reader() as conn:
         assert operations.claimable(conn, 10) == []
 
@@ -112,18 +91,19 @@ def test_a_transition_fenced_on_a_lost_operation_changes_nothing(db: Database) -
     time.sleep(0.2)
     with db.reader() as conn:
         [expired] = operations.claimable(conn, 1)
+    spawning = machine.transition("build.spawning")
     with db.writer() as writer:
         assert operations.claim(writer.conn, expired, "c2", 30) is not None
-        # c1 was slow, not dead: its change must not land.
-        assert not store.transition(writer.conn, "s1", expect_status=[ServerStatus.BUILD],
-                                    fence=Fence(op.id, "c1"), status=ServerStatus.ACTIVE,
-                                    task_state=None)
-        assert store.transition(writer.conn, "s1", expect_status=[ServerStatus.BUILD],
-                                fence=Fence(op.id, "c2"), task_state=TaskState.SPAWNING)
+        # c1 was slow, not dead: its change must not land, and it learns why.
+        assert store.apply(writer.conn, spawning, "s1", ServerChanges(host="h9"),
+                           fence=Fence(op.id, "c1")) is Applied.LOST
+        assert store.apply(writer.conn, spawning, "s1", ServerChanges(host="h2"),
+                           fence=Fence(op.id, "c2")) is Applied.APPLIED
     with db.reader() as conn:
         record = store.load_server(conn, "s1")
     assert record is not None
     assert (record.status, record.task_state) == (ServerStatus.BUILD, TaskState.SPAWNING)
+    assert record.host == "h2"
 
 
 def test_release_all_hands_work_back_at_once(db: Database) -> None:
@@ -140,11 +120,10 @@ def test_release_all_hands_work_back_at_once(db: Database) -> None:
 
 
 def test_cleanups_are_due_only_for_servers_at_rest_elsewhere(db: Database) -> None:
-    for uuid in ("gone", "back-here", "busy"):
-        _server(db, uuid)
+    bring(db, "gone", (ServerStatus.DELETED, None))
+    bring(db, "back-here", (ServerStatus.ACTIVE, None))  # on h1
+    _server(db, "busy")
     with db.writer() as writer:
-        store.transition(writer.conn, "gone", status=ServerStatus.DELETED)
-        store.transition(writer.conn, "back-here", status=ServerStatus.ACTIVE, host="h1")
         operations.add(writer.conn, "busy", OperationKind.BUILD)
         for uuid in ("gone", "back-here", "busy"):
             store.add_cleanup(writer.conn, "h1", uuid, "test")
@@ -157,71 +136,42 @@ def test_cleanups_are_due_only_for_servers_at_rest_elsewhere(db: Database) -> No
         assert store.cleanups_of(writer.conn, ["h1"]) == {"h1": ["busy"]}
 
 
-@pytest.mark.parametrize(("status", "task", "expect_status", "expect_task", "applies"), [
-    (ServerStatus.BUILD, TaskState.SCHEDULING, [ServerStatus.BUILD], None, True),
-    (ServerStatus.BUILD, TaskState.SCHEDULING, [ServerStatus.ACTIVE], None, False),
-    (ServerStatus.BUILD, TaskState.SCHEDULING,
-     [ServerStatus.ACTIVE, ServerStatus.BUILD], [TaskState.SPAWNING, TaskState.SCHEDULING],
-     True),
-    (ServerStatus.BUILD, TaskState.SCHEDULING, None, [TaskState.SPAWNING], False),
-    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [None], True),
-    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [TaskState.DELETING, None], True),
-    (ServerStatus.ACTIVE, None, [ServerStatus.ACTIVE], [TaskState.DELETING], False),
-    (ServerStatus.ACTIVE, TaskState.DELETING, [ServerStatus.ACTIVE], [None], False),
-])
-def test_a_transition_applies_only_from_the_states_it_expects(
-        db: Database, status: ServerStatus, task: TaskState | None,
-        expect_status: list[ServerStatus] | None, expect_task: list[TaskState | None] | None,
-        applies: bool) -> None:
-    _server(db, "s1")
-    with db.writer() as writer:
-        assert store.transition(writer.conn, "s1", status=status, task_state=task)
-    with db.writer() as writer:
-        changed = store.transition(writer.conn, "s1", expect_status=expect_status,
-                                   expect_task=expect_task, host="h2",
-                                   attempts=[{"host": "h2", "result": "ok"}])
-    assert changed is applies
-    with db.reader() as conn:
-        record = store.load_server(conn, "s1")
-    assert record is not None
-    assert record.host == ("h2" if applies else None)
-    assert record.attempts == ([{"host": "h2", "result": "ok"}] if applies else [])
-    assert (record.status, record.task_state) == (status, task)
-
-
 @pytest.mark.parametrize("applies", [True, False])
-def test_a_finishing_transition_ends_the_operation_either_way(db: Database,
-                                                               applies: bool) -> None:
-    _server(db, "s1")
+def test_a_transition_that_ends_its_operation_ends_it_only_if_it_applied(
+        db: Database, applies: bool) -> None:
+    """A delete that came meanwhile moved the task state on: the build's last
+    transition then does not apply, and the build, still owning its operation, cleans
+    up before it ends it."""
+    bring(db, "s1", (ServerStatus.BUILD, TaskState.SPAWNING))
+    if not applies:
+        with db.writer() as writer:
+            assert store.apply(writer.conn, machine.transition("delete.accepted"), "s1"
+                               ) is Applied.APPLIED
     with db.writer() as writer:
-        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c1",
-                            lease_seconds=30)
-        # A delete that came meanwhile would have moved the task state on: the build's
-        # last transition then does not apply, but its operation still ends.
-        changed = store.transition(
-            writer.conn, "s1", fence=Fence(op.id, "c1"), finish=True,
-            expect_task=[TaskState.SCHEDULING] if applies else [TaskState.DELETING],
-            status=ServerStatus.ACTIVE)
-    assert changed is applies
+        [op] = operations.pending(writer.conn, ["s1"])
+        outcome = store.apply(writer.conn, machine.transition("build.active"), "s1",
+                              fence=Fence(op.id, OWNER))
+    assert outcome is (Applied.APPLIED if applies else Applied.STALE)
     with db.reader() as conn:
-        assert operations.pending(conn) == []
+        assert [o.id for o in operations.pending(conn)] == ([] if applies else [op.id])
         record = store.load_server(conn, "s1")
     assert record is not None
-    assert record.status == (ServerStatus.ACTIVE if applies else ServerStatus.BUILD)
+    assert (record.status, record.task_state) == (
+        (ServerStatus.ACTIVE, None) if applies else (ServerStatus.BUILD, TaskState.DELETING))
 
 
 def test_a_finishing_transition_of_a_lost_operation_changes_nothing(db: Database) -> None:
-    _server(db, "s1")
+    bring(db, "s1", (ServerStatus.BUILD, TaskState.SPAWNING))
     with db.writer() as writer:
-        op = operations.add(writer.conn, "s1", OperationKind.BUILD, owner="c2",
-                            lease_seconds=30)
-        assert not store.transition(writer.conn, "s1", fence=Fence(op.id, "c1"),
-                                    finish=True, status=ServerStatus.ACTIVE)
+        [op] = operations.pending(writer.conn, ["s1"])
+        writer.conn.execute(schema.operations.update().values(owner="c2"))
+        assert store.apply(writer.conn, machine.transition("build.active"), "s1",
+                           fence=Fence(op.id, OWNER)) is Applied.LOST
     with db.reader() as conn:
         [still] = operations.pending(conn)
+        record = store.load_server(conn, "s1")
     assert still.owner == "c2"
-    with pytest.raises(ValueError, match="needs its fence"), db.writer() as writer:
-        store.transition(writer.conn, "s1", finish=True, status=ServerStatus.ACTIVE)
+    assert record is not None and record.status == ServerStatus.BUILD
 
 
 def test_an_operation_carries_the_ids_of_the_request_that_recorded_it(db: Database) -> None:

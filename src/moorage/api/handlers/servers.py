@@ -18,25 +18,22 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 from moorage import failpoints
-from moorage.api import lookups
-from moorage.api.errors import BadRequest, Conflict, NotFound, ServiceUnavailable
+from moorage.api import lookups, work
+from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.conductor import faults
-from moorage.lifecycle import operations, store
-from moorage.lifecycle.operations import Operation, OperationKind
+from moorage.lifecycle import machine, store
+from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
-from moorage.lifecycle.states import VM_STATES, ServerStatus, TaskState
-from moorage.lifecycle.store import ServerQuery
+from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
+from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges, ServerQuery
 from moorage.model.codec import flavor_to_json, image_to_json
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import for_user as decisions_for_user
 from moorage.web import Response
 
-ACTIVE, BUILD, DELETED, ERROR = (ServerStatus.ACTIVE, ServerStatus.BUILD,
-                                 ServerStatus.DELETED, ServerStatus.ERROR)
-REBUILD, RESIZE = ServerStatus.REBUILD, ServerStatus.RESIZE
-VERIFY_RESIZE, REVERT_RESIZE = ServerStatus.VERIFY_RESIZE, ServerStatus.REVERT_RESIZE
+DELETED, ERROR = ServerStatus.DELETED, ServerStatus.ERROR
 
 
 # -- views -------------------------------------------------------------------------
@@ -239,11 +236,11 @@ def create_server(req: ApiRequest) -> Response:
     body = req.json_object("server")
     req.authorize("os_compute_api:servers:create")
     record = new_server(req, body)
-    _require_conductor(req)
+    work.require_conductor(req)
 
     def create(conn: Connection) -> Operation:
         store.insert_server(conn, record)
-        return _accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
+        return work.accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
 
     committer = req.state.conductor.committer if req.state.conductor is not None else None
     if committer is not None:  # committed with other servers' changes
@@ -252,7 +249,7 @@ def create_server(req: ApiRequest) -> Response:
         with req.state.database.writer() as writer:
             operation = create(writer.conn)
     failpoints.reach("api.create.after_commit")
-    _dispatch(req, operation, record)
+    work.dispatch(req, operation, record)
     return json_response({"server": {"id": record.uuid,
                                      "links": req.link("servers", record.uuid),
                                      "OS-DCF:diskConfig": "MANUAL",
@@ -298,12 +295,14 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
         if key in body and body[key] not in (1, "1"):
             raise BadRequest(f"{key} other than 1 is not supported; create servers one "
                              "at a time.")
+    created = machine.transition("build.accepted")
+    assert created.status is not None
     return ServerRecord(
         uuid=str(uuidlib.uuid4()), name=name,
         project_id=req.context.project_id or "", user_id=req.context.user_id or "",
         flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
         is_bfv=volume_image is not None, availability_zone=zone,
-        status=BUILD, task_state=TaskState.SCHEDULING, requested_host=host,
+        status=created.status, task_state=created.task, requested_host=host,
     )
 
 
@@ -353,51 +352,23 @@ def _forced_host(req: ApiRequest, body: Mapping[str, Any]) -> str | None:
     return host
 
 
-def _require_conductor(req: ApiRequest) -> None:
-    """Refuse work nobody would carry out: no conductor in this process, and the
-    configuration does not say separate conductor processes run."""
-    if req.state.conductor is None and req.state.conf.conductor.run_in_api:
-        raise ServiceUnavailable("The conductor is not running; servers cannot be built "
-                                 "or changed by this API process.")
-
-
-def _accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
-            arguments: Mapping[str, Any] | None = None, *, new: bool = False) -> Operation:
-    """Record the work in the transaction that records the server's new state: claimed
-    at once by this process's conductor, if it has one. ``new``: the server was just
-    created, so no older operation of it can exist. The work carries the request's ids
-    (its log lines and calls name the request, wherever it runs)."""
-    conductor = req.state.conductor
-    return operations.add(conn, uuid, kind, arguments,
-                          owner=conductor.identity if conductor is not None else None,
-                          lease_seconds=float(req.state.conf.conductor.lease_seconds),
-                          first=new, request_id=req.request_id or None,
-                          global_request_id=req.global_request_id)
-
-
-def _dispatch(req: ApiRequest, operation: Operation,
-              record: ServerRecord | None = None) -> None:
-    """After the commit: hand the work to this process's conductor."""
-    if req.state.conductor is not None:
-        req.state.conductor.dispatch(operation, record)
-
-
 # -- delete ------------------------------------------------------------------------
 def delete_server(req: ApiRequest) -> Response:
     uuid = req.params["server_id"]
     record = server_or_404(req, uuid)
     req.authorize("os_compute_api:servers:delete", _target(record))
-    _require_conductor(req)
+    work.require_conductor(req)
     if record.task_state == TaskState.DELETING:
         return no_content()  # already on its way
     with req.state.database.writer() as writer:
-        changed = store.transition(writer.conn, uuid,
-                                   expect_status=[s for s in ServerStatus if s != DELETED],
-                                   task_state=TaskState.DELETING)
-        if not changed:
+        if store.apply(writer.conn, machine.transition("delete.accepted"), uuid
+                       ) is not Applied.APPLIED:
+            now = store.load_server(writer.conn, uuid)
+            if now is not None and now.task_state == TaskState.DELETING:
+                return no_content()  # another request deleted it meanwhile
             raise NotFound(f"Instance {uuid} could not be found.")
-        operation = _accept(req, writer.conn, uuid, OperationKind.DELETE)
-    _dispatch(req, operation)
+        operation = work.accept(req, writer.conn, uuid, OperationKind.DELETE)
+    work.dispatch(req, operation)
     return no_content()
 
 
@@ -413,17 +384,21 @@ def server_action(req: ApiRequest) -> Response:
         raise BadRequest(f"There is no such action: {action}; allowed: "
                          f"{', '.join(sorted(_ACTIONS))}.")
     record = server_or_404(req, uuid)
-    if record.task_state is not None:
+    accepted = machine.ACTIONS[action]
+    if record.task_state not in accepted.tasks:
         raise Conflict(f"Cannot '{action}' instance {uuid} while it is in task_state "
-                       f"{record.task_state}")
+                       f"{record.task_state}; {accepted.name} needs {accepted.needs()}.")
     return handler(req, record, argument)
 
 
-def _require_status(record: ServerRecord, action: str, *allowed: str) -> None:
-    if record.status not in allowed:
+def _require_state(record: ServerRecord, action: str) -> None:
+    """The precondition of the action's transition (nova's check_instance_state): a
+    409 naming the transition and the state it needs."""
+    accepted = machine.ACTIONS[action]
+    if not accepted.allows(record.status, record.task_state):
         raise Conflict(f"Cannot '{action}' instance {record.uuid} while it is in vm_state "
-                       f"{VM_STATES.get(record.status, record.status.lower())}; it must "
-                       f"be {' or '.join(allowed)}.")
+                       f"{VM_STATES.get(record.status, record.status.lower())}; "
+                       f"{accepted.name} needs {accepted.needs()}.")
 
 
 def _argument(argument: object, action: str) -> dict[str, Any]:
@@ -434,20 +409,20 @@ def _argument(argument: object, action: str) -> dict[str, Any]:
     return argument
 
 
-def _start(req: ApiRequest, record: ServerRecord, kind: OperationKind,
-           expect: tuple[ServerStatus, ...], arguments: Mapping[str, Any] | None = None,
-           **changes: Any) -> None:
-    """Record the new state and the work, if nothing else changed the server meanwhile,
-    and hand the work to the conductor."""
-    _require_conductor(req)
+def _start(req: ApiRequest, record: ServerRecord, action: str, kind: OperationKind,
+           arguments: Mapping[str, Any] | None = None,
+           changes: ServerChanges = NO_CHANGES) -> None:
+    """Record the new state (the action's transition) and the work, if nothing else
+    changed the server meanwhile, and hand the work to the conductor."""
+    work.require_conductor(req)
+    accepted = machine.ACTIONS[action]
     with req.state.database.writer() as writer:
-        changed = store.transition(writer.conn, record.uuid, expect_status=expect,
-                                   expect_task=(None,), **changes)
-        if not changed:
-            raise Conflict(f"Cannot '{kind}' instance {record.uuid}: another operation "
-                           "changed it meanwhile; try again.")
-        operation = _accept(req, writer.conn, record.uuid, kind, arguments)
-    _dispatch(req, operation)
+        if store.apply(writer.conn, accepted, record.uuid, changes) is not Applied.APPLIED:
+            raise Conflict(f"Cannot '{action}' instance {record.uuid}: another operation "
+                           f"changed it meanwhile ({accepted.name} needs "
+                           f"{accepted.needs()}); try again.")
+        operation = work.accept(req, writer.conn, record.uuid, kind, arguments)
+    work.dispatch(req, operation)
 
 
 def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
@@ -456,7 +431,7 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     image_ref = args.get("imageRef")
     if not isinstance(image_ref, str) or not image_ref:
         raise BadRequest("rebuild needs 'imageRef', the id of the image to rebuild with.")
-    _require_status(record, "rebuild", ACTIVE, ERROR)
+    _require_state(record, "rebuild")
     if record.host is None:
         raise Conflict(f"Instance {record.uuid} has no host to rebuild on; delete it and "
                        "create it again.")
@@ -464,10 +439,10 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     if record.is_bfv and image.id != record.image_id:
         raise BadRequest("Rebuilding a volume-backed server with a different image is "
                          "not supported.")
-    _start(req, record, OperationKind.REBUILD, (ACTIVE, ERROR),
-           {"image_id": image.id, "image": image_to_json(image)},
-           status=REBUILD, task_state=TaskState.REBUILDING, fault=None)
-    record.status, record.task_state = REBUILD, TaskState.REBUILDING
+    accepted = machine.ACTIONS["rebuild"]
+    _start(req, record, "rebuild", OperationKind.REBUILD,
+           {"image_id": image.id, "image": image_to_json(image)}, ServerChanges(fault=None))
+    record.status, record.task_state = accepted.target(record.status), accepted.task
     return json_response({"server": server_view(req, record)}, status=202)
 
 
@@ -482,7 +457,7 @@ def resize_target(req: ApiRequest, record: ServerRecord, argument: object
     flavor_id, flavor = _flavor_for_create(req, str(flavor_ref))
     if flavor_id == record.flavor_id:
         raise BadRequest("When resizing, instances must change flavor!")
-    _require_status(record, "resize", ACTIVE)
+    _require_state(record, "resize")
     return flavor_id, flavor
 
 
@@ -496,38 +471,34 @@ def migrate_target(req: ApiRequest, record: ServerRecord, argument: object) -> s
         raise BadRequest(f"Compute host {host} could not be found.")
     if host is not None and host == record.host:
         raise BadRequest(f"The target host {host} is the server's current host.")
-    _require_status(record, "migrate", ACTIVE)
+    _require_state(record, "migrate")
     return host
 
 
 def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     flavor_id, flavor = resize_target(req, record, argument)
-    _start(req, record, OperationKind.RESIZE, (ACTIVE,),
-           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
-           status=RESIZE, task_state=TaskState.RESIZE_PREP)
+    _start(req, record, "resize", OperationKind.RESIZE,
+           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)})
     return Response(status=202)
 
 
 def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     host = migrate_target(req, record, argument)
-    _start(req, record, OperationKind.MIGRATE, (ACTIVE,), {"host": host},
-           status=RESIZE, task_state=TaskState.RESIZE_PREP)
+    _start(req, record, "migrate", OperationKind.MIGRATE, {"host": host})
     return Response(status=202)
 
 
 def _confirm_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:confirm_resize", _target(record))
-    _require_status(record, "confirmResize", VERIFY_RESIZE)
-    _start(req, record, OperationKind.CONFIRM_RESIZE, (VERIFY_RESIZE,),
-           task_state=TaskState.RESIZE_CONFIRMING)
+    _require_state(record, "confirmResize")
+    _start(req, record, "confirmResize", OperationKind.CONFIRM_RESIZE)
     return no_content()
 
 
 def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:revert_resize", _target(record))
-    _require_status(record, "revertResize", VERIFY_RESIZE)
-    _start(req, record, OperationKind.REVERT_RESIZE, (VERIFY_RESIZE,),
-           status=REVERT_RESIZE, task_state=TaskState.RESIZE_REVERTING)
+    _require_state(record, "revertResize")
+    _start(req, record, "revertResize", OperationKind.REVERT_RESIZE)
     return Response(status=202)
 
 
@@ -538,7 +509,7 @@ def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Respon
     hosts = lookups.hosts(req.state)
     if host is not None and host not in hosts:
         raise BadRequest(f"Compute host {host} could not be found.")
-    _require_status(record, "evacuate", ACTIVE, ERROR)
+    _require_state(record, "evacuate")
     source = record.host
     if source is None:
         raise Conflict(f"Instance {record.uuid} has no host to evacuate from.")
@@ -548,8 +519,8 @@ def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Respon
                        "from a host that is down.")
     if host is not None and host == source:
         raise BadRequest(f"The target host {host} is the server's current host.")
-    _start(req, record, OperationKind.EVACUATE, (ACTIVE, ERROR), {"host": host},
-           status=REBUILD, task_state=TaskState.REBUILDING, fault=None)
+    _start(req, record, "evacuate", OperationKind.EVACUATE, {"host": host},
+           ServerChanges(fault=None))
     return json_response({})
 
 

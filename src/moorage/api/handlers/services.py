@@ -7,6 +7,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from moorage.api import work
 from moorage.api.errors import BadRequest
 from moorage.api.handlers.common import boolean, database_id, string
 from moorage.api.http import ApiRequest, json_response, no_content
@@ -14,8 +15,10 @@ from moorage.api.schemas import MAX_HEARTBEATS
 from moorage.api.storage import services as store
 from moorage.api.storage.services import Heartbeat, OperatorState, ServiceRecord
 from moorage.compute.client import AgentUnreachable
+from moorage.lifecycle import operations
 from moorage.lifecycle import store as lifecycle
-from moorage.lifecycle.states import MigrationKind, MigrationStatus
+from moorage.lifecycle.operations import Operation
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
 from moorage.web import Response
 
 LOG = logging.getLogger(__name__)
@@ -139,28 +142,29 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
 
 
 def _to_destroy(req: ApiRequest, hosts: Sequence[str]) -> dict[str, list[str]]:
-    """host -> guests its agent should destroy: evacuated away from it while it was
-    down (their migrations completed now, the source's allocations released), or left
-    there by a build or delete that could not reach it."""
+    """host -> guests its agent should destroy: left there by a build or delete that
+    could not reach it. An evacuation away from a host that heart-beats again is
+    ended by an operation of its own (release the source, destroy the guest there),
+    recorded here once and carried out by a conductor."""
     wanted = set(hosts)
+    started: list[Operation] = []
     with req.state.database.writer() as writer:
         evacuated = [m for m in lifecycle.list_migrations(
             writer.conn, kinds=[MigrationKind.EVACUATION], statuses=[MigrationStatus.DONE])
             if m.source_host in wanted]
+        if evacuated:
+            queued = {str(op.arguments.get("migration")) for op in operations.pending(
+                writer.conn, [m.server_uuid for m in evacuated])
+                if op.kind == OperationKind.COMPLETE_EVACUATION}
+            for migration in reversed(evacuated):
+                if migration.uuid not in queued:
+                    started.append(work.accept(req, writer.conn, migration.server_uuid,
+                                               OperationKind.COMPLETE_EVACUATION,
+                                               {"migration": migration.uuid}))
         left = lifecycle.take_cleanups(writer.conn, hosts)
-    destroy: dict[str, list[str]] = {}
-    for migration in reversed(evacuated):
-        # The migration uuid holds the source host's allocations while the server was
-        # away; release them before saying the guest may go.
-        req.state.placement.delete_allocations(migration.uuid)
-        with req.state.database.writer() as writer:
-            lifecycle.update_migration(writer.conn, migration.uuid,
-                                       status=MigrationStatus.COMPLETED)
-        destroy.setdefault(migration.source_host, []).append(migration.server_uuid)
-    for host, uuids in left.items():
-        listed = destroy.setdefault(host, [])
-        listed.extend(u for u in uuids if u not in listed)
-    return destroy
+    for operation in started:
+        work.dispatch(req, operation)
+    return left
 
 
 def _state_view(state: OperatorState, destroy: Sequence[str]) -> dict[str, Any]:

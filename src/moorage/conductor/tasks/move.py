@@ -1,0 +1,147 @@
+"""The moves: cold migration and resize (both end in VERIFY_RESIZE, to be confirmed or
+reverted) and evacuation from a host that is down (ends ACTIVE on the destination).
+
+While a move is in flight the source host's resources are held by the migration as
+placement consumer, so the server itself is free to claim its destination
+(upstream's allocation swap): both hosts stay accounted for until the move is
+confirmed, reverted or, for an evacuation, completed when the source is back.
+
+A move taken over from a conductor that died is rolled back rather than guessed
+forward: any guest on the destination destroyed, the source's allocations handed
+back to the server, the migration in error, the server ACTIVE where it was, its
+scheduling record saying why.
+"""
+
+from __future__ import annotations
+
+import uuid as uuidlib
+from collections.abc import Mapping
+from typing import Any
+
+from moorage import failpoints, metrics
+from moorage.conductor import faults
+from moorage.conductor.specs import move_spec, scheduling_record
+from moorage.conductor.tasks.base import Task
+from moorage.conductor.tasks.build import decisions_of
+from moorage.conductor.tasks.spawn import EVACUATE, RESIZE, spawn_somewhere
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
+from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
+from moorage.lifecycle.store import ServerChanges
+from moorage.model.codec import flavor_from_json, flavor_to_json
+from moorage.scheduler.types import NoValidHost
+
+
+class MoveTask(Task):
+    kinds = (OperationKind.MIGRATE, OperationKind.RESIZE, OperationKind.EVACUATE)
+
+    @property
+    def evacuating(self) -> bool:
+        return self.operation.kind == OperationKind.EVACUATE
+
+    @property
+    def phase(self) -> str:
+        """The transitions' prefix: an evacuation's, or a resize's (a cold migration
+        is carried out as a resize to the same flavor, as in nova)."""
+        return "evacuate" if self.evacuating else "resize"
+
+    def run(self) -> None:
+        kind = self.operation.kind
+        record = self.load()
+        if record is None or record.task_state not in self.rule.tasks or record.host is None:
+            return
+        in_flight = self.in_flight_migration()
+        if self.operation.taken_from is not None or in_flight is not None:
+            self._undo(record, in_flight, {
+                "operation": str(kind),
+                "error": f"interrupted: the conductor carrying out this {kind} stopped; "
+                         "the move was rolled back and the server left where it was",
+                "conductor": self.operation.taken_from})
+            return
+        arguments = self.operation.arguments
+        flavor = (flavor_from_json(arguments["flavor"]) if arguments.get("flavor")
+                  else None)
+        target = arguments.get("host")
+        migration = self.new_migration(MigrationRecord(
+            uuid=str(uuidlib.uuid4()), server_uuid=record.uuid,
+            kind=MigrationKind.EVACUATION if self.evacuating
+            else MigrationKind.RESIZE if flavor else MigrationKind.MIGRATION,
+            source_host=record.host, status=MigrationStatus.MIGRATING))
+        failpoints.reach("conductor.move.after_migration")
+        # The source host's resources move to the migration as consumer, so the
+        # instance consumer is free to claim the destination (upstream's swap).
+        self.ensure_owned()
+        self.clients.placement.move_allocations(self.uuid, migration.uuid,
+                                                record.project_id, record.user_id)
+        failpoints.reach("conductor.move.after_swap")
+        new_flavor = flavor or record.flavor
+        spec = move_spec(record, new_flavor, target)
+        operation = str(kind)
+        self.ensure_owned()
+        try:
+            selection = self.scheduler.select_destinations(spec)
+        except NoValidHost as exc:
+            metrics.no_valid_host(exc)
+            self._undo(record, migration, scheduling_record(
+                spec, operation, error=exc.reason,
+                error_for_user=faults.reason_for_user(exc), decisions=decisions_of(exc)))
+            return
+        outcome = spawn_somewhere(
+            self, EVACUATE if self.evacuating else RESIZE, record, spec,
+            [selection.destination, *selection.alternates], flavor=new_flavor)
+        if outcome.placed is None:
+            self._undo(record, migration, {
+                **scheduling_record(spec, operation, selection),
+                "error": outcome.fault["message"] if outcome.fault else "interrupted",
+                "error_for_user": (faults.for_user(outcome.fault)["message"]
+                                   if outcome.fault else "interrupted"),
+                "attempts": outcome.attempts})
+            return
+        destination = outcome.placed
+        failpoints.reach("conductor.move.after_spawn")
+        scheduling = scheduling_record(spec, operation, selection)
+        scheduling["attempts"] = outcome.attempts
+        if self.evacuating:
+            # DONE: the source still holds the guest and the migration its resources,
+            # until the source is back (CompleteEvacuationTask).
+            self.migration("migration.evacuated", migration.uuid, destination.host)
+            self.apply("evacuate.done", ServerChanges(
+                host=destination.host, node=destination.node, scheduling=scheduling))
+            return
+        self.migration("migration.finished", migration.uuid, destination.host)
+        scheduling["resize"] = {"old_flavor_id": record.flavor_id,
+                                "old_flavor": flavor_to_json(record.flavor),
+                                "old_node": record.node, "migration": migration.uuid}
+        if flavor is not None:
+            changes = ServerChanges(host=destination.host, node=destination.node,
+                                    scheduling=scheduling,
+                                    flavor_id=str(arguments["flavor_id"]), flavor=flavor)
+        else:
+            changes = ServerChanges(host=destination.host, node=destination.node,
+                                    scheduling=scheduling)
+        self.apply("resize.finished", changes)
+
+    def _undo(self, record: ServerRecord, migration: MigrationRecord | None,
+              scheduling: Mapping[str, Any]) -> None:
+        """No destination worked (or the move was interrupted): the server stays where
+        it was, ACTIVE, with what happened in its scheduling record."""
+        destination = self.operation.progress.get("dest_host")
+        if destination and destination != record.host:
+            self.destroy(str(destination),
+                         f"{self.operation.kind} of {self.uuid} rolled back")
+        if migration is not None:
+            give_back(self, record, migration)
+            self.migration("migration.failed", migration.uuid)
+        self.apply(f"{self.phase}.rolled_back", ServerChanges(
+            host=record.host, node=record.node, scheduling=dict(scheduling)))
+
+
+def give_back(task: Task, record: ServerRecord, migration: MigrationRecord) -> None:
+    """The source host's allocations go back from the migration to the server, and
+    whatever the server claimed elsewhere meanwhile is released. Placement is asked,
+    not assumed: a successor may find the swap done or not yet done."""
+    if not task.allocations(migration.uuid):
+        return  # the swap never happened, or was undone: the server holds its own
+    task.release(record.uuid)
+    task.ensure_owned()
+    task.clients.placement.move_allocations(migration.uuid, record.uuid, record.project_id,
+                                            record.user_id)

@@ -1,0 +1,60 @@
+"""Rebuild: the same server, on the same host, with a new image; the host is checked
+for the new image first (upstream's short-cut: no candidates query, no claim)."""
+
+from __future__ import annotations
+
+from moorage import metrics
+from moorage.compute.client import AgentUnreachable, SpawnFailed
+from moorage.conductor import faults
+from moorage.conductor.specs import request_spec, scheduling_record
+from moorage.conductor.tasks.base import Task
+from moorage.lifecycle.states import OperationKind, ServerStatus
+from moorage.lifecycle.store import ServerChanges
+from moorage.model.codec import image_from_json
+from moorage.scheduler.types import NoValidHost
+from moorage.virt.driver import Guest
+
+
+class RebuildTask(Task):
+    kinds = (OperationKind.REBUILD,)
+
+    def run(self) -> None:
+        record = self.load()
+        if record is None or record.status != ServerStatus.REBUILD or record.host is None:
+            return
+        arguments = self.operation.arguments
+        image_id = str(arguments["image_id"])
+        image = image_from_json(arguments["image"])
+        host, node = record.host, record.node
+        spec = request_spec(record, image=image, requested_host=host, rebuild=True)
+        if image_id != record.image_id:
+            try:
+                self.scheduler.verify_rebuild(spec, host)
+            except NoValidHost as exc:
+                metrics.no_valid_host(exc)
+                # The image stays what it was (upstream rolls image_ref back).
+                self.apply("rebuild.no_valid_host", ServerChanges(
+                    fault=faults.no_valid_host(exc),
+                    scheduling=scheduling_record(spec, "rebuild", error=exc.reason,
+                                                 error_for_user=faults.reason_for_user(exc))))
+                return
+        allocations = self.allocations(self.uuid)
+        guest = Guest(uuid=self.uuid, name=record.name, node=node or host,
+                      flavor=record.flavor, image=image, allocations=allocations,
+                      volume_backed=record.is_bfv)
+        agents = self.clients.agents
+        try:
+            self.ensure_owned()
+            agents.destroy(host, self.uuid)
+            self.ensure_owned()
+            agents.spawn(host, guest)
+        except SpawnFailed as exc:
+            self.apply("rebuild.failed", ServerChanges(fault=faults.rebuild_failed(exc)))
+            return
+        except AgentUnreachable as exc:
+            self.apply("rebuild.failed", ServerChanges(
+                fault=faults.internal_error("rebuild", exc)))
+            return
+        self.apply("rebuild.active", ServerChanges(
+            image_id=image_id, image=image, fault=None,
+            scheduling=scheduling_record(spec, "rebuild")))

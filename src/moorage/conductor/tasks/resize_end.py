@@ -1,0 +1,55 @@
+"""The end of a resize or cold migration: confirmed (the source's guest and the
+migration's hold on it go) or reverted (back on the source with the old flavor, the
+destination's guest and claim gone). Each step is idempotent, so either is simply
+carried out again when taken over."""
+
+from __future__ import annotations
+
+from moorage.conductor.tasks.base import Task
+from moorage.conductor.tasks.move import give_back
+from moorage.lifecycle.states import OperationKind, ServerStatus
+from moorage.lifecycle.store import ServerChanges
+from moorage.model.codec import flavor_from_json
+
+
+class ConfirmResizeTask(Task):
+    kinds = (OperationKind.CONFIRM_RESIZE,)
+
+    def run(self) -> None:
+        record = self.load()
+        if record is None or record.status != ServerStatus.VERIFY_RESIZE:
+            return
+        migration = self.in_flight_migration()
+        if migration is not None:
+            self.destroy(migration.source_host, f"resize of {self.uuid} confirmed")
+            self.release(migration.uuid)
+            self.migration("migration.confirmed", migration.uuid)
+        scheduling = dict(record.scheduling)
+        scheduling.pop("resize", None)
+        self.apply("confirm_resize.done", ServerChanges(scheduling=scheduling))
+
+
+class RevertResizeTask(Task):
+    kinds = (OperationKind.REVERT_RESIZE,)
+
+    def run(self) -> None:
+        record = self.load()
+        if record is None or record.status != ServerStatus.REVERT_RESIZE:
+            return
+        migration = self.in_flight_migration()
+        resize = record.scheduling.get("resize") or {}
+        if migration is None or record.host is None:
+            self.apply("revert_resize.done")
+            return
+        if record.host != migration.source_host:
+            self.destroy(record.host, f"resize of {self.uuid} reverted")
+        give_back(self, record, migration)
+        self.migration("migration.reverted", migration.uuid)
+        old_flavor = (flavor_from_json(resize["old_flavor"]) if resize.get("old_flavor")
+                      else record.flavor)
+        scheduling = dict(record.scheduling)
+        scheduling.pop("resize", None)
+        self.apply("revert_resize.done", ServerChanges(
+            host=migration.source_host, node=resize.get("old_node"),
+            flavor_id=resize.get("old_flavor_id", record.flavor_id), flavor=old_flavor,
+            scheduling=scheduling))
