@@ -9,6 +9,7 @@ with a banner saying so. Nothing passes silently.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -119,9 +120,9 @@ def require_postgresql(request: pytest.FixtureRequest) -> str:
     return admin
 
 
-@pytest.fixture
-def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test; dropped afterwards."""
+@contextlib.contextmanager
+def _fresh_postgresql(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database, dropped afterwards."""
     admin = require_postgresql(request)
     engine = sa.create_engine(normalize_url(admin), isolation_level="AUTOCOMMIT")
     name = f"moorage_test_{uuid.uuid4().hex[:12]}"
@@ -134,6 +135,20 @@ def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
         with engine.connect() as conn:
             conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         engine.dispose()
+
+
+@pytest.fixture
+def postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test; dropped afterwards."""
+    with _fresh_postgresql(request) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_postgresql_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for a module whose tests name their own data."""
+    with _fresh_postgresql(request) as url:
+        yield url
 
 
 def _start(tmp_path: Path, database_url: str | None = None,

@@ -235,7 +235,7 @@ def transition(name: str) -> Transition:
 
 
 M = MigrationStatus
-_MOVE_IN_FLIGHT = (M.PRE_MIGRATING, M.MIGRATING, M.FINISHED)
+_MOVE_IN_FLIGHT = (M.MIGRATING, M.FINISHED)
 
 
 def _m(name: str, statuses: Iterable[MigrationStatus], status: MigrationStatus, *,
@@ -338,17 +338,24 @@ def at_rest(status: str, task: str | None) -> bool:
 
 
 # -- the diagram ----------------------------------------------------------------------------
+LIVE_STATE = "live"
+
+
 def mermaid() -> str:
-    """The server's state diagram (Mermaid), drawn from the table: one arrow per
-    transition that changes the status, one per status for those that keep it."""
-    lines = ["stateDiagram-v2"]
+    """The server's state diagram (Mermaid), drawn from the table: an arrow per
+    transition and status it starts from; those that start from any live status
+    (the delete) start once from a state standing for them all."""
+    lines = ["stateDiagram-v2",
+             f'    state "any status but {ServerStatus.DELETED}" as {LIVE_STATE}']
     for t in TRANSITIONS:
         if t.creates:
-            assert t.status is not None
             lines.append(f"    [*] --> {t.status}: {t.name}")
-            continue
-        for source in sorted(t.statuses):
-            lines.append(f"    {source} --> {t.target(source)}: {t.name}")
+        elif t.statuses == _LIVE:
+            target = LIVE_STATE if t.status is None else t.status
+            lines.append(f"    {LIVE_STATE} --> {target}: {t.name}")
+        else:
+            lines.extend(f"    {source} --> {t.target(source)}: {t.name}"
+                         for source in sorted(t.statuses))
     lines.append(f"    {ServerStatus.DELETED} --> [*]")
     return "\n".join(lines) + "\n"
 

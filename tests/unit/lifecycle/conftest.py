@@ -4,7 +4,8 @@ table by the table's own transitions (never by writing the row by hand)."""
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator
+import itertools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,29 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
     migration.upgrade(database)
     yield database
     database.dispose()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def shared_db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+              ) -> Iterator[Database]:
+    """One database per module and backend, for tests that name their own servers
+    (``unique``): creating and migrating a database costs more than most tests."""
+    url = (f"sqlite:///{tmp_path_factory.mktemp('lifecycle') / 'api.sqlite'}"
+           if request.param == "sqlite" else request.getfixturevalue("module_postgresql_url"))
+    database = Database(url)
+    migration.upgrade(database)
+    yield database
+    database.dispose()
+
+
+_NAMES = itertools.count()
+
+
+@pytest.fixture
+def unique() -> Callable[[str], str]:
+    """Names no other test of the module uses: ``unique("s1")``."""
+    prefix = f"t{next(_NAMES)}-"
+    return lambda name: prefix + name
 
 
 def new_record(uuid: str) -> ServerRecord:
