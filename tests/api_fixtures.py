@@ -15,11 +15,12 @@ from typing import Any
 import pytest
 import requests
 
-from moorage.api.service import ApiServer, attach_workers, make_state, serve
+from moorage.api.service import ApiServer, make_state, serve
 from moorage.api.state import ApiState
 from moorage.compute.client import AgentClient
 from moorage.conf import load_config
 from moorage.placement.client import PlacementClient
+from moorage.stack import attach_workers
 
 ADMIN = "admin"
 USER = "demo:demo-project"

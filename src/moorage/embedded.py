@@ -19,7 +19,7 @@ from pathlib import Path
 from oslo_config import cfg
 
 from moorage.api.app import build_app
-from moorage.api.service import ApiServer, attach_workers, make_state
+from moorage.api.service import ApiServer, make_state
 from moorage.api.state import ApiState
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
@@ -28,6 +28,7 @@ from moorage.conf import load_config
 from moorage.placement.app import make_app
 from moorage.placement.client import PlacementClient
 from moorage.placement.service import PlacementService
+from moorage.stack import attach_workers
 
 LOG = logging.getLogger(__name__)
 

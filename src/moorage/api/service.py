@@ -2,14 +2,13 @@
 HTTP server for it.
 
 The conductor (and the scheduler and agent client it uses) is attached by whoever
-assembles the full service (``moorage api serve`` does, when the conductor package
-provides it); the API answers 503 for server operations while it is missing.
+assembles the full service (``moorage.stack``); the API answers 503 for server
+operations while it is missing.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from oslo_config import cfg
 
@@ -20,14 +19,10 @@ from moorage.api.policy import Policy
 from moorage.api.state import ApiState
 from moorage.api.storage import migration
 from moorage.api.storage.database import open_database
-from moorage.compute.client import AgentClient, AgentUnreachable
-from moorage.compute.remote import HTTPAgentClient
-from moorage.conductor.manager import Conductor
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.bootability import configured_prefilters
 from moorage.scheduler.host_traits import startup_warnings
-from moorage.scheduler.manager import Scheduler
 from moorage.web import ThreadedServer
 
 LOG = logging.getLogger(__name__)
@@ -67,48 +62,6 @@ def check_prefilter_traits(conf: cfg.ConfigOpts,
     for line in lines:
         LOG.warning("%s", line)
     return lines
-
-
-def agent_resolver(catalog: ApiCatalog) -> Callable[[str], str]:
-    """``resolve(host)`` for HTTPAgentClient: the agent URL the host last heart-beat
-    with, from the in-memory catalog as the scheduling that chose the host left it."""
-
-    def resolve(host: str) -> str:
-        info = catalog.known(host)
-        if info is None or not info.agent_url:
-            raise AgentUnreachable(f"no compute agent of host {host} has registered with "
-                                   "the compute API")
-        return info.agent_url
-
-    return resolve
-
-
-def make_conductor(conf: cfg.ConfigOpts, database: Database, placement: PlacementClient,
-                   agents: AgentClient, catalog: ApiCatalog | None = None) -> Conductor:
-    """A conductor (not started) with its scheduler, reading hosts and aggregates from
-    ``database`` (through ``catalog`` when given)."""
-    catalog = catalog or ApiCatalog(database, float(conf.service_down_time))
-    scheduler = Scheduler(conf, placement, catalog)
-    return Conductor(conf, database, scheduler, placement, agents, catalog)
-
-
-def attach_workers(state: ApiState, agents: AgentClient | None = None,
-                   agent_timeout: float = 300.0) -> Conductor | None:
-    """Give ``state`` its agent client (HTTP to the registered agents unless given) and,
-    unless ``[conductor] run_in_api`` is off, its conductor (started) and scheduler.
-    Stop the conductor with ``state.conductor.stop()``."""
-    state.agents = agents if agents is not None else HTTPAgentClient(
-        agent_resolver(state.catalog), state.service_token, agent_timeout,
-        connections=2 * int(state.conf.conductor.workers))
-    if not state.conf.conductor.run_in_api:
-        LOG.info("[conductor] run_in_api = false: this API process records work for the "
-                 "`moorage conductor serve` processes")
-        return None
-    conductor = make_conductor(state.conf, state.database, state.placement, state.agents,
-                               state.catalog)
-    state.scheduler = conductor.scheduler
-    state.conductor = conductor.start()
-    return conductor
 
 
 class ApiServer(ThreadedServer):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Protocol
 
 from oslo_config import cfg
 
@@ -13,14 +13,35 @@ from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
+from moorage.lifecycle.group_commit import GroupCommit
+from moorage.lifecycle.operations import Operation
+from moorage.lifecycle.records import ServerRecord
 from moorage.metrics import HttpMetrics
 from moorage.placement.client import PlacementClient
 from moorage.placement.storage.database import Database
 from moorage.scheduler.host_traits import HostTraitsReader
+from moorage.scheduler.manager import Scheduler
 
 # How long the image admission trusts the hosts' traits it read: creating many images
 # costs placement nothing more, and a host's new traits count within seconds.
 HOST_TRAITS_MAX_AGE = 10.0
+
+
+class Dispatcher(Protocol):
+    """What the compute API needs of the conductor in its process (``moorage.stack``
+    attaches one): its identity (the operations the API accepts are claimed for it in
+    the accepting transaction), its group committer (new servers are committed with
+    its transitions) and a way to hand accepted work over."""
+
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def committer(self) -> GroupCommit | None: ...
+
+    def dispatch(self, operation: Operation, record: ServerRecord | None = None) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass
@@ -28,9 +49,8 @@ class ApiState:
     """The configuration, database, clients and workers one compute API process serves from.
 
     ``agents``, ``scheduler`` and ``conductor`` may be None until the process that
-    assembles the service sets them (the conductor is ``moorage.conductor.Conductor``,
-    the scheduler ``moorage.scheduler.Scheduler``); handlers that need them answer 503
-    while they are missing.
+    assembles the service sets them (``moorage.stack``); handlers that need them answer
+    503 while they are missing.
     """
 
     conf: cfg.ConfigOpts
@@ -40,8 +60,8 @@ class ApiState:
     catalog: ApiCatalog
     definitions: Definitions
     agents: AgentClient | None = None
-    scheduler: Any = None
-    conductor: Any = None
+    scheduler: Scheduler | None = None
+    conductor: Dispatcher | None = None
     metrics: HttpMetrics = field(default_factory=HttpMetrics)
     # GET /v2.1/capabilities: the last census of the hosts, for a few seconds.
     capabilities: CensusCache = field(default_factory=CensusCache)

@@ -13,17 +13,17 @@ from oslo_config import cfg
 
 from moorage import keystone, supervision, systemd
 from moorage.api.catalog import ApiCatalog
-from moorage.api.service import agent_resolver, check_prefilter_traits, make_conductor
+from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
-from moorage.compute.remote import HTTPAgentClient
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import check_configuration
+from moorage.stack import http_agents, make_conductor
 
 LOG = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class Serve(Command):
                 f"{conf.api.auth_strategy}; placement: {placement})\n")
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)
-            supervision.serve("moorage.api.wsgi:create_app", host=host, port=port,
+            supervision.serve("moorage.stack:create_api_app", host=host, port=port,
                               workers=conf.osapi_compute_workers,
                               threads=conf.osapi_compute_threads,
                               stop_timeout=conf.graceful_shutdown_timeout)
@@ -142,8 +142,7 @@ class ConductorServe(Command):
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
         token = str(conf.service_token) if conf.service_token else None
         catalog = ApiCatalog(database, float(conf.service_down_time))
-        agents = HTTPAgentClient(agent_resolver(catalog), token, 300.0,
-                                 connections=2 * int(conf.conductor.workers))
+        agents = http_agents(conf, catalog, token)
         conductor = make_conductor(conf, database, placement, agents, catalog)
         if token is None:  # after the configuration's checks: a bad one is the one line
             LOG.warning("conductor: [DEFAULT] service_token is unset: its spawns and deletes "

@@ -35,7 +35,7 @@ from pathlib import Path
 from moorage import heap
 from moorage.api.app import build_app
 from moorage.api.launcher import ComputeApiProcess
-from moorage.api.service import ApiServer, attach_workers, make_state
+from moorage.api.service import ApiServer, make_state
 from moorage.api.state import ApiState
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.fleet import Fleet, FleetHost, Progress
@@ -48,6 +48,7 @@ from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess, free_port
 from moorage.placement.service import PlacementService
+from moorage.stack import attach_workers
 
 LOG = logging.getLogger(__name__)
 

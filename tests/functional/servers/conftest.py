@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import requests
 
-from moorage.api.service import attach_workers, make_state, serve
+from moorage.api.service import make_state, serve
 from moorage.compute.fleet import Fleet
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.conf import load_config
@@ -26,6 +26,7 @@ from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.run.description import HostGroup
 from moorage.run.fleet_hosts import fleet_hosts
+from moorage.stack import attach_workers
 
 # The compute API's and the agents' [DEFAULT] service_token: the conductor's spawns and
 # the agents' heartbeats carry it, as in a cloud.
