@@ -33,6 +33,7 @@ from moorage.api.http import ApiRequest
 from moorage.api.routes import ROUTES
 from moorage.api.state import ApiState
 from moorage.internal_access import InternalAccess
+from moorage.lifecycle.history import CorruptHistory
 from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
 from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
@@ -101,6 +102,11 @@ def build_app(state: ApiState) -> WSGIApp:
         except ApiError as exc:
             response = Response(status=exc.status, body=exc.body(), headers=list(exc.headers),
                                 content_type=JSON)
+        except CorruptHistory as exc:
+            # A hand-edited row: say which server and field, once, without a traceback.
+            LOG.error("%s %s: %s", req.method, req.path, exc)
+            error = ApiError(500, str(exc))
+            response = Response(status=500, body=error.body(), content_type=JSON)
         except Exception:
             LOG.exception("unexpected error serving %s %s", req.method, req.path)
             error = ApiError(500, "Unexpected API Error. See the compute API log.")

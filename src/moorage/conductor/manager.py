@@ -38,7 +38,6 @@ from oslo_config import cfg
 
 from moorage import metrics, request_context
 from moorage.compute.client import AgentClient
-from moorage.conductor import faults
 from moorage.conductor.leases import Leases
 from moorage.conductor.tasks.base import Clients, Job, OperationLost, Task
 from moorage.conductor.tasks.build import BuildTask
@@ -47,7 +46,7 @@ from moorage.conductor.tasks.evacuation_end import CompleteEvacuationTask
 from moorage.conductor.tasks.move import MoveTask
 from moorage.conductor.tasks.rebuild import RebuildTask
 from moorage.conductor.tasks.resize_end import ConfirmResizeTask, RevertResizeTask
-from moorage.lifecycle import operations
+from moorage.lifecycle import history, operations
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
@@ -281,7 +280,7 @@ class Conductor:
                       operation.takeovers)
             if operation.kind == OperationKind.BUILD:
                 metrics.boot_ended(BootOutcome.ERROR)
-            task.abandon(faults.abandoned(operation.kind, operation.takeovers))
+            task.abandon(history.abandoned(operation.kind, operation.takeovers))
             return
         try:
             task.run()
@@ -292,7 +291,7 @@ class Conductor:
             if operation.kind == OperationKind.BUILD:
                 metrics.boot_ended(BootOutcome.ERROR)
             try:
-                task.abandon(faults.internal_error(operation.kind, exc))
+                task.abandon(history.internal_error(operation.kind, exc))
             except OperationLost:
                 raise
             except Exception:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated
 
+from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
+from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 
@@ -41,20 +43,20 @@ class ServerRecord:
     availability_zone: str | None = None
     status: ServerStatus = ServerStatus.BUILD
     task_state: TaskState | None = TaskState.SCHEDULING
-    host: str | None = None
-    node: str | None = None
-    # One entry per host tried: {"host", "node", "result", "kind", "message", "feature"}.
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    # What the scheduler did: request filter records, candidate counts, the request.
-    scheduling: dict[str, Any] = field(default_factory=dict)
-    # Why the server is in ERROR: {"code", "message", "details", "created"}.
-    fault: dict[str, Any] | None = None
+    host: Annotated[str | None, IDENTIFIES_HOST] = None
+    node: Annotated[str | None, IDENTIFIES_HOST] = None
+    # Every host a build tried, and how it went.
+    attempts: tuple[Attempt, ...] = ()
+    # The last scheduling: request filter records, candidate counts, decisions.
+    scheduling: SchedulingRecord | None = None
+    # Why the server is in ERROR.
+    fault: Fault | None = None
     created_at: datetime.datetime = field(default_factory=utcnow)
     updated_at: datetime.datetime = field(default_factory=utcnow_precise)
     launched_at: datetime.datetime | None = None
     deleted_at: datetime.datetime | None = None
     # A requested target host (admin), kept for the first schedule only.
-    requested_host: str | None = None
+    requested_host: Annotated[str | None, IDENTIFIES_HOST] = None
 
     @property
     def deleted(self) -> bool:

@@ -10,16 +10,24 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.lifecycle import operations as operation_store
+from moorage.lifecycle.history import (
+    Attempt,
+    CorruptHistory,
+    Fault,
+    SchedulingRecord,
+    attempts_from_json,
+    attempts_json,
+)
 from moorage.lifecycle.machine import (
     CREATED,
     MIGRATION_START,
@@ -42,16 +50,25 @@ from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.storage.database import Statement
 
+T = TypeVar("T")
+
 
 def _dumps(value: object) -> str:
     """JSON text of a column (orjson: the server row is written on every transition)."""
     return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
 
 
+def _scheduling_json(scheduling: SchedulingRecord | None,
+                     requested_host: str | None) -> dict[str, Any]:
+    """The scheduling column: the record, and the requested host of the first
+    scheduling (no column of its own)."""
+    data = scheduling.to_json() if scheduling is not None else {}
+    if requested_host:
+        data.setdefault("requested_host", requested_host)
+    return data
+
+
 def _to_row(record: ServerRecord) -> dict[str, Any]:
-    scheduling = dict(record.scheduling)
-    if record.requested_host:
-        scheduling.setdefault("requested_host", record.requested_host)
     return {
         "uuid": record.uuid,
         "name": record.name,
@@ -67,9 +84,9 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
         "task_state": str(record.task_state) if record.task_state is not None else None,
         "host": record.host,
         "node": record.node,
-        "attempts": _dumps(record.attempts),
-        "scheduling": _dumps(scheduling),
-        "fault": _dumps(record.fault) if record.fault is not None else None,
+        "attempts": _dumps(attempts_json(record.attempts)),
+        "scheduling": _dumps(_scheduling_json(record.scheduling, record.requested_host)),
+        "fault": _dumps(record.fault.to_json()) if record.fault is not None else None,
         "created_at": record.created_at,
         "updated_at": record.updated_at,
         "launched_at": record.launched_at,
@@ -77,11 +94,27 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
     }
 
 
+def _history(uuid: str, name: str, text: str | None, read: Callable[[Any], T]) -> T | None:
+    """A history column read back; CorruptHistory naming the server and the column
+    when it is not what was written (a hand-edited row)."""
+    if not text:
+        return None
+    try:
+        return read(orjson.loads(text))
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise CorruptHistory(uuid, name, exc) from None
+
+
+def _scheduling_from(data: Mapping[str, Any]) -> SchedulingRecord | None:
+    return SchedulingRecord.from_json(data) if "operation" in data else None
+
+
 def _from_row(row: RowMapping) -> ServerRecord:
-    scheduling = orjson.loads(row["scheduling"] or "{}")
+    uuid = row["uuid"]
+    scheduling = _history(uuid, "scheduling", row["scheduling"], dict) or {}
     task = row["task_state"]
     return ServerRecord(
-        uuid=row["uuid"],
+        uuid=uuid,
         name=row["name"],
         project_id=row["project_id"],
         user_id=row["user_id"],
@@ -95,9 +128,9 @@ def _from_row(row: RowMapping) -> ServerRecord:
         task_state=TaskState(task) if task is not None else None,
         host=row["host"],
         node=row["node"],
-        attempts=orjson.loads(row["attempts"] or "[]"),
-        scheduling=scheduling,
-        fault=orjson.loads(row["fault"]) if row["fault"] else None,
+        attempts=_history(uuid, "attempts", row["attempts"], attempts_from_json) or (),
+        scheduling=_history(uuid, "scheduling", row["scheduling"], _scheduling_from),
+        fault=_history(uuid, "fault", row["fault"], Fault.from_json),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         launched_at=row["launched_at"],
@@ -225,9 +258,9 @@ class ServerChanges:
 
     host: str | Keep | None = KEEP
     node: str | Keep | None = KEEP
-    attempts: Sequence[Mapping[str, Any]] | Keep = KEEP
-    scheduling: Mapping[str, Any] | Keep = KEEP
-    fault: Mapping[str, Any] | Keep | None = KEEP
+    attempts: Sequence[Attempt] | Keep = KEEP
+    scheduling: SchedulingRecord | Keep | None = KEEP
+    fault: Fault | Keep | None = KEEP
     launched_at: datetime.datetime | Keep = KEEP
     deleted_at: datetime.datetime | Keep = KEEP
     image_id: str | Keep = KEEP
@@ -242,8 +275,12 @@ class ServerChanges:
             value = getattr(self, name.value)
             if value is KEEP:
                 continue
-            if name in (Field.ATTEMPTS, Field.SCHEDULING, Field.FAULT) and value is not None:
-                value = _dumps(value)
+            if name == Field.ATTEMPTS:
+                value = _dumps(attempts_json(value))
+            elif name == Field.SCHEDULING:
+                value = _dumps(value.to_json() if value is not None else {})
+            elif name == Field.FAULT:
+                value = _dumps(value.to_json()) if value is not None else None
             elif name == Field.FLAVOR:
                 value = _dumps(flavor_to_json(value))
             elif name == Field.IMAGE:
@@ -463,14 +500,6 @@ def in_flight_migration(conn: Connection, server_uuid: str) -> MigrationRecord |
     """The server's unfinished move, if any (at most one at a time)."""
     found = list_migrations(conn, server_uuid=server_uuid, statuses=IN_FLIGHT)
     return found[0] if found else None
-
-
-def attempts_summary(attempts: Sequence[Mapping[str, Any]]) -> str:
-    """One line per failed host, for a fault message."""
-    return "; ".join(
-        f"{a.get('host')}: {a.get('kind')}: {a.get('message')}"
-        for a in attempts if a.get("result") != "ok"
-    )
 
 
 # --- cleanups --------------------------------------------------------------------

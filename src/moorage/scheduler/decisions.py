@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
+
+from moorage.model.disclosure import IDENTIFIES_HOST, without_hosts
 
 # Hosts named per exclusion at most (the rest are counted): a record stays small
 # when a constraint excludes thousands of hosts.
@@ -52,8 +54,9 @@ class Exclusion:
     of: int
     # Where the request got it: "image property hw_vif_model=e1000".
     origin: str | None = None
-    hosts: tuple[str, ...] = ()
-    hosts_omitted: int = 0
+    # The hosts it excluded, named (capped), and how many more: for admins only.
+    hosts: Annotated[tuple[str, ...], IDENTIFIES_HOST] = ()
+    hosts_omitted: Annotated[int, IDENTIFIES_HOST] = 0
     # reason -> hosts (host filters say why each host failed).
     reasons: Mapping[str, int] = field(default_factory=dict)
 
@@ -133,10 +136,10 @@ class Decisions:
     relaxed: Relaxation | None = None
     candidates: int = 0
     passing: int = 0
-    weighed: list[Weighed] = field(default_factory=list)
-    claims_failed: list[str] = field(default_factory=list)
-    chosen: str | None = None
-    alternates: list[str] = field(default_factory=list)
+    weighed: Annotated[list[Weighed], IDENTIFIES_HOST] = field(default_factory=list)
+    claims_failed: Annotated[list[str], IDENTIFIES_HOST] = field(default_factory=list)
+    chosen: Annotated[str | None, IDENTIFIES_HOST] = None
+    alternates: Annotated[list[str], IDENTIFIES_HOST] = field(default_factory=list)
     # What left no host (a bounded label), when nothing was chosen.
     deciding: str | None = None
     # What could not be counted (an upstream placement, a failed diagnosis).
@@ -221,11 +224,8 @@ def listed(hosts: Sequence[str], cap: int = LISTED_HOSTS) -> tuple[tuple[str, ..
 
 
 def for_user(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored record without host identities: counts and constraints stay, names
-    of hosts (excluded, weighed, claimed, chosen) go."""
-    shown = dict(data)
-    shown["exclusions"] = [{k: v for k, v in e.items() if k not in ("hosts", "hosts_omitted")}
-                           for e in data.get("exclusions", ())]
-    for key in ("weighed", "claims_failed", "chosen", "alternates"):
-        shown.pop(key, None)
+    """A stored record without host identities (the fields marked so): counts and
+    constraints stay, names of hosts (excluded, weighed, claimed, chosen) go."""
+    shown = without_hosts(data, Decisions)
+    shown["exclusions"] = [without_hosts(e, Exclusion) for e in data.get("exclusions", ())]
     return shown

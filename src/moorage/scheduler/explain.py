@@ -13,14 +13,13 @@ from typing import Any
 
 from moorage.model.image import TRAIT_PREFIX
 from moorage.scheduler.decisions import Decisions, Exclusion, Relaxation, Together, listed
-from moorage.scheduler.host_filters import Rejection
 from moorage.scheduler.request_filters import (
     STATUS_DISABLED,
     image_metadata_traits,
     image_type_trait,
 )
 from moorage.scheduler.resource_request import EXTRA_SPEC, ResourceRequest
-from moorage.scheduler.types import RequestSpec
+from moorage.scheduler.types import Rejection, RequestSpec
 
 
 def _ran(spec: RequestSpec, name: str) -> bool:

@@ -19,7 +19,7 @@ from oslo_config import cfg
 
 from moorage.model.image import ARCHITECTURE_ALIASES
 from moorage.scheduler.request_filters import zone_of
-from moorage.scheduler.types import Aggregate, HostInfo, RequestSpec
+from moorage.scheduler.types import Aggregate, HostInfo, Rejection, RequestSpec
 
 # The zone of hosts in no availability-zone aggregate (upstream's default_availability_zone).
 DEFAULT_AVAILABILITY_ZONE = "nova"
@@ -253,15 +253,6 @@ def enabled_filters(names: Sequence[str]) -> list[HostFilter]:
             f"[filter_scheduler] enabled_filters: unknown {', '.join(unknown)}; "
             f"available: {', '.join(HOST_FILTERS)}")
     return [HOST_FILTERS[n] for n in names]
-
-
-@dataclass(frozen=True)
-class Rejection:
-    """One host one filter turned away, and why."""
-
-    filter: str
-    host: str
-    reason: str
 
 
 def run_filters(hosts: Sequence[HostState], spec: RequestSpec, filters: Sequence[HostFilter],

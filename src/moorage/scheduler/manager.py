@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oslo_config import cfg
 
@@ -44,7 +44,6 @@ from moorage.scheduler.decisions import LISTED_WEIGHED, Decisions, Exclusion, We
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
-    Rejection,
     enabled_filters,
     run_filters,
 )
@@ -62,8 +61,10 @@ from moorage.scheduler.types import (
     Destination,
     HostInfo,
     NoValidHost,
+    Rejection,
     RequestSpec,
     Selection,
+    Unschedulable,
 )
 from moorage.scheduler.weighers import (
     WeighedHost,
@@ -95,7 +96,8 @@ class _Offer:
     hosts: list[HostCandidates]
     passing: list[HostState]
     rejections: list[Rejection]
-    details: dict[str, object]
+    # What a NoValidHost of this offer says besides its reason and decisions.
+    query: Unschedulable
     decisions: Decisions
     limit: int
     # Placement had (or may have had) more than it returned.
@@ -148,11 +150,10 @@ class Scheduler:
     def _select(self, spec: RequestSpec, *, claim: bool) -> Selection:
         hosts = self.catalog.hosts()
         if spec.requested_host and spec.requested_host not in hosts:
-            decisions = Decisions(deciding="requested_host")
-            raise NoValidHost(f"requested host {spec.requested_host} is not a known compute "
-                              "host", {"requested_host": spec.requested_host,
-                                       "decisions": decisions.to_json()},
-                              deciding="requested_host")
+            raise NoValidHost(Unschedulable(
+                f"requested host {spec.requested_host} is not a known compute host",
+                "the requested host is not a known compute host",
+                Decisions(deciding="requested_host"), requested_host=spec.requested_host))
         # 1. request filters
         try:
             process_request_spec(spec, FilterContext(self.conf, self.catalog))
@@ -160,9 +161,8 @@ class Scheduler:
             decisions = Decisions(deciding=f"request filter {exc.name}")
             decisions.exclude(Exclusion("request filter", f"request filter {exc.name}",
                                         exc.name, len(hosts), len(hosts)))
-            raise NoValidHost(exc.reason, {"filters": _records(spec),
-                                           "decisions": decisions.to_json()},
-                              deciding=str(decisions.deciding)) from None
+            raise NoValidHost(Unschedulable(exc.reason, exc.reason, decisions,
+                                            tuple(spec.filter_records))) from None
         # 2.-4. placement, then the host filters, on a sample of the candidates first
         limits = self._limits(spec)
         for attempt, limit in enumerate(limits):
@@ -171,11 +171,10 @@ class Scheduler:
                 break
             LOG.info("no host of a sample of %d passed the filters for %s; asking placement "
                      "for up to %d", limit, spec.instance_uuid, limits[-1])
-        details = offer.details
         decisions = offer.decisions
+        details = offer.query
         if len(limits) > 1:
-            details["sample"] = limits[0]
-            details["widened"] = offer.limit != limits[0]
+            details = replace(details, sample=limits[0], widened=offer.limit != limits[0])
         if not offer.passing:
             filtered = [e for e in decisions.exclusions if e.stage in ("host filter", "request")]
             decisions.deciding = max(filtered, key=lambda e: e.excluded).key if filtered \
@@ -215,10 +214,12 @@ class Scheduler:
             "resources were taken meanwhile", details, decisions)
 
     @staticmethod
-    def _no_valid_host(reason: str, details: dict[str, object],
-                       decisions: Decisions) -> NoValidHost:
-        details["decisions"] = decisions.to_json()
-        return NoValidHost(reason, details, deciding=decisions.deciding or "unknown")
+    def _no_valid_host(reason: str, query: Unschedulable, decisions: Decisions
+                       ) -> NoValidHost:
+        """A NoValidHost of the pipeline: its reasons name constraints and counts, never
+        a host, so the user's reason is the same."""
+        return NoValidHost(replace(query, reason=reason, user_reason=reason,
+                                   decisions=decisions))
 
     def _limits(self, spec: RequestSpec) -> list[int]:
         """How many candidates to ask placement for: a sample first, then (if none of
@@ -234,12 +235,14 @@ class Scheduler:
         """Stages 2 to 4 with ``limit`` candidates: what placement offered and what the
         host filters made of it."""
         request = self._placement_request(spec, hosts, limit)
-        details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
+        details = Unschedulable("", "", filters=tuple(spec.filter_records),
+                                request=request.to_json())  # the reasons come later
         candidates, decisions = self._candidates(spec, request, details)
         # 3. hosts offered, minus those the request excludes
         roots = self._roots(candidates)
         offered = self._by_host(candidates, roots, hosts)
-        details["candidates"] = decisions.candidates = len(candidates.allocation_requests)
+        decisions.candidates = len(candidates.allocation_requests)
+        details = replace(details, candidates=decisions.candidates)
         unowned = len(set(roots.values())) - len({h.root_uuid for h in offered})
         if unowned:
             decisions.exclude(Exclusion("request", "no compute service owns the node",
@@ -302,8 +305,9 @@ class Scheduler:
         image = spec.image
         forbidden = sorted(image.properties.traits_required & spec.flavor.traits("forbidden"))
         if forbidden:
-            raise NoValidHost(f"{REBUILD_FORBIDDEN} (forbidden: {', '.join(forbidden)})",
-                              {"forbidden_image_traits": forbidden, "host": host})
+            reason = f"{REBUILD_FORBIDDEN} (forbidden: {', '.join(forbidden)})"
+            raise NoValidHost(Unschedulable(reason, reason, Decisions(deciding="rebuild"),
+                                            host=host, forbidden_image_traits=tuple(forbidden)))
         needed = {t: f"image property trait:{t}=required"
                   for t in image.properties.traits_required}
         sched = self.conf.scheduler
@@ -319,20 +323,26 @@ class Scheduler:
         missing = sorted(set(needed) - on_providers)
         if missing:
             named = ", ".join(f"{t} (from {needed[t]})" for t in missing)
-            raise NoValidHost(f"{REBUILD_UNSATISFIED} Missing on host {host}: {named}",
-                              {"missing_traits": missing, "host": host,
-                               "providers": sorted(held)})
+            raise NoValidHost(Unschedulable(
+                f"{REBUILD_UNSATISFIED} Missing on host {host}: {named}",
+                f"{REBUILD_UNSATISFIED} Missing on the server's host: {named}",
+                Decisions(deciding="rebuild"), host=host, missing_traits=tuple(missing),
+                providers=tuple(sorted(held))))
         info = self.catalog.hosts().get(host)
         if info is None:
-            raise NoValidHost(f"host {host} is not a known compute host", {"host": host})
+            raise NoValidHost(Unschedulable(
+                f"host {host} is not a known compute host",
+                "the server's host is not a known compute host",
+                Decisions(deciding="rebuild"), host=host))
         state = HostState(info, self.catalog.aggregates_of(host))
         rebuild_filters = [f for f in enabled_filters(self.conf.filter_scheduler.enabled_filters)
                            if f.run_on_rebuild]
         _, rejections = run_filters([state], spec, rebuild_filters,
                                     FilterOptions.from_conf(self.conf))
         if rejections:
-            raise NoValidHost(explain.describe_rejections(1, rejections),
-                              {"rejections": [vars(r) for r in rejections], "host": host})
+            reason = explain.describe_rejections(1, rejections)
+            raise NoValidHost(Unschedulable(reason, reason, Decisions(deciding="rebuild"),
+                                            host=host, rejections=tuple(rejections)))
 
     # -- stages -----------------------------------------------------------------------
     def _same_host_rebuild(self, spec: RequestSpec, host: str) -> Selection:
@@ -362,7 +372,7 @@ class Scheduler:
         return request
 
     def _candidates(self, spec: RequestSpec, request: ResourceRequest,
-                    details: dict[str, object]) -> tuple[Candidates, Decisions]:
+                    details: Unschedulable) -> tuple[Candidates, Decisions]:
         """Placement's answer, and its count of what each constraint excluded (the
         Moorage-Explain extension; a placement without it is asked, only when it
         offers nothing, which required traits no provider has)."""
@@ -500,13 +510,10 @@ def _excluded(spec: RequestSpec, states: Sequence[HostState]
         if state.info.host in spec.ignore_hosts:
             out.append(Rejection("ignore_hosts", state.name, "excluded by the request"))
         elif spec.requested_host and state.info.host != spec.requested_host:
-            out.append(Rejection("requested_host", state.name,
-                                 f"not the requested host {spec.requested_host}"))
+            out.append(Rejection("requested_host", state.name, "not the requested host"))
         else:
             kept.append(state)
     return kept, out
 
 
-def _records(spec: RequestSpec) -> list[dict[str, object]]:
-    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
-            for r in spec.filter_records]
+

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Annotated, Any, Protocol
 
+from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
@@ -74,18 +75,116 @@ class Selection:
     decisions: Decisions = field(default_factory=lambda: Decisions())
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """One host one filter turned away, and why (the reason names no host)."""
+
+    filter: str
+    host: Annotated[str, IDENTIFIES_HOST]
+    reason: str
+
+
+def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:
+    """The request filters' records as the scheduling record, the fault and the plan
+    store and show them."""
+    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
+            for r in records]
+
+
+def filter_records_from_json(data: Iterable[Mapping[str, Any]]) -> tuple[FilterRecord, ...]:
+    return tuple(FilterRecord(str(r["name"]), bool(r["ran"]),
+                              tuple(str(a) for a in r.get("added", ())),
+                              tuple(str(n) for n in r.get("notes", ())))
+                 for r in data)
+
+
+@dataclass(frozen=True)
+class Unschedulable:
+    """Why no host can take a server, as the scheduler found it: the reason in words
+    (``user_reason`` built without the hosts ``reason`` may name), the decisions of each
+    stage, the request filters' records and placement's request, and for a check of one
+    host (a rebuild on the server's own host) what that host lacks. The fields that
+    identify a host are marked so; a user's view leaves them out."""
+
+    reason: Annotated[str, IDENTIFIES_HOST]
+    user_reason: str
+    decisions: Decisions = field(default_factory=Decisions)
+    filters: tuple[FilterRecord, ...] = ()
+    # Placement's query (the allocation-candidates parameters), for admins.
+    request: Annotated[Mapping[str, object] | None, IDENTIFIES_HOST] = None
+    candidates: int | None = None
+    # The sample of candidates asked for first, and whether the scheduler widened it.
+    sample: int | None = None
+    widened: bool | None = None
+    host: Annotated[str | None, IDENTIFIES_HOST] = None
+    requested_host: Annotated[str | None, IDENTIFIES_HOST] = None
+    missing_traits: tuple[str, ...] = ()
+    forbidden_image_traits: tuple[str, ...] = ()
+    providers: Annotated[tuple[str, ...], IDENTIFIES_HOST] = ()
+    rejections: Annotated[tuple[Rejection, ...], IDENTIFIES_HOST] = ()
+
+    @property
+    def deciding(self) -> str:
+        return self.decisions.deciding or "unknown"
+
+    def details(self) -> dict[str, object]:
+        """The JSON details of the fault that records it (every field but the reasons,
+        none empty)."""
+        data: dict[str, object] = {
+            "filters": filter_records_json(self.filters) if self.filters else None,
+            "request": dict(self.request) if self.request is not None else None,
+            "candidates": self.candidates, "sample": self.sample, "widened": self.widened,
+            "host": self.host, "requested_host": self.requested_host,
+            "missing_traits": list(self.missing_traits) or None,
+            "forbidden_image_traits": list(self.forbidden_image_traits) or None,
+            "providers": list(self.providers) or None,
+            "rejections": [vars(r) for r in self.rejections] or None,
+            "decisions": self.decisions.to_json()}
+        return {k: v for k, v in data.items() if v is not None}
+
+    @classmethod
+    def from_details(cls, reason: str, user_reason: str,
+                     details: Mapping[str, Any]) -> Unschedulable:
+        """Read back what ``details`` wrote."""
+        return cls(
+            reason=reason, user_reason=user_reason,
+            decisions=Decisions.from_json(details.get("decisions") or {}),
+            filters=filter_records_from_json(details.get("filters") or ()),
+            request=details.get("request"), candidates=details.get("candidates"),
+            sample=details.get("sample"), widened=details.get("widened"),
+            host=details.get("host"), requested_host=details.get("requested_host"),
+            missing_traits=tuple(details.get("missing_traits") or ()),
+            forbidden_image_traits=tuple(details.get("forbidden_image_traits") or ()),
+            providers=tuple(details.get("providers") or ()),
+            rejections=tuple(Rejection(str(r["filter"]), str(r["host"]), str(r["reason"]))
+                             for r in details.get("rejections") or ()))
+
+
 class NoValidHost(Exception):
-    """No host can take the server; ``reason`` says which constraint left none.
+    """No host can take the server; ``why`` says which constraint left none.
 
     ``deciding`` names that constraint in a few words of a bounded vocabulary (a
     trait, a resource class, a host filter's name, "claim"...): a metric label."""
 
-    def __init__(self, reason: str = "", details: Mapping[str, object] | None = None,
-                 deciding: str = "unknown") -> None:
-        super().__init__(f"No valid host was found. {reason}".rstrip())
-        self.reason = reason
-        self.details = dict(details or {})
-        self.deciding = deciding
+    def __init__(self, why: Unschedulable) -> None:
+        super().__init__(f"No valid host was found. {why.reason}".rstrip())
+        self.why = why
+
+    @property
+    def reason(self) -> str:
+        return self.why.reason
+
+    @property
+    def user_reason(self) -> str:
+        return self.why.user_reason
+
+    @property
+    def deciding(self) -> str:
+        return self.why.deciding
+
+    @property
+    def decisions(self) -> Decisions:
+        return self.why.decisions
 
 
 class Liveness:

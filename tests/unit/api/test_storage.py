@@ -18,11 +18,11 @@ from moorage.api.storage import aggregates, catalog_state, flavors, migration, s
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
 from moorage.compute.provider_tree import provider_uuid
-from moorage.lifecycle.records import ServerRecord
-from moorage.lifecycle.store import insert_server, instances_by_host
+from moorage.lifecycle.states import ServerStatus
+from moorage.lifecycle.store import instances_by_host
 from moorage.model.flavor import Flavor
-from moorage.model.image import Image
 from moorage.placement.storage.database import Database
+from tests.lifecycle_paths import bring
 
 
 @pytest.fixture
@@ -64,12 +64,6 @@ def _beat(host: str) -> services.Heartbeat:
                               hypervisor_version=7002000)
 
 
-def _server(uuid: str, host: str, status: str = "ACTIVE") -> ServerRecord:
-    return ServerRecord(uuid=uuid, name=uuid, project_id="p", user_id="u", flavor_id="f",
-                        flavor=Flavor("m", 1, 64), image_id="i", image=Image("i", "img"),
-                        status=status, host=host)
-
-
 def test_catalog_hosts_up_enabled_and_instances(db: Database) -> None:
     with db.writer() as writer:
         services.record_heartbeat(writer.conn, _beat("h1"))
@@ -80,9 +74,10 @@ def test_catalog_hosts_up_enabled_and_instances(db: Database) -> None:
         old = datetime.datetime(2000, 1, 1)
         writer.conn.execute(services_table.update().where(services_table.c.host == "h3")
                             .values(updated_at=old))
-        insert_server(writer.conn, _server("s1", "h1"))
-        insert_server(writer.conn, _server("s2", "h1"))
-        insert_server(writer.conn, _server("s3", "h1", status="DELETED"))
+    bring(db, "s1", (ServerStatus.ACTIVE, None), host="h1")
+    bring(db, "s2", (ServerStatus.ACTIVE, None), host="h1")
+    bring(db, "s3", (ServerStatus.DELETED, None), host="h1")
+    with db.writer() as writer:
         agg = aggregates.create_aggregate(writer.conn, "a1", "az1")
         aggregates.add_host(writer.conn, agg.id, "h1")
     hosts = ApiCatalog(db, 60).hosts()

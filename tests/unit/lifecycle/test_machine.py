@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from moorage.lifecycle import machine, operations, schema, store
+from moorage.lifecycle.history import attempt_ok
 from moorage.lifecycle.machine import Actor, Field, Transition
 from moorage.lifecycle.records import MigrationRecord
 from moorage.lifecycle.states import (
@@ -22,7 +23,7 @@ from moorage.lifecycle.states import (
 )
 from moorage.lifecycle.store import Applied, Fence, IllegalTransition, ServerChanges
 from moorage.placement.storage.database import Database
-from tests.unit.lifecycle.conftest import OWNER, State, bring, hold, insert, new_record, paths
+from tests.lifecycle_paths import OWNER, State, bring, hold, insert, new_record, paths
 
 S, T = ServerStatus, TaskState
 Named = Callable[[str], str]
@@ -120,12 +121,14 @@ def test_a_transition_sets_the_fields_it_declares(shared_db: Database, unique: N
     with db.writer() as writer:
         fence = Fence(hold(writer.conn, s1, OperationKind.BUILD).id, OWNER)
         store.apply(writer.conn, machine.transition("build.active"), s1,
-                    ServerChanges(host="h7", node="h7-node", attempts=[{"host": "h7"}]),
+                    ServerChanges(host="h7", node="h7-node",
+                                  attempts=[attempt_ok("h7", "h7-node")]),
                     fence=fence)
     with db.reader() as conn:
         record = store.load_server(conn, s1)
     assert record is not None
-    assert (record.host, record.node, record.attempts) == ("h7", "h7-node", [{"host": "h7"}])
+    assert (record.host, record.node, record.attempts) == (
+        "h7", "h7-node", (attempt_ok("h7", "h7-node"),))
 
 
 # -- what the table refuses before writing ------------------------------------------------

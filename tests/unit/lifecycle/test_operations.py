@@ -11,7 +11,7 @@ from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import Applied, Fence, ServerChanges
 from moorage.placement.storage.database import Database
-from tests.unit.lifecycle.conftest import OWNER, bring, insert
+from tests.lifecycle_paths import OWNER, bring, insert
 
 
 def _server(db: Database, uuid: str) -> None:

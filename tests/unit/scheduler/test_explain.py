@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from moorage.scheduler.explain import describe_rejections, describe_request, trait_origins
-from moorage.scheduler.host_filters import Rejection
 from moorage.scheduler.request_filters import FilterContext, process_request_spec
 from moorage.scheduler.resource_request import resource_request
+from moorage.scheduler.types import Rejection
 from tests.unit.scheduler.fakes import FakeCatalog, conf, spec
 
 

@@ -1,7 +1,7 @@
 """POST /v2.1/scheduler/plan: the dry run of a boot, resize or cold migration.
 
 The request is validated as the real one is (servers.py), its request spec built
-as the conductor builds it (conductor/specs.py), and the scheduler's pipeline run
+as the conductor builds it (lifecycle/specs.py), and the scheduler's pipeline run
 whole (request filters, placement, host filters, weighers) without the claim:
 nothing is written anywhere. The answer is the plan: the host the claim would try
 first, the alternates, what each request filter added, and the recorded decisions.
@@ -16,10 +16,10 @@ from typing import Any
 from moorage.api.errors import BadRequest
 from moorage.api.handlers import servers
 from moorage.api.http import ApiRequest, json_response
-from moorage.conductor.specs import filter_records_json, move_spec, request_spec
-from moorage.scheduler import Scheduler
+from moorage.lifecycle.specs import move_spec, request_spec
 from moorage.scheduler.decisions import for_user
-from moorage.scheduler.types import NoValidHost, RequestSpec
+from moorage.scheduler.manager import Scheduler
+from moorage.scheduler.types import NoValidHost, RequestSpec, filter_records_json
 from moorage.web import Response
 
 OPERATIONS = ("server", "resize", "migrate")
@@ -41,7 +41,7 @@ def plan(req: ApiRequest) -> Response:
     except NoValidHost as exc:
         found: dict[str, Any] = {
             "host": None, "node": None, "alternates": [], "message": str(exc),
-            "decisions": exc.details.get("decisions") or {}}
+            "decisions": exc.decisions.to_json()}
     else:
         found = {"host": selection.destination.host, "node": selection.destination.node,
                  "alternates": [d.host for d in selection.alternates], "message": None,

@@ -22,15 +22,14 @@ from moorage.api import lookups, work
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
-from moorage.conductor import faults
 from moorage.lifecycle import machine, store
+from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges, ServerQuery
 from moorage.model.codec import flavor_to_json, image_to_json
 from moorage.model.flavor import Flavor
-from moorage.scheduler.decisions import for_user as decisions_for_user
 from moorage.web import Response
 
 DELETED, ERROR = ServerStatus.DELETED, ServerStatus.ERROR
@@ -69,44 +68,31 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
         "addresses": {},
         "metadata": {},
         "links": req.link("servers", record.uuid),
-        # The last scheduling; a move keeps its own attempts there, a build's are
-        # the server's attempt history.
-        "moorage:scheduling": {"attempts": record.attempts, **record.scheduling},
     }
-    view["moorage:scheduling"].pop("requested_host", None)
     sees_hosts = req.state.policy.allows("os_compute_api:servers:show:host_status",
                                          req.context)
+    view["moorage:scheduling"] = scheduling_view(record, sees_hosts)
     if sees_hosts:
         view["OS-EXT-SRV-ATTR:host"] = record.host
         view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = record.node
-    else:
-        view["moorage:scheduling"] = scheduling_for_user(view["moorage:scheduling"])
     if record.fault is not None and record.status in (ERROR, DELETED):
-        view["fault"] = record.fault if sees_hosts else fault_for_user(record.fault)
+        view["fault"] = record.fault.to_json() if sees_hosts else record.fault.for_user()
     return view
 
 
-def scheduling_for_user(scheduling: Mapping[str, Any]) -> dict[str, Any]:
-    """A scheduling record without host identities, for those the host policy does
-    not let see them: constraints and counts stay; the hosts tried, the alternates and
-    the hosts each constraint excluded go."""
-    shown = {k: v for k, v in scheduling.items() if k not in ("error_for_user", "conductor")}
-    if "error" in scheduling:
-        shown["error"] = scheduling.get("error_for_user", scheduling["error"])
-    shown["attempts"] = [faults.attempt_for_user(attempt)
-                         for attempt in scheduling.get("attempts") or ()]
-    shown.pop("alternates", None)
-    if isinstance(scheduling.get("decisions"), Mapping):
-        shown["decisions"] = decisions_for_user(scheduling["decisions"])
-    return shown
-
-
-def fault_for_user(fault: Mapping[str, Any]) -> dict[str, Any]:
-    """A fault naming no host (``faults.for_user``), its decisions stripped of hosts."""
-    shown = faults.for_user(fault)
-    decisions = (fault.get("details") or {}).get("decisions")
-    if isinstance(decisions, Mapping):
-        shown["details"]["decisions"] = decisions_for_user(decisions)
+def scheduling_view(record: ServerRecord, sees_hosts: bool) -> dict[str, Any]:
+    """``moorage:scheduling``: the last scheduling, with the server's attempt history (a
+    move keeps its own attempts in its record, which show instead). Those the host
+    policy does not let see hosts read it without the fields that identify one."""
+    scheduling = record.scheduling
+    if sees_hosts:
+        shown = {"attempts": attempts_json(record.attempts)}
+        if scheduling is not None:
+            shown.update(scheduling.to_json())
+        return shown
+    shown = {"attempts": [attempt.for_user() for attempt in record.attempts]}
+    if scheduling is not None:
+        shown.update(scheduling.for_user())
     return shown
 
 

@@ -28,6 +28,7 @@ from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.conductor.leases import Leases
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.group_commit import GroupCommit
+from moorage.lifecycle.history import Fault
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import OperationKind
@@ -116,7 +117,7 @@ class Task:
     def run(self) -> None:
         raise NotImplementedError
 
-    def abandon(self, fault: Mapping[str, object]) -> None:
+    def abandon(self, fault: Fault) -> None:
         """End the operation in ERROR with ``fault``: it broke, or kept killing its
         conductors. An operation that moves no server (the end of an evacuation) just
         ends; its source's next heartbeat records it again."""

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
 
 from moorage import failpoints, metrics
-from moorage.conductor import faults
-from moorage.conductor.specs import request_spec, scheduling_record
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import BUILD, spawn_somewhere
+from moorage.lifecycle import history
+from moorage.lifecycle.history import Fault
 from moorage.lifecycle.records import ServerRecord, utcnow
+from moorage.lifecycle.specs import request_spec, scheduling_record
 from moorage.lifecycle.states import OperationKind, ServerStatus
 from moorage.lifecycle.store import ServerChanges
 from moorage.metrics import BootOutcome
@@ -54,11 +54,11 @@ class BuildTask(Task):
             metrics.no_valid_host(exc)
             metrics.boot_ended(BootOutcome.ERROR)
             self.apply("build.no_valid_host", ServerChanges(
-                fault=faults.no_valid_host(exc),
+                fault=history.no_valid_host(exc.reason, exc.why),
                 scheduling=scheduling_record(spec, "build", error=exc.reason,
-                                             error_for_user=faults.reason_for_user(exc),
+                                             error_for_user=exc.user_reason,
                                              seconds=time.perf_counter() - started,
-                                             decisions=decisions_of(exc))))
+                                             decisions=exc.decisions)))
             return
         failpoints.reach("conductor.build.after_claim")
         scheduling = scheduling_record(spec, "build", selection,
@@ -88,7 +88,7 @@ class BuildTask(Task):
             self.apply("build.failed", ServerChanges(
                 attempts=outcome.attempts, fault=outcome.fault, host=None, node=None))
 
-    def abandon(self, fault: Mapping[str, object]) -> None:
+    def abandon(self, fault: Fault) -> None:
         """A build that broke holds nothing in the end: its guest (wherever its claim
         or record puts it) is destroyed, its claim released, and it is in ERROR on no
         host, as upstream leaves a failed build."""
@@ -120,7 +120,7 @@ class BuildTask(Task):
             if present and held:
                 LOG.info("server %s: build taken over from %s; its guest runs on %s",
                          self.uuid, previous, host)
-                attempts.append(faults.attempt_ok(host, node))
+                attempts.append(history.attempt_ok(host, node))
                 metrics.boot_ended(BootOutcome.ACTIVE)
                 self.apply("build.adopted", ServerChanges(
                     launched_at=utcnow(), attempts=attempts, host=host, node=node))
@@ -130,7 +130,7 @@ class BuildTask(Task):
                 self.destroy(host, why)
             elif present is None:
                 self.cleanup(host, why)
-            attempts.append(faults.attempt_interrupted(host, node, previous))
+            attempts.append(history.attempt_interrupted(host, node, previous))
         LOG.info("server %s: build taken over from %s; scheduling again", self.uuid, previous)
         self.release(self.uuid)
         if not self.apply("build.rescheduled", ServerChanges(host=None, node=None,
@@ -138,8 +138,3 @@ class BuildTask(Task):
             return None
         return self.load()
 
-
-def decisions_of(exc: NoValidHost) -> Mapping[str, object] | None:
-    """The scheduler's record of a failed scheduling, as its NoValidHost carries it."""
-    found = exc.details.get("decisions")
-    return found if isinstance(found, Mapping) else None

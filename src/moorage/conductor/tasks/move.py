@@ -15,19 +15,17 @@ scheduling record saying why.
 from __future__ import annotations
 
 import uuid as uuidlib
-from collections.abc import Mapping
-from typing import Any
+from dataclasses import replace
 
 from moorage import failpoints, metrics
-from moorage.conductor import faults
-from moorage.conductor.specs import move_spec, scheduling_record
 from moorage.conductor.tasks.base import Task
-from moorage.conductor.tasks.build import decisions_of
 from moorage.conductor.tasks.spawn import EVACUATE, RESIZE, spawn_somewhere
+from moorage.lifecycle.history import ResizeRecord, SchedulingRecord
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
+from moorage.lifecycle.specs import move_spec, scheduling_record
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
 from moorage.lifecycle.store import ServerChanges
-from moorage.model.codec import flavor_from_json, flavor_to_json
+from moorage.model.codec import flavor_from_json
 from moorage.scheduler.types import NoValidHost
 
 
@@ -51,11 +49,10 @@ class MoveTask(Task):
             return
         in_flight = self.in_flight_migration()
         if self.operation.taken_from is not None or in_flight is not None:
-            self._undo(record, in_flight, {
-                "operation": str(kind),
-                "error": f"interrupted: the conductor carrying out this {kind} stopped; "
-                         "the move was rolled back and the server left where it was",
-                "conductor": self.operation.taken_from})
+            self._undo(record, in_flight, SchedulingRecord(
+                str(kind), conductor=self.operation.taken_from,
+                error=f"interrupted: the conductor carrying out this {kind} stopped; the "
+                      "move was rolled back and the server left where it was"))
             return
         arguments = self.operation.arguments
         flavor = (flavor_from_json(arguments["flavor"]) if arguments.get("flavor")
@@ -82,24 +79,24 @@ class MoveTask(Task):
         except NoValidHost as exc:
             metrics.no_valid_host(exc)
             self._undo(record, migration, scheduling_record(
-                spec, operation, error=exc.reason,
-                error_for_user=faults.reason_for_user(exc), decisions=decisions_of(exc)))
+                spec, operation, error=exc.reason, error_for_user=exc.user_reason,
+                decisions=exc.decisions))
             return
         outcome = spawn_somewhere(
             self, EVACUATE if self.evacuating else RESIZE, record, spec,
             [selection.destination, *selection.alternates], flavor=new_flavor)
         if outcome.placed is None:
-            self._undo(record, migration, {
-                **scheduling_record(spec, operation, selection),
-                "error": outcome.fault["message"] if outcome.fault else "interrupted",
-                "error_for_user": (faults.for_user(outcome.fault)["message"]
-                                   if outcome.fault else "interrupted"),
-                "attempts": outcome.attempts})
+            fault = outcome.fault
+            self._undo(record, migration, replace(
+                scheduling_record(spec, operation, selection),
+                error=fault.message if fault else "interrupted",
+                error_for_user=fault.user_message if fault else "interrupted",
+                attempts=tuple(outcome.attempts)))
             return
         destination = outcome.placed
         failpoints.reach("conductor.move.after_spawn")
-        scheduling = scheduling_record(spec, operation, selection)
-        scheduling["attempts"] = outcome.attempts
+        scheduling = replace(scheduling_record(spec, operation, selection),
+                             attempts=tuple(outcome.attempts))
         if self.evacuating:
             # DONE: the source still holds the guest and the migration its resources,
             # until the source is back (CompleteEvacuationTask).
@@ -108,9 +105,8 @@ class MoveTask(Task):
                 host=destination.host, node=destination.node, scheduling=scheduling))
             return
         self.migration("migration.finished", migration.uuid, destination.host)
-        scheduling["resize"] = {"old_flavor_id": record.flavor_id,
-                                "old_flavor": flavor_to_json(record.flavor),
-                                "old_node": record.node, "migration": migration.uuid}
+        scheduling = replace(scheduling, resize=ResizeRecord(
+            record.flavor_id, record.flavor, record.node, migration.uuid))
         if flavor is not None:
             changes = ServerChanges(host=destination.host, node=destination.node,
                                     scheduling=scheduling,
@@ -121,7 +117,7 @@ class MoveTask(Task):
         self.apply("resize.finished", changes)
 
     def _undo(self, record: ServerRecord, migration: MigrationRecord | None,
-              scheduling: Mapping[str, Any]) -> None:
+              scheduling: SchedulingRecord) -> None:
         """No destination worked (or the move was interrupted): the server stays where
         it was, ACTIVE, with what happened in its scheduling record."""
         destination = self.operation.progress.get("dest_host")
@@ -132,7 +128,7 @@ class MoveTask(Task):
             give_back(self, record, migration)
             self.migration("migration.failed", migration.uuid)
         self.apply(f"{self.phase}.rolled_back", ServerChanges(
-            host=record.host, node=record.node, scheduling=dict(scheduling)))
+            host=record.host, node=record.node, scheduling=scheduling))
 
 
 def give_back(task: Task, record: ServerRecord, migration: MigrationRecord) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from moorage import metrics
 from moorage.compute.client import AgentUnreachable, SpawnFailed
-from moorage.conductor import faults
-from moorage.conductor.specs import request_spec, scheduling_record
 from moorage.conductor.tasks.base import Task
+from moorage.lifecycle import history
+from moorage.lifecycle.specs import request_spec, scheduling_record
 from moorage.lifecycle.states import OperationKind, ServerStatus
 from moorage.lifecycle.store import ServerChanges
 from moorage.model.codec import image_from_json
@@ -34,9 +34,9 @@ class RebuildTask(Task):
                 metrics.no_valid_host(exc)
                 # The image stays what it was (upstream rolls image_ref back).
                 self.apply("rebuild.no_valid_host", ServerChanges(
-                    fault=faults.no_valid_host(exc),
+                    fault=history.no_valid_host(exc.reason, exc.why),
                     scheduling=scheduling_record(spec, "rebuild", error=exc.reason,
-                                                 error_for_user=faults.reason_for_user(exc))))
+                                                 error_for_user=exc.user_reason)))
                 return
         allocations = self.allocations(self.uuid)
         guest = Guest(uuid=self.uuid, name=record.name, node=node or host,
@@ -49,11 +49,12 @@ class RebuildTask(Task):
             self.ensure_owned()
             agents.spawn(host, guest)
         except SpawnFailed as exc:
-            self.apply("rebuild.failed", ServerChanges(fault=faults.rebuild_failed(exc)))
+            self.apply("rebuild.failed", ServerChanges(fault=history.rebuild_failed(
+                exc.host, exc.kind, exc.message, exc.feature)))
             return
         except AgentUnreachable as exc:
             self.apply("rebuild.failed", ServerChanges(
-                fault=faults.internal_error("rebuild", exc)))
+                fault=history.internal_error("rebuild", exc)))
             return
         self.apply("rebuild.active", ServerChanges(
             image_id=image_id, image=image, fault=None,

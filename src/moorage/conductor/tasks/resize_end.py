@@ -5,11 +5,12 @@ carried out again when taken over."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.move import give_back
 from moorage.lifecycle.states import OperationKind, ServerStatus
 from moorage.lifecycle.store import ServerChanges
-from moorage.model.codec import flavor_from_json
 
 
 class ConfirmResizeTask(Task):
@@ -24,8 +25,8 @@ class ConfirmResizeTask(Task):
             self.destroy(migration.source_host, f"resize of {self.uuid} confirmed")
             self.release(migration.uuid)
             self.migration("migration.confirmed", migration.uuid)
-        scheduling = dict(record.scheduling)
-        scheduling.pop("resize", None)
+        scheduling = (replace(record.scheduling, resize=None)
+                      if record.scheduling is not None else None)
         self.apply("confirm_resize.done", ServerChanges(scheduling=scheduling))
 
 
@@ -37,7 +38,7 @@ class RevertResizeTask(Task):
         if record is None or record.status != ServerStatus.REVERT_RESIZE:
             return
         migration = self.in_flight_migration()
-        resize = record.scheduling.get("resize") or {}
+        resize = record.scheduling.resize if record.scheduling is not None else None
         if migration is None or record.host is None:
             self.apply("revert_resize.done")
             return
@@ -45,11 +46,9 @@ class RevertResizeTask(Task):
             self.destroy(record.host, f"resize of {self.uuid} reverted")
         give_back(self, record, migration)
         self.migration("migration.reverted", migration.uuid)
-        old_flavor = (flavor_from_json(resize["old_flavor"]) if resize.get("old_flavor")
-                      else record.flavor)
-        scheduling = dict(record.scheduling)
-        scheduling.pop("resize", None)
+        scheduling = (replace(record.scheduling, resize=None)
+                      if record.scheduling is not None else None)
         self.apply("revert_resize.done", ServerChanges(
-            host=migration.source_host, node=resize.get("old_node"),
-            flavor_id=resize.get("old_flavor_id", record.flavor_id), flavor=old_flavor,
-            scheduling=scheduling))
+            host=migration.source_host, node=resize.old_node if resize else None,
+            flavor_id=resize.old_flavor_id if resize else record.flavor_id,
+            flavor=resize.old_flavor if resize else record.flavor, scheduling=scheduling))

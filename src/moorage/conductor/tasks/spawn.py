@@ -15,14 +15,14 @@ waits for that write.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from moorage import metrics
 from moorage.compute.client import AgentUnreachable, SpawnFailed
-from moorage.conductor import faults
 from moorage.conductor.tasks.base import Task
+from moorage.lifecycle import history
+from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.store import KEEP, ServerChanges
 from moorage.model.flavor import Flavor
@@ -58,16 +58,16 @@ EVACUATE = SpawnMode("evacuate.spawning", records_host=False, waits=True)
 class Outcome:
     """How a series of spawn attempts ended."""
 
-    attempts: list[dict[str, Any]]
+    attempts: list[Attempt]
     placed: Destination | None = None
-    fault: dict[str, Any] | None = None
+    fault: Fault | None = None
     # A move's transition found its server changed meanwhile (deleted).
     interrupted: bool = False
 
 
 def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: RequestSpec,
                     destinations: Sequence[Destination], *, flavor: Flavor | None = None,
-                    scheduling: Mapping[str, Any] | None = None) -> Outcome:
+                    scheduling: SchedulingRecord | None = None) -> Outcome:
     """Spawn on the first destination (already claimed), then on each alternate whose
     claim still fits. Claims of failed hosts are released.
 
@@ -91,7 +91,7 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                 task.ensure_owned()
                 claimed, generation, held = _claim_alternate(task, spec, destination, held)
                 if not claimed:
-                    attempts.append(faults.attempt_claim_lost(destination.host,
+                    attempts.append(history.attempt_claim_lost(destination.host,
                                                               destination.node))
                     continue
             changes = ServerChanges(
@@ -115,7 +115,8 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
             try:
                 task.clients.agents.spawn(destination.host, guest)
             except SpawnFailed as exc:
-                attempt = faults.attempt_failed(destination.host, destination.node, exc)
+                attempt = history.attempt_failed(destination.host, destination.node,
+                                                 exc.kind, exc.message, exc.feature)
                 attempts.append(attempt)
                 LOG.info("server %s: spawn on %s failed (%s: %s)%s", record.uuid,
                          destination.host, exc.kind, exc.message,
@@ -123,7 +124,7 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                 if not exc.reschedule:
                     task.release(record.uuid)
                     return Outcome(attempts=attempts,
-                                   fault=faults.build_aborted(record.uuid, attempt))
+                                   fault=history.build_aborted(record.uuid, attempt))
                 if generation is None:
                     task.release(record.uuid)
                 else:
@@ -134,15 +135,15 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                 generation = None
                 # The spawn may have happened before the answer was lost.
                 task.cleanup(destination.host, f"spawn answer lost: {exc}")
-                attempts.append(faults.attempt_unreachable(destination.host,
+                attempts.append(history.attempt_unreachable(destination.host,
                                                            destination.node, str(exc)))
                 continue
-            attempts.append(faults.attempt_ok(destination.host, destination.node))
+            attempts.append(history.attempt_ok(destination.host, destination.node))
             # Deleted while spawning? The caller's next transition expects the task
             # this one set, so it fails then, and the delete destroys and releases.
             return Outcome(attempts=attempts, placed=destination)
         return Outcome(attempts=attempts,
-                       fault=faults.build_failed(record.uuid, attempts, retries=retries))
+                       fault=history.build_failed(record.uuid, attempts, retries=retries))
     finally:
         if held is not None:
             # No alternate took the failed host's claim over.

@@ -1,14 +1,14 @@
-"""The request spec the conductor builds from a server, and the scheduling record the
-server shows."""
+"""The request spec a scheduling of a server is made from, and the scheduling record the
+server keeps."""
 
 from __future__ import annotations
 
-from moorage.conductor.specs import filter_records_json, request_spec, scheduling_record
 from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.specs import request_spec, scheduling_record
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
-from moorage.scheduler.types import Destination, FilterRecord, Selection
+from moorage.scheduler.types import Destination, FilterRecord, Selection, filter_records_json
 
 UUID = "6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"
 SMALL = Flavor("small", 1, 512, root_gb=1)
@@ -78,7 +78,7 @@ def test_scheduling_record_of_a_selection() -> None:
                           alternates=["h2", "h3"])
     selection = Selection(destination("h1"), [destination("h2"), destination("h3")],
                           candidates=5, hosts_passing_filters=3, decisions=decisions)
-    assert scheduling_record(spec, "build", selection) == {
+    assert scheduling_record(spec, "build", selection).to_json() == {
         "operation": "build",
         "filters": [{"name": "compute_status_filter", "ran": True, "added": ["a"],
                      "notes": []}],
@@ -92,9 +92,10 @@ def test_scheduling_record_of_a_selection() -> None:
 
 def test_scheduling_record_of_a_failure_has_no_selection() -> None:
     spec = request_spec(record())
-    assert scheduling_record(spec, "migrate", error="No valid host was found.") == {
+    assert scheduling_record(spec, "migrate", error="No valid host was found.").to_json() == {
         "operation": "migrate", "filters": [], "error": "No valid host was found."}
-    failed = {"hosts": 3, "deciding": "VCPU"}
+    failed = Decisions(hosts=3, deciding="VCPU")
     assert scheduling_record(spec, "build", error="No valid host was found.",
-                             decisions=failed)["decisions"] == failed
-    assert scheduling_record(spec, "rebuild") == {"operation": "rebuild", "filters": []}
+                             decisions=failed).to_json()["decisions"] == failed.to_json()
+    assert scheduling_record(spec, "rebuild").to_json() == {"operation": "rebuild",
+                                                            "filters": []}

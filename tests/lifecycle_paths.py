@@ -1,0 +1,99 @@
+"""Servers brought into any state of the lifecycle's table by the table's own
+transitions (never by writing the row by hand), for tests of anything that reads
+servers."""
+
+from __future__ import annotations
+
+import collections
+
+from sqlalchemy.engine import Connection
+
+from moorage.lifecycle import machine, operations, store
+from moorage.lifecycle.machine import Actor, Transition
+from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
+from moorage.lifecycle.store import Applied, Fence
+from moorage.model.flavor import Flavor
+from moorage.model.image import Image
+from moorage.placement.storage.database import Database
+
+State = tuple[ServerStatus, TaskState | None]
+OWNER = "conductor-under-test"
+
+
+def new_record(uuid: str) -> ServerRecord:
+    return ServerRecord(uuid=uuid, name=uuid, project_id="p", user_id="u", flavor_id="f",
+                        flavor=Flavor("f", 1, 512, 1), image_id="i",
+                        image=Image(id="i", name="i", disk_format="raw"))
+
+
+def insert(db: Database, uuid: str) -> None:
+    """A new server, as POST /servers records it (no operation)."""
+    with db.writer() as writer:
+        store.insert_server(writer.conn, new_record(uuid))
+
+
+def operation_of(step: Transition) -> OperationKind:
+    """The operation kind whose rule applies (or accepts) ``step``."""
+    for rule in machine.OPERATIONS.values():
+        if step.name in rule.applies or rule.accepted == step:
+            return rule.kind
+    raise LookupError(step.name)
+
+
+def paths() -> dict[State, list[Transition]]:
+    """The shortest sequence of transitions from a new server to every state the table
+    reaches (breadth first over the table)."""
+    start: State = (machine.CREATED.status or ServerStatus.BUILD, machine.CREATED.task)
+    found: dict[State, list[Transition]] = {start: []}
+    queue = collections.deque([start])
+    while queue:
+        state = queue.popleft()
+        for step in machine.TRANSITIONS:
+            if step.creates or not step.allows(*state):
+                continue
+            reached: State = (step.target(state[0]), step.task)
+            if reached not in found:
+                found[reached] = [*found[state], step]
+                queue.append(reached)
+    return found
+
+
+def drive(db: Database, uuid: str, steps: list[Transition], host: str = "h1") -> None:
+    """Apply ``steps`` to server ``uuid`` as the API and a conductor would: an accept
+    records its operation; a conductor's step is fenced on an operation of its kind
+    held by ``OWNER`` (made when none is pending)."""
+    for step in steps:
+        with db.writer() as writer:
+            if step.actor == Actor.API:
+                assert store.apply(writer.conn, step, uuid) is Applied.APPLIED, step.name
+                operations.add(writer.conn, uuid, operation_of(step), owner=OWNER,
+                               lease_seconds=600)
+                continue
+            op = hold(writer.conn, uuid, operation_of(step))
+            outcome = store.apply(writer.conn, step, uuid, _changes_for(step, host),
+                                  fence=Fence(op.id, OWNER))
+            assert outcome is Applied.APPLIED, step.name
+
+
+def hold(conn: Connection, uuid: str, kind: OperationKind) -> operations.Operation:
+    """The server's pending operation, held by ``OWNER`` (a new one of ``kind`` if none
+    is pending)."""
+    pending = operations.pending(conn, [uuid])
+    if pending:
+        return pending[0]
+    return operations.add(conn, uuid, kind, owner=OWNER, lease_seconds=600, first=True)
+
+
+def _changes_for(step: Transition, host: str) -> store.ServerChanges:
+    """Plausible values of the fields a step sets (a host when it places the server)."""
+    if machine.Field.HOST in step.fields and step.status != ServerStatus.ERROR:
+        return store.ServerChanges(host=host, node=host)
+    return store.NO_CHANGES
+
+
+def bring(db: Database, uuid: str, state: State, host: str = "h1") -> None:
+    """A new server ``uuid`` brought to ``state`` by the table's transitions (placed on
+    ``host`` where a transition places it)."""
+    insert(db, uuid)
+    drive(db, uuid, paths()[state], host)
