@@ -23,8 +23,8 @@ from moorage.api.storage.database import open_database
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor import Conductor
+from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.bootability import configured_prefilters
 from moorage.scheduler.host_traits import startup_warnings
 from moorage.scheduler.manager import Scheduler

@@ -13,9 +13,9 @@ from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
+from moorage.db.database import Database
 from moorage.metrics import HttpMetrics
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.host_traits import HostTraitsReader
 
 # How long the image admission trusts the hosts' traits it read: creating many images

@@ -39,12 +39,12 @@ from oslo_config import cfg
 from moorage import request_context
 from moorage.compute.client import AgentClient
 from moorage.conductor.tasks import Job, ServerTasks
+from moorage.db.database import Database
 from moorage.lifecycle import operations
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog
 

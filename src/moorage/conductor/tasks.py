@@ -38,17 +38,18 @@ from moorage import failpoints, metrics
 from moorage.compute.client import AgentClient, AgentUnreachable, SpawnFailed
 from moorage.conductor import faults
 from moorage.conductor.specs import move_spec, request_spec, scheduling_record
+from moorage.db.clock import utcnow
+from moorage.db.database import Database
 from moorage.lifecycle import operations, store
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation, OperationKind
-from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
 from moorage.lifecycle.store import Fence
 from moorage.metrics import BootOutcome
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json
 from moorage.model.flavor import Flavor
 from moorage.placement.client import PlacementClient, PlacementError
-from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog, Destination, NoValidHost, RequestSpec
 from moorage.virt.driver import Guest

@@ -30,8 +30,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from moorage.db.clock import utcnow_precise as now
+from moorage.db.statements import Statement
 from moorage.lifecycle.schema import operations
-from moorage.placement.storage.database import Statement
 
 
 class OperationKind(StrEnum):
@@ -45,11 +46,6 @@ class OperationKind(StrEnum):
     CONFIRM_RESIZE = "confirmResize"
     REVERT_RESIZE = "revertResize"
     EVACUATE = "evacuate"
-
-
-def now() -> datetime.datetime:
-    """Naive UTC with microseconds: leases are seconds long."""
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)

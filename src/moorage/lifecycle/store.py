@@ -18,8 +18,10 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from moorage.db.clock import utcnow, utcnow_precise
+from moorage.db.statements import Statement
 from moorage.lifecycle import operations as operation_store
-from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow, utcnow_precise
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.schema import cleanups, migrations, operations, servers
 from moorage.lifecycle.states import (
     IN_FLIGHT,
@@ -29,7 +31,6 @@ from moorage.lifecycle.states import (
     TaskState,
 )
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
-from moorage.placement.storage.database import Statement
 
 
 def _dumps(value: object) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from moorage.api.storage import migration
+from moorage.db.database import Database
 from moorage.lifecycle import operations, store
 from moorage.lifecycle.operations import OperationKind
 from moorage.lifecycle.records import ServerRecord
@@ -17,7 +18,6 @@ from moorage.lifecycle.states import ServerStatus, TaskState
 from moorage.lifecycle.store import Fence
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.placement.storage.database import Database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -11,7 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from moorage.api.storage.migrations.env_names import VERSION_TABLE
-from moorage.placement.storage.database import Database
+from moorage.db.database import Database
 
 _SCRIPTS = Path(__file__).with_name("migrations")
 
