@@ -8,6 +8,7 @@ storage and the server lifecycle.
 - ``group_commit``: SQLite writers of one process sharing a COMMIT.
 - ``statements``: hot statements run the cheapest way each backend allows.
 - ``clock``: the naive UTC timestamps the tables store.
+- ``migration``: a service's Alembic history, applied and read.
 
 Nothing here knows a service's tables: the package sits below every service and
 imports none of them.
