@@ -38,8 +38,8 @@ import sqlalchemy as sa
 import upstream
 from http_client import PlacementClient, Reply
 from loader import LoadError, LoadResult, load_in_bulk, load_over_http
+from moorage.db.engine import normalize_url
 from moorage.placement.launcher import PlacementProcess
-from moorage.placement.storage.database import normalize_url
 from workload import (
     BIGGER_FLAVOR,
     FLAVOR,

@@ -21,8 +21,8 @@ import requests
 import sqlalchemy as sa
 from urllib3.util.retry import Retry
 
+from moorage.db.engine import normalize_url
 from moorage.placement.launcher import PlacementProcess
-from moorage.placement.storage.database import normalize_url
 
 pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures"]
 

@@ -8,6 +8,7 @@ import collections
 
 from sqlalchemy.engine import Connection
 
+from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.machine import Actor, Transition
 from moorage.lifecycle.records import ServerRecord
@@ -15,7 +16,6 @@ from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import Applied, Fence
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.placement.storage.database import Database
 
 State = tuple[ServerStatus, TaskState | None]
 OWNER = "conductor-under-test"

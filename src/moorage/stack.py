@@ -34,8 +34,8 @@ from moorage.api.state import ApiState
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor.manager import Conductor
+from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.supervision import start_worker
 

@@ -33,9 +33,9 @@ from typing import Any
 import sqlalchemy as sa
 import yaml
 
+from moorage.db.engine import normalize_url
 from moorage.placement.launcher import PlacementProcess, ServerStartError
 from moorage.placement.policy import ADMIN_API, list_rules
-from moorage.placement.storage.database import normalize_url
 from tests.compat import upstream
 from tests.compat.fixtures import FIXTURES, FixtureError, FixtureFunction
 

@@ -12,8 +12,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.db.database import Database
 from moorage.lifecycle.group_commit import GroupCommit
-from moorage.placement.storage.database import Database
 
 LOG_TABLE = sa.Table("commit_log", sa.MetaData(),
                      sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),

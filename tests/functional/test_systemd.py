@@ -9,7 +9,7 @@ to the main process only.
 
 The request kept in flight is a write waiting for its turn on placement's SQLite
 database: the test holds the ``flock`` beside the database that placement's writers
-take turns on (``placement/storage/database.py``), as a long write of another process
+take turns on (``db/group_commit.py``), as a long write of another process
 would. The compute agent's request is a ``PUT /service`` whose placement write waits
 so.
 """

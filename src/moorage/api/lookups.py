@@ -22,9 +22,9 @@ from moorage.api.storage import images as image_store
 from moorage.api.storage.catalog_state import VERSIONS_SQL, CatalogVersions
 from moorage.api.storage.flavors import FlavorRecord
 from moorage.api.storage.images import ImageRecord
+from moorage.db.database import Database
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.placement.storage.database import Database
 from moorage.scheduler.types import HostInfo
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from moorage.api.policy import Policy
 from moorage.api.state import ApiState
 from moorage.api.storage import migration
 from moorage.api.storage.database import open_database
+from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.bootability import configured_prefilters
 from moorage.scheduler.host_traits import startup_warnings
 from moorage.web import ThreadedServer

@@ -13,12 +13,12 @@ from moorage.api.catalog import ApiCatalog
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
+from moorage.db.database import Database
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
 from moorage.metrics import HttpMetrics
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.host_traits import HostTraitsReader
 from moorage.scheduler.manager import Scheduler
 

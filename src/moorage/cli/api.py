@@ -7,19 +7,19 @@ import argparse
 import logging
 from typing import Any
 
-import sqlalchemy as sa
 from cliff.command import Command
-from oslo_config import cfg
 
 from moorage import keystone, supervision, systemd
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
+from moorage.cli import db_sync
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
+from moorage.db.engine import redacted
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import check_configuration
@@ -28,12 +28,9 @@ from moorage.stack import http_agents, make_conductor
 LOG = logging.getLogger(__name__)
 
 
-def _add_config_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                        help="INI configuration file (repeatable; later files win)")
-    parser.add_argument("--db", metavar="URL",
-                        help="database URL, overriding [database] connection "
-                        "(default: SQLite in the user's data directory)")
+DATABASE = db_sync.ServiceDatabase("compute API database", "database", database_url,
+                                   open_database, migration.current_revision,
+                                   migration.upgrade)
 
 
 def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
@@ -53,34 +50,13 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
     return overrides
 
 
-def _redacted(url: str) -> str:
-    return sa.engine.make_url(url).render_as_string(hide_password=True)
-
-
-def _migrate(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
-    """Bring the database to the newest schema: (revision before, revision after)."""
-    url = database_url(conf)
-    try:
-        db = open_database(conf)
-        try:
-            before = migration.current_revision(db)
-            migration.upgrade(db)
-            return before, migration.current_revision(db)
-        finally:
-            db.dispose()
-    except sa.exc.DBAPIError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise RuntimeError(
-            f"cannot use the compute API database {_redacted(url)}: {reason}") from None
-
-
 class Serve(Command):
     """Run the compute API service (HTTP, granian workers), each worker with its
     conductor."""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        _add_config_args(parser)
+        DATABASE.add_arguments(parser)
         parser.add_argument("--host", help="address to listen on "
                             "([DEFAULT] osapi_compute_listen, default 127.0.0.1)")
         parser.add_argument("--port", type=int, help="TCP port "
@@ -104,7 +80,7 @@ class Serve(Command):
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(host, port), multiprocess_directory("api"):
             if conf.database.sync_on_startup:
-                _migrate(conf)
+                DATABASE.migrate(conf)
             keystone.require(conf)  # before listening: one line, not a dead worker
             if conf.api.auth_strategy == "noauth2":
                 LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
@@ -112,7 +88,7 @@ class Serve(Command):
             conductor = ("a conductor in each worker" if conf.conductor.run_in_api
                          else "no conductor: work is left to `moorage conductor serve`")
             self.app.stdout.write(
-                f"compute api: serving {_redacted(database_url(conf))} on http://{host}:{port} "
+                f"compute api: serving {redacted(database_url(conf))} on http://{host}:{port} "
                 f"with {conf.osapi_compute_workers} worker(s), {conductor} (auth: "
                 f"{conf.api.auth_strategy}; placement: {placement})\n")
             self.app.stdout.flush()
@@ -130,14 +106,14 @@ class ConductorServe(Command):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        _add_config_args(parser)
+        DATABASE.add_arguments(parser)
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
         conf = load_config(parsed_args.config_file, _overrides(parsed_args))
         start_logging(self, conf)
         if conf.database.sync_on_startup:
-            _migrate(conf)
+            DATABASE.migrate(conf)
         database = open_database(conf)
         placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
         token = str(conf.service_token) if conf.service_token else None
@@ -151,7 +127,7 @@ class ConductorServe(Command):
         stopping = systemd.stop_on_signal(f"conductor {conductor.identity}")
         conductor.start()
         self.app.stdout.write(
-            f"conductor {conductor.identity}: serving {_redacted(database_url(conf))} with "
+            f"conductor {conductor.identity}: serving {redacted(database_url(conf))} with "
             f"{conductor.workers} workers, leases of {conductor.lease_seconds:g}s "
             f"(placement: {placement.url})\n")
         self.app.stdout.flush()
@@ -163,20 +139,10 @@ class ConductorServe(Command):
         return 0
 
 
-class DbSync(Command):
+class DbSync(db_sync.DbSync):
     """Create or upgrade the compute API database schema."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_config_args(parser)
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        conf = load_config(parsed_args.config_file, _overrides(parsed_args))
-        before, after = _migrate(conf)
-        self.app.stdout.write(f"compute API database {_redacted(database_url(conf))}: "
-                              f"{before or 'empty'} -> {after}\n")
-        return 0
+    database = DATABASE
 
 
 COMMANDS: dict[str, type[Command]] = {

@@ -6,15 +6,14 @@ import argparse
 import logging
 from typing import Any
 
-import sqlalchemy as sa
 from cliff.command import Command
-from oslo_config import cfg
 
 from moorage import keystone, supervision
-from moorage.cli import candidates, demo, provider
+from moorage.cli import candidates, db_sync, demo, provider
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.conf import load_config
+from moorage.db.engine import redacted
 from moorage.metrics import multiprocess_directory
 from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
@@ -38,12 +37,9 @@ def _config_overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]
     return overrides
 
 
-def _add_config_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                        help="INI configuration file (repeatable; later files win)")
-    parser.add_argument("--db", metavar="URL",
-                        help="database URL, overriding [placement_database] connection "
-                        "(default: SQLite in the user's data directory)")
+DATABASE = db_sync.ServiceDatabase("placement database", "placement_database", database_url,
+                                   open_database, migration.current_revision,
+                                   migration.upgrade)
 
 
 class Serve(Command):
@@ -51,7 +47,7 @@ class Serve(Command):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        _add_config_args(parser)
+        DATABASE.add_arguments(parser)
         parser.add_argument("--host", help="address to listen on (default 127.0.0.1)")
         parser.add_argument("--port", type=int, help="TCP port (default 8778)")
         parser.add_argument("--workers", type=int, help="server processes (default 1)")
@@ -68,12 +64,12 @@ class Serve(Command):
         # The workers count in one directory, so that /metrics sums them all.
         with claim_port(server.host, server.port), multiprocess_directory("placement"):
             if conf.placement_database.sync_on_startup:
-                _migrate(conf)
+                DATABASE.migrate(conf)
             keystone.require(conf)  # before listening: one line, not a dead worker
             if conf.api.auth_strategy == "noauth2":
                 LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
             self.app.stdout.write(
-                f"placement: serving {_redacted(database_url(conf))} on "
+                f"placement: serving {redacted(database_url(conf))} on "
                 f"http://{server.host}:{server.port} (auth: {conf.api.auth_strategy})\n"
             )
             self.app.stdout.flush()
@@ -85,45 +81,10 @@ class Serve(Command):
         return 0
 
 
-def _redacted(url: str) -> str:
-    """A database URL without its password, for messages."""
-    return sa.engine.make_url(url).render_as_string(hide_password=True)
-
-
-def _migrate(conf: cfg.ConfigOpts) -> tuple[str | None, str | None]:
-    """Bring the database to the newest schema: (revision before, revision after).
-
-    A database that cannot be opened is a one-line error naming it.
-    """
-    url = database_url(conf)
-    try:
-        db = open_database(conf)
-        try:
-            before = migration.current_revision(db)
-            migration.upgrade(db)
-            return before, migration.current_revision(db)
-        finally:
-            db.dispose()
-    except sa.exc.DBAPIError as exc:
-        reason = str(exc.orig).strip().splitlines()[0] if exc.orig else str(exc)
-        raise RuntimeError(
-            f"cannot use the placement database {_redacted(url)}: {reason}") from None
-
-
-class DbSync(Command):
+class DbSync(db_sync.DbSync):
     """Create or upgrade the placement database schema."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        _add_config_args(parser)
-        return parser
-
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        conf = load_config(parsed_args.config_file, _config_overrides(parsed_args))
-        before, after = _migrate(conf)
-        self.app.stdout.write(f"placement database {_redacted(database_url(conf))}: "
-                              f"{before or 'empty'} -> {after}\n")
-        return 0
+    database = DATABASE
 
 
 COMMANDS: dict[str, type[Command]] = {

@@ -46,6 +46,8 @@ from moorage.conductor.tasks.evacuation_end import CompleteEvacuationTask
 from moorage.conductor.tasks.move import MoveTask
 from moorage.conductor.tasks.rebuild import RebuildTask
 from moorage.conductor.tasks.resize_end import ConfirmResizeTask, RevertResizeTask
+from moorage.db.clock import utcnow_precise
+from moorage.db.database import Database
 from moorage.lifecycle import history, operations
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
@@ -53,7 +55,6 @@ from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import OperationKind
 from moorage.metrics import BootOutcome
 from moorage.placement.client import PlacementClient
-from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog
 
@@ -171,7 +172,7 @@ class Conductor:
         if operation.owner == self.identity:
             if operation.lease_until is not None:
                 self.leases.granted_until(operation.id, operation.lease_until,
-                                          operations.now())
+                                          utcnow_precise())
             self._submit(operation, record)
         else:
             self._wake.set()
@@ -230,7 +231,7 @@ class Conductor:
                 continue
             if operation.lease_until is not None:
                 self.leases.granted_until(operation.id, operation.lease_until,
-                                          operations.now())
+                                          utcnow_precise())
             if operation.taken_from is not None:
                 LOG.warning("conductor %s takes over %s of server %s from %s, whose lease "
                             "ran out", self.identity, operation.kind, operation.server_uuid,

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy.engine import Connection
 
-from moorage.placement.storage.database import Database
+from moorage.db.database import Database
 
 LOG = logging.getLogger(__name__)
 

@@ -29,14 +29,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from moorage.db.clock import utcnow_precise as now
+from moorage.db.statements import Statement
 from moorage.lifecycle.schema import operations
 from moorage.lifecycle.states import OperationKind
-from moorage.placement.storage.database import Statement
-
-
-def now() -> datetime.datetime:
-    """Naive UTC with microseconds: leases are seconds long."""
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 @dataclass(frozen=True)

@@ -6,22 +6,12 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Annotated
 
+from moorage.db.clock import utcnow, utcnow_precise
 from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
 from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-
-
-def utcnow() -> datetime.datetime:
-    """Naive UTC, to the second, as the timestamp columns store."""
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
-
-
-def utcnow_precise() -> datetime.datetime:
-    """Naive UTC to the microsecond: a server's ``updated_at``, which
-    ``GET /servers?changes-since=`` compares (shown to the second)."""
-    return datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
 
 
 @dataclass

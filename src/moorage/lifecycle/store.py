@@ -19,6 +19,8 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
+from moorage.db.clock import utcnow, utcnow_precise
+from moorage.db.statements import Statement
 from moorage.lifecycle import operations as operation_store
 from moorage.lifecycle.history import (
     Attempt,
@@ -36,7 +38,7 @@ from moorage.lifecycle.machine import (
     MigrationTransition,
     Transition,
 )
-from moorage.lifecycle.records import MigrationRecord, ServerRecord, utcnow, utcnow_precise
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.schema import cleanups, migrations, operations, servers
 from moorage.lifecycle.states import (
     IN_FLIGHT,
@@ -48,7 +50,6 @@ from moorage.lifecycle.states import (
 from moorage.model.codec import flavor_from_json, flavor_to_json, image_from_json, image_to_json
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.placement.storage.database import Statement
 
 T = TypeVar("T")
 

@@ -14,6 +14,8 @@ import time
 from typing import Any
 
 from moorage.conductor.specs import request_spec
+
+from moorage.db.clock import utcnow_precise
 from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.records import MigrationRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind, ServerStatus
@@ -62,7 +64,7 @@ def _expire(cloud: Cloud, op: operations.Operation,
             operations.set_progress(writer.conn, op.id, DEAD, progress)
         writer.conn.execute(schema.operations.update()
                             .where(schema.operations.c.id == op.id)
-                            .values(lease_until=operations.now()))
+                            .values(lease_until=utcnow_precise()))
 
 
 def _record(cloud: Cloud, uuid: str) -> Any:

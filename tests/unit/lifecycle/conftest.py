@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from moorage.api.storage import migration
-from moorage.placement.storage.database import Database
+from moorage.db.database import Database
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.history import attempt_ok
 from moorage.lifecycle.machine import Actor, Field, Transition
@@ -22,7 +23,6 @@ from moorage.lifecycle.states import (
     TaskState,
 )
 from moorage.lifecycle.store import Applied, Fence, IllegalTransition, ServerChanges
-from moorage.placement.storage.database import Database
 from tests.lifecycle_paths import OWNER, State, bring, hold, insert, new_record, paths
 
 S, T = ServerStatus, TaskState

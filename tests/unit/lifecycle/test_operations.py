@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import Applied, Fence, ServerChanges
-from moorage.placement.storage.database import Database
 from tests.lifecycle_paths import OWNER, bring, insert
 
 

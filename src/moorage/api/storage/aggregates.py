@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import aggregate_hosts, aggregate_metadata, aggregates
-from moorage.placement.storage.database import utcnow
+from moorage.db.clock import utcnow
 
 AZ_KEY = "availability_zone"
 

@@ -1,5 +1,6 @@
-"""Opening the compute API database: placement's ``Database`` (the same engines,
-SQLite pragmas and transaction disciplines) on the ``[database]`` options."""
+"""Opening the compute API database: ``moorage.db``'s ``Database`` (the engines,
+SQLite pragmas and transaction disciplines placement's uses too) on the ``[database]``
+options."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import platformdirs
 from oslo_config import cfg
 
-from moorage.placement.storage.database import Database
+from moorage.db.database import Database
 
 
 def default_database_url() -> str:

@@ -13,8 +13,8 @@ from sqlalchemy.engine import Connection
 from moorage.api.errors import Conflict, NotFound
 from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import flavor_extra_specs, flavors
+from moorage.db.clock import utcnow
 from moorage.model.flavor import Flavor
-from moorage.placement.storage.database import utcnow
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from sqlalchemy.engine import Connection
 from moorage.api.errors import NotFound
 from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import images
+from moorage.db.clock import utcnow
 from moorage.model.image import Image
-from moorage.placement.storage.database import utcnow
 
 VISIBILITIES = ("public", "private", "shared", "community")
 

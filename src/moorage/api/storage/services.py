@@ -14,7 +14,7 @@ from sqlalchemy.engine import Connection
 from moorage.api.errors import NotFound
 from moorage.api.storage import catalog_state
 from moorage.api.storage.schema import services
-from moorage.placement.storage.database import utcnow
+from moorage.db.clock import utcnow
 
 
 @dataclass(frozen=True)

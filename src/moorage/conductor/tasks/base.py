@@ -26,6 +26,7 @@ from sqlalchemy.engine import Connection
 
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.conductor.leases import Leases
+from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.history import Fault
@@ -34,7 +35,6 @@ from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import NO_CHANGES, Applied, Fence, ServerChanges
 from moorage.placement.client import PlacementClient, PlacementError
-from moorage.placement.storage.database import Database
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog
 

@@ -19,9 +19,10 @@ import time
 from moorage import failpoints, metrics
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import BUILD, spawn_somewhere
+from moorage.db.clock import utcnow
 from moorage.lifecycle import history
 from moorage.lifecycle.history import Fault
-from moorage.lifecycle.records import ServerRecord, utcnow
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.specs import request_spec, scheduling_record
 from moorage.lifecycle.states import OperationKind, ServerStatus
 from moorage.lifecycle.store import ServerChanges

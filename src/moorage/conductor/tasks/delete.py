@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from moorage import failpoints
 from moorage.conductor.tasks.base import Task
-from moorage.lifecycle.records import utcnow
+from moorage.db.clock import utcnow
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import jsonschema
 
+from moorage.db.clock import utcnow
 from moorage.placement.api.schema import CUSTOM_PATTERN, validator
 from moorage.placement.http import BadRequest, NotFound, Request, Response, since
 from moorage.placement.storage import resource_classes as rc_store
-from moorage.placement.storage.database import utcnow
 
 NAMED = validator({
     "type": "object",

@@ -11,8 +11,9 @@ from collections.abc import Collection
 
 import sqlalchemy as sa
 
+from moorage.db.statements import insert_if_absent
 from moorage.placement.storage import schema
-from moorage.placement.storage.database import Writer, insert_if_absent
+from moorage.placement.storage.database import Writer
 
 _agg = schema.placement_aggregates
 _rpa = schema.resource_provider_aggregates

@@ -32,10 +32,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.db.statements import Outcome, driver_sql
 from moorage.placement.storage import consumers as consumer_store
 from moorage.placement.storage import schema
 from moorage.placement.storage.consumers import ConsumerRow
-from moorage.placement.storage.database import Outcome, Writer, driver_sql
+from moorage.placement.storage.database import Writer
 from moorage.placement.storage.errors import ConcurrentUpdate, Conflict, InvalidData
 from moorage.placement.storage.inventories import UnknownResourceClass
 from moorage.placement.storage.records import Inventory

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 import sqlalchemy as sa
 
+from moorage.db.statements import insert_if_absent
 from moorage.placement.storage import schema
-from moorage.placement.storage.database import Writer, insert_if_absent
+from moorage.placement.storage.database import Writer
 
 _types = schema.consumer_types
 

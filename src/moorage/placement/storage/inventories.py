@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.db.statements import insert_rows
 from moorage.placement import errors
 from moorage.placement.storage import providers, schema
-from moorage.placement.storage.database import Writer, insert_rows
+from moorage.placement.storage.database import Writer
 from moorage.placement.storage.errors import ConcurrentUpdate, Conflict, InvalidData, NotFound
 from moorage.placement.storage.providers import ProviderRow
 from moorage.placement.storage.records import Inventory

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.db.statements import insert_if_absent, insert_rows
 from moorage.placement.storage import catalog, providers, schema
-from moorage.placement.storage.database import Writer, insert_if_absent, insert_rows
+from moorage.placement.storage.database import Writer
 from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 
 _traits = schema.traits

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from moorage.placement.storage import database as database_module
-from moorage.placement.storage.database import Database, normalize_url
+from moorage.db import engine
+from moorage.db.database import Database
+from moorage.db.engine import normalize_url
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def pings(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @pytest.fixture
 def db(postgresql_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
-    monkeypatch.setattr(database_module, "PING_AFTER_IDLE", 0.2)
+    monkeypatch.setattr(engine, "PING_AFTER_IDLE", 0.2)
     database = Database(postgresql_url, pool_size=1)
     yield database
     database.dispose()
