@@ -115,7 +115,7 @@ def run_size(count: int, args: argparse.Namespace, workdir: Path) -> SizeResult:
             elapsed = time.perf_counter() - started
             if call >= args.warmups:
                 samples.append(elapsed)
-            scheduler.release(spec.instance_uuid)
+            scheduler.placement.delete_allocations(spec.instance_uuid)
         if profiler is not None:
             profiler.stop()
             out = Path(args.profile) / f"select_destinations-{count}.html"

@@ -1,12 +1,15 @@
 """Failpoints: named places where a test can make this process die, at once, as a
-SIGKILL or a power cut would make it (etcd's gofail and TiKV's fail-rs are the
+SIGKILL or a power cut would make it, or stop, as a process paused by SIGSTOP (a
+stalled VM, a long pause) is stopped (etcd's gofail and TiKV's fail-rs are the
 anchors). Production code calls ``reach(name)`` at the steps whose interruption must
 be survived; nothing happens unless the environment arms that name:
 
     MOORAGE_FAILPOINTS=conductor.build.after_claim@/tmp/marker[,...]
+    MOORAGE_FAILPOINTS=conductor.build.after_spawn=stop@/tmp/marker
 
 An armed failpoint fires once: the first process to reach it creates the marker file
-and kills itself with SIGKILL; a process that finds the marker (the same service
+and kills itself with SIGKILL (``=stop``: stops itself with SIGSTOP, every thread with
+it, until the test sends SIGCONT); a process that finds the marker (the same service
 restarted, or its successor) passes. Only the tests arm failpoints.
 """
 
@@ -21,12 +24,17 @@ LOG = logging.getLogger(__name__)
 ENV = "MOORAGE_FAILPOINTS"
 
 
-def _armed() -> dict[str, str]:
-    found: dict[str, str] = {}
+# What an armed failpoint does: the signal it sends this process.
+ACTIONS = {"kill": signal.SIGKILL, "stop": signal.SIGSTOP}
+
+
+def _armed() -> dict[str, tuple[str, signal.Signals]]:
+    found: dict[str, tuple[str, signal.Signals]] = {}
     for item in os.environ.get(ENV, "").split(","):
-        name, _, marker = item.strip().partition("@")
+        armed, _, marker = item.strip().partition("@")
+        name, _, action = armed.partition("=")
         if name and marker:
-            found[name] = marker
+            found[name] = (marker, ACTIONS[action or "kill"])
     return found
 
 
@@ -34,14 +42,16 @@ _ARMED = _armed()
 
 
 def reach(name: str) -> None:
-    """Die here if a test armed ``name`` and nobody died here yet."""
-    marker = _ARMED.get(name)
-    if marker is None:
+    """Die (or stop) here if a test armed ``name`` and nobody fired it yet."""
+    armed = _ARMED.get(name)
+    if armed is None:
         return
+    marker, sent = armed
     try:
         fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
     except FileExistsError:
         return
     os.close(fd)
-    LOG.warning("failpoint %s: killing this process (pid %d)", name, os.getpid())
-    os.kill(os.getpid(), signal.SIGKILL)
+    LOG.warning("failpoint %s: sending %s to this process (pid %d)", name, sent.name,
+                os.getpid())
+    os.kill(os.getpid(), sent)

@@ -184,7 +184,7 @@ class Conductor:
         with self._guard:
             if operation.id in self._pending:
                 return
-            future = self._executor.submit(self._run, operation, record)
+            future = self._executor.submit(self.carry_out, operation, record)
             self._pending[operation.id] = future
         future.add_done_callback(functools.partial(self._forget, operation.id))
 
@@ -241,7 +241,9 @@ class Conductor:
         return claimed
 
     # -- running -------------------------------------------------------------------------
-    def _run(self, operation: Operation, record: ServerRecord | None = None) -> None:
+    def carry_out(self, operation: Operation, record: ServerRecord | None = None) -> None:
+        """Carry out one operation this conductor holds, on the calling thread (a
+        worker's; a test's)."""
         job = Job(operation, self.identity, record=record)
         task = TASKS[operation.kind](self.clients, job)
         # The work logs, and calls placement and the agents, as the request that recorded it.
@@ -249,7 +251,7 @@ class Conductor:
                                               global_request_id=operation.global_request_id)
         with request_context.active(context), self._server_lock(operation.server_uuid):
             try:
-                self._carry_out(task)
+                self._run_task(task)
             except OperationLost as exc:
                 # A successor holds it now: whatever this conductor would still do
                 # could undo the successor's work. Nothing more is touched.
@@ -262,15 +264,16 @@ class Conductor:
                     job.next_waiting = operations.waiting(writer.conn, operation.server_uuid)
         self.leases.forget(operation.id)
         # The server's next operation (a delete accepted during a build) waited for
-        # this one: take it now rather than at the next poll.
-        if job.next_waiting and not self._stopping.is_set():
+        # this one: take it now rather than at the next poll (a conductor that runs
+        # workers; one used on a caller's thread only carries out what it is given).
+        if job.next_waiting and self._executor is not None and not self._stopping.is_set():
             try:
                 self.poll(operation.server_uuid)
             except Exception:
                 LOG.exception("could not claim the next operation of server %s",
                               operation.server_uuid)
 
-    def _carry_out(self, task: Task) -> None:
+    def _run_task(self, task: Task) -> None:
         """Run the task; a server must never stay mid-task: an unexpected failure ends
         it in ERROR, and so does an operation taken over more than
         ``[conductor] max_takeovers`` times (it keeps killing its conductors)."""

@@ -54,12 +54,21 @@ def sqlite_file(url: str) -> str | None:
     return None if database in (None, "", ":memory:") else str(database)
 
 
+# A session left in a transaction that sends nothing for this long is ended by the
+# server, and its locks with it. Moorage never waits inside a transaction (no call to
+# another service between BEGIN and COMMIT): such a session belongs to a process that
+# was paused (SIGSTOP, a stalled VM) or lost, and its row locks (a conductor's fence on
+# an operation, say) would otherwise hold up every other process until it came back.
+IDLE_IN_TRANSACTION = "-c idle_in_transaction_session_timeout=10000"
+
+
 def make_engine(url: str, *, sqlite_synchronous: bool, pool_size: int) -> Engine:
     """The engine of a normalized URL: on PostgreSQL a pool pinged only after idling
     (``PING_AFTER_IDLE``), on SQLite connections in WAL mode that begin their own
     transactions."""
     if sa.engine.make_url(url).get_backend_name() == "postgresql":
-        engine = sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
+        engine = sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size,
+                                  connect_args={"options": IDLE_IN_TRANSACTION})
         _ping_when_idle(engine, PING_AFTER_IDLE)
         return engine
     in_memory = sqlite_file(url) is None

@@ -484,6 +484,25 @@ class PlacementClient:
             return None if exc.concurrent_update else False
         return True
 
+    def holding(self, consumer_uuid: str) -> Holding | None:
+        """What a consumer holds, at which generation and for whom; None when it holds
+        nothing."""
+        body = self.request("GET", f"/allocations/{consumer_uuid}",
+                            microversion=CLAIM_MICROVERSION)
+        held = {rp: {rc: int(n) for rc, n in alloc["resources"].items()}
+                for rp, alloc in body["allocations"].items()}
+        if not held:
+            return None
+        return Holding(held, int(body["consumer_generation"]), str(body["project_id"]),
+                       str(body["user_id"]))
+
+    def clear_at(self, consumer_uuid: str, holding: Holding) -> bool:
+        """Remove what a consumer holds if it is still at ``holding``'s generation (PUT
+        /allocations/{consumer} with nothing, at 1.38); False when its generation
+        moved (nothing changed)."""
+        return self.claim_at(consumer_uuid, {}, holding.project_id, holding.user_id,
+                             holding.generation) is not None
+
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds; nothing held is fine too."""
         try:
@@ -493,15 +512,20 @@ class PlacementClient:
                 raise
 
     def move_allocations(self, source_consumer: str, target_consumer: str,
-                         project_id: str, user_id: str) -> bool:
+                         project_id: str, user_id: str,
+                         confirm: Callable[[], None] | None = None) -> bool:
         """Hand everything ``source_consumer`` holds to ``target_consumer`` in one
         POST /allocations (1.38), as a migration takes over its instance's allocations.
         False when either consumer's generation moved meanwhile (409); True also when
-        the source holds nothing (then nothing moves)."""
+        the source holds nothing (then nothing moves). ``confirm``: the caller's check
+        that the work is still its own, once the generations are read (a change made
+        after it makes the move fail on them)."""
         held, source_generation = self.allocations(source_consumer)
         if not held:
             return True
         _, target_generation = self.allocations(target_consumer)
+        if confirm is not None:
+            confirm()
         body = {
             source_consumer: _claim_body({}, project_id, user_id, source_generation),
             target_consumer: _claim_body(held, project_id, user_id, target_generation),
@@ -513,6 +537,16 @@ class PlacementClient:
                 return False
             raise
         return True
+
+
+@dataclass(frozen=True)
+class Holding:
+    """What one consumer holds in placement, at which generation, for whom."""
+
+    allocations: Mapping[str, Mapping[str, int]]
+    generation: int
+    project_id: str
+    user_id: str
 
 
 def _claim_body(allocation_request: Mapping[str, Mapping[str, int]], project_id: str,

@@ -142,6 +142,12 @@ class ServerProcess:
             os.killpg(self._process.pid, sig)
         self._process.wait(timeout=30)
 
+    def signal(self, sig: int) -> None:
+        """Send ``sig`` to the process's whole group, without waiting (SIGSTOP, SIGCONT)."""
+        if self._process is not None and self._process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, sig)
+
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 

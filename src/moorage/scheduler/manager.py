@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from oslo_config import cfg
@@ -136,18 +136,21 @@ class Scheduler:
         self.rng = rng or random.Random()
 
     # -- the pipeline ----------------------------------------------------------------
-    def select_destinations(self, spec: RequestSpec) -> Selection:
-        """Claim a host for ``spec.instance_uuid`` and name the alternates."""
+    def select_destinations(self, spec: RequestSpec,
+                            confirm: Callable[[], None] | None = None) -> Selection:
+        """Claim a host for ``spec.instance_uuid`` and name the alternates. ``confirm``:
+        see ``claim``."""
         if spec.rebuild and spec.requested_host:
             return self._same_host_rebuild(spec, spec.requested_host)
-        return self._select(spec, claim=True)
+        return self._select(spec, claim=True, confirm=confirm)
 
     def plan(self, spec: RequestSpec) -> Selection:
         """The dry run: the whole pipeline as for a real boot, without the claim. The
         chosen host is the one the claim would try first."""
         return self._select(spec, claim=False)
 
-    def _select(self, spec: RequestSpec, *, claim: bool) -> Selection:
+    def _select(self, spec: RequestSpec, *, claim: bool,
+                confirm: Callable[[], None] | None = None) -> Selection:
         hosts = self.catalog.hosts()
         if spec.requested_host and spec.requested_host not in hosts:
             raise NoValidHost(Unschedulable(
@@ -193,7 +196,7 @@ class Scheduler:
         max_alternates = self.conf.scheduler.max_attempts - 1
         for index, root in enumerate(order):
             destination = by_root[root].destination()
-            if not claim or self.claim(spec, destination):
+            if not claim or self.claim(spec, destination, confirm):
                 alternates = [by_root[r].destination()
                               for r in order[index + 1:][:max_alternates]]
                 decisions.chosen = destination.host
@@ -267,18 +270,24 @@ class Scheduler:
         return _Offer(candidates, offered, passing, excluded + rejected, details, decisions,
                       limit, truncated)
 
-    def claim(self, spec: RequestSpec, destination: Destination) -> bool:
+    def claim(self, spec: RequestSpec, destination: Destination,
+              confirm: Callable[[], None] | None = None) -> bool:
         """Claim ``destination``'s allocation request for the instance; False when it no
         longer fits (or the instance's allocations changed meanwhile).
 
         A server that holds nothing (a build's first claim, an alternate after a
-        release) claims at once as a new consumer; if placement says the consumer
-        exists after all, its generation is read and the claim made once more."""
+        release) claims at once as a new consumer, which placement refuses if the
+        consumer exists: nothing is overwritten. Then its generation is read and the
+        claim made at it, once ``confirm`` (the caller's check that the work is still
+        its own) has passed: whoever changed the consumer after that check makes this
+        claim fail on its generation rather than be overwritten by it."""
         outcome = self.placement.claim_new(spec.instance_uuid, destination.allocation_request,
                                            spec.project_id, spec.user_id)
         if outcome is not None:
             return outcome
         _, generation = self.placement.allocations(spec.instance_uuid)
+        if confirm is not None:
+            confirm()
         return self.placement.claim(spec.instance_uuid, destination.allocation_request,
                                     spec.project_id, spec.user_id, generation)
 
@@ -291,10 +300,6 @@ class Scheduler:
         held. None: the consumer is not at ``generation``; nothing changed."""
         return self.placement.claim_at(spec.instance_uuid, destination.allocation_request,
                                        spec.project_id, spec.user_id, generation)
-
-    def release(self, consumer_uuid: str) -> None:
-        """Give back everything ``consumer_uuid`` holds."""
-        self.placement.delete_allocations(consumer_uuid)
 
     def verify_rebuild(self, spec: RequestSpec, host: str) -> None:
         """Can ``host`` (where the server is) take the new image? No candidates query,

@@ -40,6 +40,7 @@ class ProcessCloud:
         }
         self.placement = stack.enter_context(PlacementProcess(workdir / "placement"))
         self.apis: list[ComputeApiProcess] = []
+        self.conductors = 0
         api = self.start_api(failpoint=failpoint, workers=api_workers,
                              run_conductor=run_conductor)
         fleet_file = workdir / "fleet.yaml"
@@ -85,19 +86,23 @@ host_groups:
         self.apis.append(api)
         return api
 
-    def start_conductor(self, *, failpoint: str | None = None) -> ConductorProcess:
-        conductor = ConductorProcess(self.workdir / f"conductor{len(self.apis)}",
+    def start_conductor(self, *, failpoint: str | None = None,
+                        action: str = "kill") -> ConductorProcess:
+        """A ``moorage conductor serve`` process; ``failpoint``: armed to ``action``
+        (kill: SIGKILL itself there; stop: SIGSTOP itself there)."""
+        self.conductors += 1
+        conductor = ConductorProcess(self.workdir / f"conductor{self.conductors}",
                                      self.apis[0].config_file,
                                      name=f"conductor-{time.monotonic_ns()}")
-        conductor.extra_env = self._failpoints(failpoint)
+        conductor.extra_env = self._failpoints(failpoint, action)
         conductor.start()
         self.stack.callback(conductor.stop)
         return conductor
 
-    def _failpoints(self, name: str | None) -> dict[str, str]:
+    def _failpoints(self, name: str | None, action: str = "kill") -> dict[str, str]:
         if name is None:
             return {}
-        return {"MOORAGE_FAILPOINTS": f"{name}@{self.workdir / (name + '.fired')}"}
+        return {"MOORAGE_FAILPOINTS": f"{name}={action}@{self.workdir / (name + '.fired')}"}
 
     def fired(self, name: str) -> bool:
         return (self.workdir / (name + ".fired")).exists()

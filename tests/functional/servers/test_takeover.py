@@ -13,11 +13,10 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from moorage.conductor.specs import request_spec
-
 from moorage.db.clock import utcnow_precise
 from moorage.lifecycle import machine, operations, schema, store
 from moorage.lifecycle.records import MigrationRecord
+from moorage.lifecycle.specs import request_spec
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind, ServerStatus
 from moorage.lifecycle.store import NO_CHANGES, Applied, Fence, ServerChanges
 from moorage.virt.driver import Guest

@@ -41,6 +41,9 @@ from moorage.scheduler.types import Catalog
 LOG = logging.getLogger(__name__)
 
 R = TypeVar("R")
+# A consumer whose generation moves between each read and write, while this conductor
+# owns its operation, is changing under someone else's hands: give up after this many.
+RELEASE_TRIES = 5
 
 
 class OperationLost(Exception):
@@ -231,9 +234,26 @@ class Task:
 
     # -- side effects, each only while the operation is owned --------------------------
     def release(self, consumer_uuid: str) -> None:
-        """Give back everything ``consumer_uuid`` holds in placement."""
-        self.ensure_owned()
-        self.scheduler.release(consumer_uuid)
+        """Give back everything ``consumer_uuid`` holds in placement: at the generation
+        read before the ownership check, so a successor's claim made after that check
+        is never the one given back (the write fails on the generation instead)."""
+        placement = self.clients.placement
+        for _ in range(RELEASE_TRIES):
+            holding = placement.holding(consumer_uuid)
+            if holding is None:
+                return
+            self.ensure_owned()
+            if placement.clear_at(consumer_uuid, holding):
+                return
+        raise RuntimeError(f"the allocations of {consumer_uuid} kept changing while "
+                           f"{self.operation.kind} of server {self.uuid} released them")
+
+    def move_allocations(self, source: str, target: str, project_id: str,
+                         user_id: str) -> None:
+        """Hand what ``source`` holds to ``target`` (the swap of a move, and its undoing),
+        at the generations read before the ownership check."""
+        self.clients.placement.move_allocations(source, target, project_id, user_id,
+                                                confirm=self.ensure_owned)
 
     def cleanup(self, host: str, why: str) -> None:
         """Ask ``host``'s agent to destroy the job's guest at its next heartbeat."""

@@ -50,7 +50,7 @@ class BuildTask(Task):
         started = time.perf_counter()
         self.ensure_owned()
         try:
-            selection = self.scheduler.select_destinations(spec)
+            selection = self.scheduler.select_destinations(spec, confirm=self.ensure_owned)
         except NoValidHost as exc:
             metrics.no_valid_host(exc)
             metrics.boot_ended(BootOutcome.ERROR)

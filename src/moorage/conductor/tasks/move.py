@@ -66,16 +66,14 @@ class MoveTask(Task):
         failpoints.reach("conductor.move.after_migration")
         # The source host's resources move to the migration as consumer, so the
         # instance consumer is free to claim the destination (upstream's swap).
-        self.ensure_owned()
-        self.clients.placement.move_allocations(self.uuid, migration.uuid,
-                                                record.project_id, record.user_id)
+        self.move_allocations(self.uuid, migration.uuid, record.project_id, record.user_id)
         failpoints.reach("conductor.move.after_swap")
         new_flavor = flavor or record.flavor
         spec = move_spec(record, new_flavor, target)
         operation = str(kind)
         self.ensure_owned()
         try:
-            selection = self.scheduler.select_destinations(spec)
+            selection = self.scheduler.select_destinations(spec, confirm=self.ensure_owned)
         except NoValidHost as exc:
             metrics.no_valid_host(exc)
             self._undo(record, migration, scheduling_record(
@@ -138,6 +136,4 @@ def give_back(task: Task, record: ServerRecord, migration: MigrationRecord) -> N
     if not task.allocations(migration.uuid):
         return  # the swap never happened, or was undone: the server holds its own
     task.release(record.uuid)
-    task.ensure_owned()
-    task.clients.placement.move_allocations(migration.uuid, record.uuid, record.project_id,
-                                            record.user_id)
+    task.move_allocations(migration.uuid, record.uuid, record.project_id, record.user_id)

@@ -8,7 +8,7 @@ from moorage.compute.client import AgentUnreachable, SpawnFailed
 from moorage.conductor.tasks.base import Task
 from moorage.lifecycle import history
 from moorage.lifecycle.specs import request_spec, scheduling_record
-from moorage.lifecycle.states import OperationKind, ServerStatus
+from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 from moorage.model.codec import image_from_json
 from moorage.scheduler.types import NoValidHost
@@ -20,8 +20,8 @@ class RebuildTask(Task):
 
     def run(self) -> None:
         record = self.load()
-        if record is None or record.status != ServerStatus.REBUILD or record.host is None:
-            return
+        if record is None or record.task_state not in self.rule.tasks or record.host is None:
+            return  # deleted, or being deleted: the delete waits for this to end
         arguments = self.operation.arguments
         image_id = str(arguments["image_id"])
         image = image_from_json(arguments["image"])

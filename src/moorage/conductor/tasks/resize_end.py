@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.move import give_back
-from moorage.lifecycle.states import OperationKind, ServerStatus
+from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 
 
@@ -18,8 +18,8 @@ class ConfirmResizeTask(Task):
 
     def run(self) -> None:
         record = self.load()
-        if record is None or record.status != ServerStatus.VERIFY_RESIZE:
-            return
+        if record is None or record.task_state not in self.rule.tasks:
+            return  # deleted, or being deleted
         migration = self.in_flight_migration()
         if migration is not None:
             self.destroy(migration.source_host, f"resize of {self.uuid} confirmed")
@@ -35,8 +35,8 @@ class RevertResizeTask(Task):
 
     def run(self) -> None:
         record = self.load()
-        if record is None or record.status != ServerStatus.REVERT_RESIZE:
-            return
+        if record is None or record.task_state not in self.rule.tasks:
+            return  # deleted, or being deleted
         migration = self.in_flight_migration()
         resize = record.scheduling.resize if record.scheduling is not None else None
         if migration is None or record.host is None:

@@ -163,4 +163,4 @@ def _claim_alternate(task: Task, spec: RequestSpec, destination: Destination,
         if moved is False:
             return False, None, held  # no room there: the old claim stays held
         task.release(spec.instance_uuid)  # not at that generation
-    return scheduler.claim(spec, destination), None, None
+    return scheduler.claim(spec, destination, confirm=task.ensure_owned), None, None
