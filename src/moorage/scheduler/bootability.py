@@ -18,7 +18,6 @@ nothing, whatever it reports.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -26,31 +25,18 @@ from oslo_config import cfg
 
 from moorage.conf import option_value
 from moorage.model.image import TRAIT_PREFIX, Image
+from moorage.model.vocabulary import PROPERTY_FAMILIES, Prefilter, prefiltered
 from moorage.scheduler.request_filters import (
-    IMAGE_METADATA_PREFIXES,
     STATUS_DISABLED,
     checkable_image_type_trait,
     image_metadata_traits,
 )
-from moorage.virt import traits
-
-
-class Prefilter(enum.StrEnum):
-    """The request filters an operator turns on, by their ``[scheduler]`` option."""
-
-    IMAGE_METADATA = "image_metadata_prefilter"
-    IMAGE_TYPE = "query_placement_for_image_type_support"
-
 
 PREFILTERS: tuple[Prefilter, ...] = tuple(Prefilter)
 
-# The trait families each prefilter requires a member of: the device-model families of
-# the image metadata table, in its order, and the image types.
+# The trait families each prefilter requires a member of, in the vocabulary's order.
 FAMILIES: Mapping[Prefilter, tuple[str, ...]] = {
-    Prefilter.IMAGE_METADATA: tuple(dict.fromkeys(
-        prefix for _, prefix in IMAGE_METADATA_PREFIXES)),
-    Prefilter.IMAGE_TYPE: (traits.IMAGE_TYPE,),
-}
+    p: tuple(dict.fromkeys(named.prefix for named in prefiltered(p))) for p in PREFILTERS}
 ALL_FAMILIES: tuple[str, ...] = tuple(f for p in PREFILTERS for f in FAMILIES[p])
 
 
@@ -240,6 +226,5 @@ def unreported_families(prefilters: Iterable[Prefilter],
 
 def properties_of_family(family: str) -> tuple[str, ...]:
     """The image properties whose values require a trait of ``family``."""
-    if family == traits.IMAGE_TYPE:
-        return ("disk_format",)
-    return tuple(prop for prop, prefix in IMAGE_METADATA_PREFIXES if prefix == family)
+    return tuple(named.name for named in PROPERTY_FAMILIES
+                 if named.prefix == family and named.prefilter is not None)

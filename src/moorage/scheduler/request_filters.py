@@ -23,29 +23,16 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
+from moorage.model import vocabulary
 from moorage.model.flavor import required_traits
 from moorage.model.image import ImageProperties
+from moorage.model.vocabulary import Prefilter
 from moorage.scheduler.types import Aggregate, Catalog, FilterRecord, RequestSpec
-from moorage.virt import traits
 
 # Upstream's aggregate metadata conventions.
 TENANT_KEY_PREFIX = "filter_tenant_id"
 AGGREGATE_TRAIT_PREFIX = "trait:"
 STATUS_DISABLED = "COMPUTE_STATUS_DISABLED"
-
-# image property -> trait prefix, in upstream's order. hw_viommu_model uses os-traits'
-# real prefix COMPUTE_VIOMMU_MODEL (upstream computes COMPUTE_VIOMMU_*, which does not
-# exist, and so drops the whole filter for any image that sets it).
-IMAGE_METADATA_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("hw_cdrom_bus", traits.STORAGE_BUS),
-    ("hw_disk_bus", traits.STORAGE_BUS),
-    ("hw_video_model", traits.GRAPHICS_MODEL),
-    ("hw_vif_model", traits.VIF_MODEL),
-    ("hw_architecture", traits.HW_ARCH),
-    ("hw_emulation_architecture", traits.EMULATED_ARCH),
-    ("hw_viommu_model", traits.VIOMMU_MODEL),
-)
-
 
 # The seed's next candidates for the same pattern: image properties (and their legacy
 # names) whose values os-traits would need a family for. It has none (3.9.0): the
@@ -83,14 +70,14 @@ RequestFilter = Callable[[RequestSpec, FilterContext], FilterRecord]
 # -- pure translations ------------------------------------------------------------------
 def image_type_trait(disk_format: str) -> str:
     """``qcow2`` -> ``COMPUTE_IMAGE_TYPE_QCOW2`` (unchecked; upstream upper-cases only)."""
-    return f"{traits.IMAGE_TYPE}_{disk_format.upper()}"
+    return f"{vocabulary.IMAGE_TYPE}_{disk_format.upper()}"
 
 
 def checkable_image_type_trait(disk_format: str) -> str | None:
     """The trait ``require_image_type_support`` requires for ``disk_format``; None when
     os-traits has no such trait (the filter notes the format instead)."""
     trait = image_type_trait(disk_format)
-    return trait if trait in traits.KNOWN else None
+    return trait if trait in vocabulary.KNOWN else None
 
 
 @dataclass(frozen=True)
@@ -106,16 +93,16 @@ def image_metadata_traits(properties: ImageProperties) -> TraitTranslation:
     """The traits a host needs for the image's hw_* device models and architectures."""
     found: dict[str, str] = {}
     notes: list[str] = []
-    for name, prefix in IMAGE_METADATA_PREFIXES:
-        value = getattr(properties, name)
+    for named in vocabulary.prefiltered(Prefilter.IMAGE_METADATA):
+        value = getattr(properties, named.name)
         if value is None:
             continue
-        trait = traits.trait_name(prefix, str(value))
-        origin = f"{name}={value}"
-        if trait in traits.KNOWN:
+        trait = named.trait(str(value))
+        origin = f"{named.name}={value}"
+        if trait in vocabulary.KNOWN:
             found.setdefault(trait, origin)
         else:
-            notes.append(f"{origin}: os-traits {traits.OS_TRAITS_VERSION} has no trait "
+            notes.append(f"{origin}: os-traits {vocabulary.OS_TRAITS_VERSION} has no trait "
                          f"{trait}, so placement cannot check it; the host checks it when "
                          "it spawns the guest")
     for names, family in UNTRANSLATED_PROPERTIES:
@@ -123,7 +110,7 @@ def image_metadata_traits(properties: ImageProperties) -> TraitTranslation:
             value = properties.other.get(prop)
             if value is None:
                 continue
-            notes.append(f"{prop}={value}: os-traits {traits.OS_TRAITS_VERSION} has no "
+            notes.append(f"{prop}={value}: os-traits {vocabulary.OS_TRAITS_VERSION} has no "
                          f"{family}_* traits, so placement cannot check it; "
                          "ImagePropertiesFilter checks it among the candidates")
             break

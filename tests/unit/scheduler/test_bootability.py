@@ -8,10 +8,10 @@ from collections.abc import Mapping
 import pytest
 
 from moorage.model.image import Image
+from moorage.model.vocabulary import Prefilter
 from moorage.scheduler.bootability import (
     PREFILTERS,
     HostTraits,
-    Prefilter,
     Requirement,
     assess,
     configured_prefilters,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from moorage.model import vocabulary
 from moorage.model.image import ImageProperties, parse_properties
 from moorage.scheduler.request_filters import (
     ALL_REQUEST_FILTERS,
@@ -21,7 +22,6 @@ from moorage.scheduler.request_filters import (
     transform_image_metadata,
 )
 from moorage.scheduler.types import Aggregate
-from moorage.virt import traits
 from tests.unit.scheduler.fakes import FakeCatalog, conf, spec
 
 
@@ -79,7 +79,7 @@ def test_hypervisor_type_and_vm_mode_are_noted_for_want_of_traits(
                                                           "hw_vif_model": "e1000"}))
     assert set(translation.traits) == {"COMPUTE_NET_VIF_MODEL_E1000"}
     assert translation.notes == (
-        f"{prop}={value}: os-traits {traits.OS_TRAITS_VERSION} has no {family}_* traits, so "
+        f"{prop}={value}: os-traits {vocabulary.OS_TRAITS_VERSION} has no {family}_* traits, so "
         "placement cannot check it; ImagePropertiesFilter checks it among the candidates",)
 
 
@@ -87,7 +87,7 @@ def test_os_traits_still_has_no_hypervisor_or_vm_mode_traits() -> None:
     """When os-traits names them, these properties become prefilter traits: this fails
     until the request filter translates them."""
     for _names, family in UNTRANSLATED_PROPERTIES:
-        assert traits.family(family) == frozenset(), family
+        assert vocabulary.family(family) == frozenset(), family
 
 
 def test_unset_properties_add_nothing() -> None:
