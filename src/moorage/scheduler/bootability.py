@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from oslo_config import cfg
 
 from moorage.conf import option_value
-from moorage.model.image import TRAIT_PREFIX, Image
+from moorage.model.image import Image
 from moorage.model.vocabulary import PROPERTY_FAMILIES, Prefilter, prefiltered
+from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.request_filters import (
     STATUS_DISABLED,
     checkable_image_type_trait,
@@ -67,7 +68,7 @@ class Requirement:
     own ``trait:NAME=required`` properties, which are required whatever the options."""
 
     trait: str
-    origin: str  # "disk_format=vmdk", "hw_vif_model=e1000", "trait:HW_CPU_X86_AVX2=required"
+    origin: Origin  # disk_format=vmdk, hw_vif_model=e1000, trait:HW_CPU_X86_AVX2=required
     prefilter: Prefilter | None
 
     @property
@@ -75,7 +76,7 @@ class Requirement:
         return family_of(self.trait) if self.prefilter is not None else None
 
     def __str__(self) -> str:
-        return f"{self.trait} ({self.origin})"
+        return f"{self.trait} ({self.origin.setting})"
 
 
 def image_requirements(image: Image) -> tuple[Requirement, ...]:
@@ -84,12 +85,12 @@ def image_requirements(image: Image) -> tuple[Requirement, ...]:
     found: list[Requirement] = []
     image_type = checkable_image_type_trait(image.disk_format)
     if image_type is not None:
-        found.append(Requirement(image_type, f"disk_format={image.disk_format}",
-                                 Prefilter.IMAGE_TYPE))
+        found.append(Requirement(image_type, Origin(OriginKind.IMAGE, "disk_format",
+                                                    image.disk_format), Prefilter.IMAGE_TYPE))
     for trait, origin in image_metadata_traits(image.properties).traits.items():
         found.append(Requirement(trait, origin, Prefilter.IMAGE_METADATA))
     for trait in sorted(image.properties.traits_required):
-        found.append(Requirement(trait, f"{TRAIT_PREFIX}{trait}=required", None))
+        found.append(Requirement(trait, Origin.image_trait(trait), None))
     return tuple(found)
 
 
