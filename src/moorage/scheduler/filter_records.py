@@ -21,7 +21,6 @@ import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from moorage.model.image import TRAIT_PREFIX
 
@@ -92,9 +91,9 @@ class Origin:
         return data
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Origin:
+    def from_json(cls, data: Mapping[str, object]) -> Origin:
         value = data.get("value")
-        return cls(OriginKind(data["kind"]), str(data["name"]),
+        return cls(OriginKind(str(data["kind"])), str(data["name"]),
                    None if value is None else str(value))
 
 
@@ -136,8 +135,11 @@ class Addition:
             return _from_old_form(data, filter_name)
         if not isinstance(data, Mapping):
             raise TypeError(f"an addition is an object, not {data!r}")
-        return cls(Constraint(data["constraint"]), tuple(str(n) for n in data["names"]),
-                   Origin.from_json(data["origin"]), str(data.get("why") or ""))
+        names, origin = data["names"], data["origin"]
+        if not isinstance(names, list) or not isinstance(origin, Mapping):
+            raise TypeError(f"an addition's names are a list, its origin an object: {data!r}")
+        return cls(Constraint(data["constraint"]), tuple(str(n) for n in names),
+                   Origin.from_json(origin), str(data.get("why") or ""))
 
 
 # "root_required:X (hw_vif_model=e1000)", "member_of:in:a,b", "forbidden_aggregates:x".
@@ -179,14 +181,17 @@ class FilterRecord:
                 "notes": list(self.notes)}
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> FilterRecord:
+    def from_json(cls, data: Mapping[str, object]) -> FilterRecord:
         """A record as ``to_json`` wrote it, its additions in either form;
         CorruptFilterRecord naming the record and what is wrong otherwise."""
         try:
             name = str(data["name"])
+            added, notes = data.get("added") or [], data.get("notes") or []
+            if not isinstance(added, list) or not isinstance(notes, list):
+                raise TypeError(f"added and notes are lists: {data!r}")
             return cls(name, bool(data.get("ran", True)),
-                       tuple(Addition.from_json(a, name) for a in data.get("added") or ()),
-                       tuple(str(note) for note in data.get("notes") or ()))
+                       tuple(Addition.from_json(a, name) for a in added),
+                       tuple(str(note) for note in notes))
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFilterRecord(
                 f"request filter record {data.get('name', '?')!r}: {exc}") from None
