@@ -31,11 +31,11 @@ from moorage.cli.options import add_connection_arguments, client_from_arguments
 from moorage.conf import load_config
 from moorage.model.glance import images_from_listing
 from moorage.model.image import Image, InvalidImageProperty
+from moorage.model.vocabulary import Prefilter
 from moorage.scheduler.bootability import (
     PREFILTERS,
     Assessment,
     HostTraits,
-    Prefilter,
     assess,
     configured_prefilters,
     image_requirements,

@@ -20,10 +20,10 @@ from typing import TypeVar
 
 from moorage.compute.traits import desired_traits
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import is_custom
 from moorage.placement.client import PlacementClient, PlacementError, Provider, ProviderQuery
 from moorage.virt.driver import NodeProvider
 from moorage.virt.report import TraitReport
-from moorage.virt.traits import is_custom
 
 LOG = logging.getLogger(__name__)
 

@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping
 from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
-from moorage.scheduler.types import FilterRecord, RequestSpec, Selection
+from moorage.scheduler.filter_records import records_json
+from moorage.scheduler.types import RequestSpec, Selection
 
 
 def request_spec(record: ServerRecord, *, flavor: Flavor | None = None,
@@ -38,11 +39,6 @@ def move_spec(record: ServerRecord, flavor: Flavor | None, target: str | None
                         requested_host=target)
 
 
-def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:
-    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
-            for r in records]
-
-
 def scheduling_record(spec: RequestSpec, operation: str,
                       selection: Selection | None = None,
                       error: str | None = None,
@@ -55,7 +51,7 @@ def scheduling_record(spec: RequestSpec, operation: str,
     see hosts reads it, when ``error`` names one."""
     record: dict[str, object] = {
         "operation": operation,
-        "filters": filter_records_json(spec.filter_records),
+        "filters": records_json(spec.filter_records),
     }
     if selection is not None:
         record["candidates"] = selection.candidates

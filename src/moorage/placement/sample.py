@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import os_resource_classes as orc
 import os_traits as ot
 
+from moorage.model.vocabulary import is_custom
 from moorage.placement.storage.bulk import ProviderSpec
 from moorage.placement.storage.records import Inventory
 
@@ -199,8 +200,8 @@ class SampleCloud:
 
     def custom_names(self) -> tuple[set[str], set[str]]:
         """(custom resource classes, custom traits) the cloud uses."""
-        classes = {rc for s in self.providers for rc in s.inventories if rc.startswith("CUSTOM_")}
-        traits = {t for s in self.providers for t in s.traits if t.startswith("CUSTOM_")}
+        classes = {rc for s in self.providers for rc in s.inventories if is_custom(rc)}
+        traits = {t for s in self.providers for t in s.traits if is_custom(t)}
         return classes, traits
 
 

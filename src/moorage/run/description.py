@@ -31,10 +31,11 @@ from typing import Any
 import jsonschema
 import yaml
 
-from moorage.api.extra_specs import InvalidExtraSpec, is_valid_trait_name, validate_extra_spec
+from moorage.api.extra_specs import InvalidExtraSpec, validate_extra_spec
 from moorage.compute.fleet import FLEET_DRIVERS
 from moorage.embedded import HostPlan
 from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
+from moorage.model.vocabulary import is_trait_name
 from moorage.run.schema import CLOUD_SCHEMA, FLEET_SCHEMA, NAME_PATTERN, NAME_RULE
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.fake import arch_trait, contrary_arch_traits
@@ -442,7 +443,7 @@ def _unique_names(data: Mapping[str, Any], key: str, lines: _Lines) -> list[Prob
 
 
 def _trait_problem(path: JsonPath, name: str, lines: _Lines) -> Problem | None:
-    if is_valid_trait_name(name):
+    if is_trait_name(name):
         return None
     return Problem(lines.line(path), f"{where(path)}: {name!r} is not a trait; allowed: "
                                      "an os-traits name or CUSTOM_ followed by A-Z, 0-9 "

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from moorage.model.image import ARCHITECTURES, CONTAINER_FORMATS, DISK_FORMATS
+from moorage.model.vocabulary import QEMU_VIRT_TYPES
 from moorage.virt.capabilities import IMAGE_TYPES
 from moorage.virt.loader import DRIVERS
 
@@ -23,8 +24,6 @@ NAME_RULE = "1 to 63 of A-Z, a-z, 0-9, '_', '.', '-', starting with a letter or 
 # domain capabilities, as the run decides: the file does not choose).
 CLOUD_DRIVERS = ("fake", "vmware", "ironic", "libvirt")
 assert set(CLOUD_DRIVERS) <= set(DRIVERS), "a cloud driver the compute agents do not have"
-# [libvirt] virt_type values a cloud file may use: the hardware-virtualization ones.
-VIRT_TYPES = ("kvm", "qemu")
 # [libvirt] images_type values (without "default" and "ploop").
 IMAGE_BACKENDS = ("qcow2", "raw", "rbd", "lvm", "flat")
 ORDERS = ("sequential", "shuffled")
@@ -55,7 +54,7 @@ HOST_GROUP = _object({
     "unsupported_traits": _TRAITS,
     "image_types": {"type": "array", "items": {"enum": list(IMAGE_TYPES)}},
     "image_backend": {"enum": list(IMAGE_BACKENDS)},
-    "virt_type": {"enum": list(VIRT_TYPES)},
+    "virt_type": {"enum": list(QEMU_VIRT_TYPES)},  # the ones Moorage builds guests for
     "machine_type": {"type": "string", "minLength": 1},
     "resource_class": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"},
 }, required=("name", "count", "driver"))

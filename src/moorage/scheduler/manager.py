@@ -41,6 +41,7 @@ from moorage.placement.client import (
 )
 from moorage.scheduler import explain
 from moorage.scheduler.decisions import LISTED_WEIGHED, Decisions, Exclusion, Weighed
+from moorage.scheduler.filter_records import Origin, OriginKind, records_json
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
@@ -160,7 +161,7 @@ class Scheduler:
             decisions = Decisions(deciding=f"request filter {exc.name}")
             decisions.exclude(Exclusion("request filter", f"request filter {exc.name}",
                                         exc.name, len(hosts), len(hosts)))
-            raise NoValidHost(exc.reason, {"filters": _records(spec),
+            raise NoValidHost(exc.reason, {"filters": records_json(spec.filter_records),
                                            "decisions": decisions.to_json()},
                               deciding=str(decisions.deciding)) from None
         # 2.-4. placement, then the host filters, on a sample of the candidates first
@@ -234,7 +235,8 @@ class Scheduler:
         """Stages 2 to 4 with ``limit`` candidates: what placement offered and what the
         host filters made of it."""
         request = self._placement_request(spec, hosts, limit)
-        details: dict[str, object] = {"filters": _records(spec), "request": request.to_json()}
+        details: dict[str, object] = {"filters": records_json(spec.filter_records),
+                                       "request": request.to_json()}
         candidates, decisions = self._candidates(spec, request, details)
         # 3. hosts offered, minus those the request excludes
         roots = self._roots(candidates)
@@ -304,21 +306,20 @@ class Scheduler:
         if forbidden:
             raise NoValidHost(f"{REBUILD_FORBIDDEN} (forbidden: {', '.join(forbidden)})",
                               {"forbidden_image_traits": forbidden, "host": host})
-        needed = {t: f"image property trait:{t}=required"
-                  for t in image.properties.traits_required}
+        needed = {t: Origin.image_trait(t) for t in image.properties.traits_required}
         sched = self.conf.scheduler
         if sched.image_metadata_prefilter:
-            needed.update({t: f"image property {origin}" for t, origin in
-                           image_metadata_traits(image.properties).traits.items()})
+            needed.update(image_metadata_traits(image.properties).traits)
         if sched.query_placement_for_image_type_support and not spec.is_bfv:
-            needed[image_type_trait(image.disk_format)] = f"image disk_format={image.disk_format}"
+            needed[image_type_trait(image.disk_format)] = Origin(
+                OriginKind.IMAGE, "disk_format", image.disk_format)
         held, _ = self.placement.allocations(spec.instance_uuid)
         on_providers: set[str] = set()
         for traits in self.placement.concurrently(self.placement.traits, list(held)):
             on_providers |= set(traits)
         missing = sorted(set(needed) - on_providers)
         if missing:
-            named = ", ".join(f"{t} (from {needed[t]})" for t in missing)
+            named = ", ".join(f"{t} (from {needed[t].describe()})" for t in missing)
             raise NoValidHost(f"{REBUILD_UNSATISFIED} Missing on host {host}: {named}",
                               {"missing_traits": missing, "host": host,
                                "providers": sorted(held)})
@@ -505,8 +506,3 @@ def _excluded(spec: RequestSpec, states: Sequence[HostState]
         else:
             kept.append(state)
     return kept, out
-
-
-def _records(spec: RequestSpec) -> list[dict[str, object]]:
-    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
-            for r in spec.filter_records]

@@ -12,20 +12,10 @@ from typing import Protocol
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
+from moorage.scheduler.filter_records import FilterRecord
 
 # provider uuid -> {resource class: amount}: one allocation request, as placement gives it.
 AllocationRequest = Mapping[str, Mapping[str, int]]
-
-
-@dataclass(frozen=True)
-class FilterRecord:
-    """What one request filter did to the spec (upstream only logs this; we keep it)."""
-
-    name: str
-    ran: bool
-    added: Sequence[str] = ()
-    # Things the user should know: a property value no trait expresses, for instance.
-    notes: Sequence[str] = ()
 
 
 @dataclass

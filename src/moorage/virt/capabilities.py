@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 
 import os_traits
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.report import Source, TraitReport
 
 # Image formats (glance disk_format values) a compute host may or may not read.
@@ -45,7 +45,7 @@ CAPABILITY_TRAITS: Mapping[str, str] = {
     "supports_stateless_firmware": os_traits.COMPUTE_SECURITY_STATELESS_FIRMWARE,
     "supports_virtio_fs": os_traits.COMPUTE_STORAGE_VIRTIO_FS,
     "supports_mem_backing_file": os_traits.COMPUTE_MEM_BACKING_FILE,
-    **{image_type_key(f): traits.device_trait(traits.IMAGE_TYPE, f) for f in IMAGE_TYPES},
+    **{image_type_key(f): vocabulary.device_trait(vocabulary.IMAGE_TYPE, f) for f in IMAGE_TYPES},
 }
 
 # Upstream capability keys that stand for no trait (kept so that a typo is an error).

@@ -11,7 +11,8 @@ from typing import Any
 import jsonschema
 
 from moorage.db.clock import utcnow
-from moorage.placement.api.schema import CUSTOM_PATTERN, validator
+from moorage.model.vocabulary import CUSTOM_PATTERN
+from moorage.placement.api.schema import validator
 from moorage.placement.http import BadRequest, NotFound, Request, Response, since
 from moorage.placement.storage import resource_classes as rc_store
 

@@ -11,7 +11,6 @@ from moorage.placement.api.params import is_uuid_like
 
 UUID_PATTERN = "^[0-9a-fA-F-]{36}$"
 RC_PATTERN = "^[A-Z0-9_]+$"
-CUSTOM_PATTERN = "^CUSTOM_[A-Z0-9_]+$"
 CONSUMER_TYPE_PATTERN = "^[A-Z0-9_]+$"
 GROUP_SUFFIX = r"[1-9][0-9]*"
 GROUP_SUFFIX_1_33 = r"[a-zA-Z0-9_-]{1,64}"

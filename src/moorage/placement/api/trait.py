@@ -7,9 +7,10 @@ from typing import Any
 
 import jsonschema
 
+from moorage.model.vocabulary import CUSTOM_PATTERN
 from moorage.placement import errors
 from moorage.placement.api.common import GENERATION_CONFLICT, latest
-from moorage.placement.api.schema import CUSTOM_PATTERN, validator
+from moorage.placement.api.schema import validator
 from moorage.placement.http import (
     BadRequest,
     Conflict,

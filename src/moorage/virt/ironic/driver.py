@@ -26,6 +26,7 @@ import os_resource_classes as orc
 from oslo_config import cfg
 
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import is_custom
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.driver import (
     ComputeDriver,
@@ -42,7 +43,6 @@ from moorage.virt.ironic.simulator import (
 )
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
-from moorage.virt.traits import is_custom
 
 LOG = logging.getLogger(__name__)
 

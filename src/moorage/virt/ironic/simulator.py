@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.simulation import Reachability
 
 AVAILABLE, ACTIVE = "available", "active"
@@ -57,7 +57,7 @@ class SimulatedNode:
 
     def __post_init__(self) -> None:
         self.uuid = str(uuidlib.UUID(self.uuid))
-        self.traits = frozenset(traits.reportable(t) for t in self.traits)
+        self.traits = frozenset(vocabulary.reportable(t) for t in self.traits)
         if self.provision_state not in PROVISION_STATES:
             raise ValueError(f"node {self.uuid}: provision_state {self.provision_state!r} "
                              f"is not one of Ironic's: {', '.join(PROVISION_STATES)}")
@@ -147,7 +147,7 @@ class IronicSimulator(Reachability):
             node.maintenance, node.maintenance_reason = on, reason if on else ""
 
     def set_traits(self, node_uuid: str, names: Iterable[str]) -> None:
-        checked = frozenset(traits.reportable(t) for t in names)
+        checked = frozenset(vocabulary.reportable(t) for t in names)
         with self._lock:
             self._record(node_uuid).traits = checked
 

@@ -25,6 +25,7 @@ from typing import Any
 
 from lxml import etree
 
+from moorage.model import vocabulary
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.libvirt import discovery, domcaps, hostcaps, reaper, tables
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
@@ -242,7 +243,7 @@ class Host:
                 probed = self.domain_capabilities(
                     guest.arch, configured, virt_type, guest.emulator_for(virt_type))
             except libvirt.libvirtError as exc:
-                if guest.arch == host_arch and virt_type in tables.QEMU_VIRT_TYPES:
+                if guest.arch == host_arch and virt_type in vocabulary.QEMU_VIRT_TYPES:
                     raise HypervisorUnavailable(
                         f"libvirt at {self.uri} cannot run {virt_type} guests for "
                         f"{guest.arch}: {_reason(exc)}") from None
@@ -265,7 +266,7 @@ class Host:
                     f"libvirt at {self.uri} has no host-model CPU for {virt_type} "
                     f"{guest.arch} guests"),
             )
-        if virt_type in tables.QEMU_VIRT_TYPES and host_arch not in guests:
+        if virt_type in vocabulary.QEMU_VIRT_TYPES and host_arch not in guests:
             raise HypervisorUnavailable(
                 f"libvirt at {self.uri} has no {virt_type} guests for the host "
                 f"architecture {host_arch}")

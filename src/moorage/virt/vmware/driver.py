@@ -23,9 +23,9 @@ import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from moorage.model.image import DISK_BUSES, VIF_MODEL_ALIASES, VIF_MODELS
+from moorage.model import vocabulary
+from moorage.model.image import VIF_MODEL_ALIASES
 from moorage.model.inventory import Inventory
-from moorage.virt import traits
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.driver import (
     ComputeDriver,
@@ -180,11 +180,12 @@ class VMwareDriver(ComputeDriver):
         nics, buses, _ = self._offered()
         reports = [TraitReport(os_traits.HW_ARCH_X86_64, True, Source.DRIVER_TABLE,
                                "ESXi hosts are x86_64")]
-        for prefix, vocabulary, offered, known, kind in (
-                (traits.VIF_MODEL, VIF_MODELS, nics, NIC_DEVICE_FOR_MODEL, "NIC"),
-                (traits.STORAGE_BUS, DISK_BUSES, buses, VSPHERE_BUSES, "disk bus")):
-            for model in vocabulary:
-                trait = traits.device_trait(prefix, model)
+        for prop, offered, known, kind in (
+                ("hw_vif_model", nics, NIC_DEVICE_FOR_MODEL, "NIC"),
+                ("hw_disk_bus", buses, VSPHERE_BUSES, "disk bus")):
+            named = vocabulary.property_family(prop)
+            for model in named.values:
+                trait = vocabulary.device_trait(named.prefix, model)
                 if model in offered:
                     reports.append(TraitReport(trait, True, Source.HYPERVISOR,
                                                f"cluster {self.cluster}: {offered[model]}"))
