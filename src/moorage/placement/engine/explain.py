@@ -140,12 +140,23 @@ def _group_parts(trees: _Trees, group: RequestGroup) -> list[tuple[Constraint, B
                                  tuple(sorted(group.forbidden_aggregates))),
                       trees.lent(outside & holders, trees.of(outside & holders))))
     if group.in_tree is not None:
-        record = index.by_uuid.get(group.in_tree)
-        mask = index.empty_mask()
-        if record is not None:
-            mask[index.slot_of[record.root_id]] = True
-        parts.append((Constraint("in_tree", suffix, (group.in_tree,)), mask))
+        parts.append((Constraint("in_tree", suffix, (group.in_tree,)),
+                      _in_tree(trees, group.in_tree, bool(suffix))))
     return parts
+
+
+def _in_tree(trees: _Trees, uuid: str, suffixed: bool) -> BoolArray:
+    """Trees a group may be served for under ``in_tree=uuid`` alone: the named tree
+    and, for a suffixed group, every tree a sharing provider of the named tree lends
+    to (the group's one provider may be that lender, as in the candidates); the
+    unsuffixed group takes nothing from outside the named tree."""
+    index = trees.index
+    record = index.by_uuid.get(uuid)
+    if record is None:
+        return index.empty_mask()
+    inside: BoolArray = (trees.root_slot == index.slot_of[record.root_id]) & trees.alive
+    roots = trees.of(inside)
+    return trees.lent(inside, roots) if suffixed else roots
 
 
 def explain(index: ProviderIndex, request: CandidateRequest, viable: BoolArray | None,
