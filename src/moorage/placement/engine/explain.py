@@ -127,18 +127,22 @@ def _group_parts(trees: _Trees, group: RequestGroup) -> list[tuple[Constraint, B
         parts.append((Constraint("forbidden", suffix, (name,)),
                       trees.lent(lacking, trees.of(lacking))))
     # Aggregates: a suffixed group's one provider must be in (or out of) them itself;
-    # the unsuffixed group's providers may be through their tree's root.
+    # the unsuffixed group's providers may be through their tree's root, but a
+    # sharing provider lends to it only when a member itself, and never into a tree
+    # whose root is in a forbidden aggregate (as in _Search._match_tree).
     for aggregates in group.member_of:
         members = any_of(index, aggregates, "aggregates")
         within = members if suffix else members | members[trees.root_slot]
         parts.append((Constraint("member_of", suffix, tuple(sorted(aggregates))),
-                      trees.lent(within & holders, trees.of(within & holders))))
+                      trees.lent(members & holders, trees.of(within & holders))))
     if group.forbidden_aggregates:
         inside = any_of(index, group.forbidden_aggregates, "aggregates")
         outside = ~inside if suffix else ~inside & ~inside[trees.root_slot]
+        kept = trees.lent(outside & holders, trees.of(outside & holders))
+        if not suffix:
+            kept &= ~inside
         parts.append((Constraint("forbidden_aggregates", suffix,
-                                 tuple(sorted(group.forbidden_aggregates))),
-                      trees.lent(outside & holders, trees.of(outside & holders))))
+                                 tuple(sorted(group.forbidden_aggregates))), kept))
     if group.in_tree is not None:
         parts.append((Constraint("in_tree", suffix, (group.in_tree,)),
                       _in_tree(trees, group.in_tree, bool(suffix))))
