@@ -1,7 +1,7 @@
 """The part of libvirt-python Moorage calls, as Protocols.
 
 libvirt-python ships no type information: without these, every connection and
-domain would be ``Any`` and mypy would check no call to libvirt. The signatures (and
+domain would be untyped and mypy would check no call to libvirt. The signatures (and
 names) are the bindings' (``virConnect``, ``virDomain``), restricted to what Moorage
 uses; the real objects satisfy them structurally. The module itself (its constants
 and ``libvirtError``) stays a ``ModuleType``: its names are only known at run time.
