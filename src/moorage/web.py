@@ -10,16 +10,21 @@ import contextlib
 import datetime
 import email.utils
 import http
+import io
 import logging
 import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Generic, Self, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import WSGIApplication, WSGIEnvironment
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
 
 JSON = "application/json"
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
@@ -99,7 +104,7 @@ def json_has_nul(body: bytes, data: object) -> bool:
 NUL_REFUSED = "NUL characters are not allowed in {}."
 
 
-def sends_body(environ: Mapping[str, Any]) -> bool:
+def sends_body(environ: WSGIEnvironment) -> bool:
     """Whether the request comes with a body (a length above 0, a chunked one, or a
     length that is not a number). An application that answers without reading it
     says ``Connection: close``: the server has to drop the connection to skip the
@@ -151,8 +156,6 @@ class Router(Generic[H]):
 # -- a threaded server -------------------------------------------------------------
 
 LOG = logging.getLogger(__name__)
-
-WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Any]
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -214,7 +217,7 @@ class _Body:
     """A request's body as ``wsgi.input``: never reads past its Content-Length, so
     the next request on a kept-alive connection starts where it should."""
 
-    def __init__(self, stream: Any, length: int) -> None:
+    def __init__(self, stream: io.BufferedIOBase, length: int) -> None:
         self._stream = stream
         self.left = length
 
@@ -250,7 +253,7 @@ class _Answer(ServerHandler):
     request_handler: _QuietHandler
 
     def start_response(self, status: str, headers: list[tuple[str, str]],
-                       exc_info: Any = None) -> Callable[[bytes], None]:
+                       exc_info: OptExcInfo | None = None) -> Callable[[bytes], None]:
         """An application's ``Connection: close`` (placement and the compute API say it
         when they leave a body unread, for granian's sake) closes the connection after
         the answer; wsgiref refuses hop-by-hop headers from applications, so the
@@ -348,7 +351,7 @@ class _QuietHandler(WSGIRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """Nothing: each application logs its own line per request, with its id."""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         LOG.debug("%s " + format, self.address_string(), *args)
 
 

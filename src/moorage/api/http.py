@@ -9,14 +9,17 @@ returns ``json_response(...)`` or ``no_content()``. Errors are raised as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import enum
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
+from wsgiref.types import WSGIEnvironment
 
 import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+from moorage.jsonvalue import JSONValue
 from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, sends_body
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
@@ -24,9 +27,13 @@ MERGE_PATCH = "application/merge-patch+json"
 
 if TYPE_CHECKING:
     from moorage.api.state import ApiState
+    from moorage.policy import PolicyValue
 
 
-_UNREAD = object()  # the body not parsed yet (None is JSON's null)
+class _Unread(enum.Enum):
+    """The body not parsed yet (None is JSON's null)."""
+
+    UNREAD = enum.auto()
 
 
 class QueryParams:
@@ -60,7 +67,7 @@ class QueryParams:
 class ApiRequest:
     """One compute API request, as a handler sees it."""
 
-    def __init__(self, environ: dict[str, Any], state: ApiState) -> None:
+    def __init__(self, environ: WSGIEnvironment, state: ApiState) -> None:
         self.environ = environ
         self.state = state
         self.method: str = environ["REQUEST_METHOD"]
@@ -78,7 +85,7 @@ class ApiRequest:
         self.global_request_id: str | None = None
         self._query: QueryParams | None = None
         self._body: bytes | None = None
-        self._json: Any = _UNREAD
+        self._json: JSONValue | _Unread = _Unread.UNREAD
 
     def header(self, name: str, default: str | None = None) -> str | None:
         key = name.upper().replace("-", "_")
@@ -128,14 +135,14 @@ class ApiRequest:
             return bytes(stream.read(length)) if length > 0 else b""
         return b""
 
-    def json(self) -> Any:
+    def json(self) -> JSONValue:
         """The body parsed as JSON; 400 naming the problem when it is missing or malformed.
         Parsed once: dispatch validates it before the handler reads it."""
-        if self._json is _UNREAD:
+        if self._json is _Unread.UNREAD:
             self._json = self._parse_json()
         return self._json
 
-    def _parse_json(self) -> Any:
+    def _parse_json(self) -> JSONValue:
         content_type = (self.header("Content-Type") or "").split(";", 1)[0].strip().lower()
         if content_type and content_type not in (JSON, MERGE_PATCH):
             raise UnsupportedMediaType(
@@ -143,7 +150,7 @@ class ApiRequest:
         if not self.body:
             raise BadRequest("The request needs a JSON body.")
         try:
-            data = orjson.loads(self.body)
+            data: JSONValue = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed request body: {exc}") from None
         if json_has_nul(self.body, data):
@@ -163,7 +170,7 @@ class ApiRequest:
             raise BadRequest(f"The request body must be an object with a {key!r} object.")
         return inner
 
-    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+    def authorize(self, rule: str, target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 unless the caller satisfies the policy rule."""
         self.state.policy.authorize(rule, self.context, target)
 
@@ -190,7 +197,7 @@ class ApiRequest:
 Handler = Callable[[ApiRequest], Response]
 
 
-def json_response(data: Any, status: int = 200,
+def json_response(data: JSONValue, status: int = 200,
                   headers: list[tuple[str, str]] | None = None) -> Response:
     return Response(status=status, body=orjson.dumps(data), headers=list(headers or []),
                     content_type=JSON)

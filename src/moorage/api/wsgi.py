@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import atexit
 import logging
+from wsgiref.types import WSGIApplication
 
 from moorage import heap
-from moorage.api.app import WSGIApp, build_app
+from moorage.api.app import build_app
 from moorage.api.service import attach_workers, make_state
 from moorage.supervision import start_worker
 
 LOG = logging.getLogger(__name__)
 
 
-def create_app() -> WSGIApp:
+def create_app() -> WSGIApplication:
     conf = start_worker()
     # Migrations ran once in the launching process.
     state = make_state(conf, migrate=False)

@@ -11,9 +11,9 @@ import logging
 import os
 import sys
 from pathlib import Path
+from wsgiref.types import WSGIApplication
 
 from moorage.compute.fleet import Fleet
-from moorage.compute.service import WSGIApp
 from moorage.conf.environment import exported
 from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
@@ -25,7 +25,7 @@ FLEET_FILE_ENV = "MOORAGE_FLEET_FILE"
 SYNC_THREADS_ENV = "MOORAGE_FLEET_SYNC_THREADS"
 
 
-def create_app() -> WSGIApp:
+def create_app() -> WSGIApplication:
     conf = start_worker()
     # Imported here: the run package knows cloud and fleet files, the compute package
     # does not need to.

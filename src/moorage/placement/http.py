@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import datetime
 import html
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 from urllib.parse import parse_qsl
+from wsgiref.types import WSGIEnvironment
 
 import jsonschema
 import orjson
 
+from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.microversion import MIN_VERSION, Version
 from moorage.web import (
@@ -42,7 +44,11 @@ __all__ = ["JSON", "HTTPError", "JSONPieces", "Request", "Response", "StreamedRe
            "http_date", "json_fragment", "since"]
 
 if TYPE_CHECKING:
+    from moorage.placement.api.schema import Body
     from moorage.placement.service import PlacementService
+    from moorage.policy import PolicyValue
+
+T = TypeVar("T")
 
 
 _TITLES = {
@@ -92,7 +98,7 @@ class HTTPError(Exception):
         self.code = code
         self.headers = headers or []
 
-    def full_detail(self, environ: dict[str, Any]) -> str:
+    def full_detail(self, environ: WSGIEnvironment) -> str:
         if self.status == 405:
             return (
                 f"The method {environ.get('REQUEST_METHOD', '')} is not allowed for this "
@@ -161,7 +167,7 @@ class Credentials:
     roles: tuple[str, ...]
     system_scope: str | None = None
 
-    def policy_values(self) -> dict[str, Any]:
+    def policy_values(self) -> dict[str, PolicyValue]:
         return {
             "user_id": self.user_id,
             "project_id": self.project_id,
@@ -173,7 +179,7 @@ class Credentials:
         }
 
 
-def error_media_type(environ: dict[str, Any]) -> str:
+def error_media_type(environ: WSGIEnvironment) -> str:
     """How to render an error: JSON, unless the client asked for HTML or plain text.
 
     No Accept (or ``*/*``) means JSON, as upstream; otherwise the best of
@@ -231,7 +237,7 @@ class _Listing:
         return self.separator.join([b"", *part] if start else part)
 
 
-def json_fragment(data: Any) -> bytes:
+def json_fragment(data: JSONValue) -> bytes:
     """``data`` as JSON in a bytes object of its own size: for JSON that is kept
     (cached on a record) or held by the thousand (the items of a listing).
 
@@ -305,7 +311,7 @@ class JSONPieces:
 class Request:
     """One API request, as a handler sees it."""
 
-    def __init__(self, environ: dict[str, Any], service: PlacementService) -> None:
+    def __init__(self, environ: WSGIEnvironment, service: PlacementService) -> None:
         self.environ = environ
         self.service = service
         self.method: str = environ["REQUEST_METHOD"]
@@ -413,8 +419,9 @@ class Request:
             shown = self.environ.get("CONTENT_TYPE") or "None"
             raise UnsupportedMediaType(f"The media type {shown} is not supported, use {JSON}")
 
-    def json_body(self, schema_validator: jsonschema.protocols.Validator | None = None) -> Any:
-        """The body as JSON, after checking its media type and validating it."""
+    def json_body(self, schema: Body[T]) -> T:
+        """The body as JSON, after checking its media type and validating it against
+        ``schema``: the document is then what the schema's type says."""
         self.require_json_content()
         try:
             data = orjson.loads(self.body)
@@ -422,22 +429,22 @@ class Request:
             raise BadRequest(f"Malformed JSON: {exc}") from None
         if json_has_nul(self.body, data):
             raise BadRequest(NUL_REFUSED.format("the request body"))
-        if schema_validator is not None:
-            try:
-                schema_validator.validate(data)
-            except jsonschema.ValidationError as exc:
-                raise BadRequest(f"JSON does not validate: {exc}") from None
-        return data
+        try:
+            schema.validator.validate(data)
+        except jsonschema.ValidationError as exc:
+            raise BadRequest(f"JSON does not validate: {exc}") from None
+        admitted: T = data  # what the schema lets through is what its type says
+        return admitted
 
     # -- policy ------------------------------------------------------------
-    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+    def authorize(self, rule: str, target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 unless the credentials satisfy the named policy rule."""
         self.service.policy.authorize(rule, self.credentials, target)
 
     # -- responses -----------------------------------------------------------
     def json_response(
         self,
-        data: Any,
+        data: JSONValue | JSONPieces,
         *,
         status: int = 200,
         last_modified: datetime.datetime | None = None,
@@ -491,7 +498,8 @@ def since(version: str, *, status: int = 404) -> Callable[[Handler], Handler]:
     return mark
 
 
-def error_response(error: HTTPError, environ: dict[str, Any], request: Request | None) -> Response:
+def error_response(error: HTTPError, environ: WSGIEnvironment, request: Request | None
+                   ) -> Response:
     """The response for ``error``, in the format the client accepts."""
     media_type = error_media_type(environ)
     if media_type == JSON:
@@ -509,9 +517,9 @@ def error_response(error: HTTPError, environ: dict[str, Any], request: Request |
                     content_type=media_type)
 
 
-def error_body(error: HTTPError, environ: dict[str, Any], request: Request | None) -> bytes:
+def error_body(error: HTTPError, environ: WSGIEnvironment, request: Request | None) -> bytes:
     """Placement's JSON error document for ``error``."""
-    entry: dict[str, Any] = {
+    entry: dict[str, str | int] = {
         "status": error.status,
         "title": _TITLES.get(error.status, "Error"),
         "detail": error.full_detail(environ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from wsgiref.types import WSGIEnvironment
 
 import platformdirs
 from oslo_config import cfg
@@ -71,7 +71,7 @@ class PlacementService:
         self.statistics.stop()
         self.db.dispose()
 
-    def read_body(self, environ: dict[str, Any]) -> bytes:
+    def read_body(self, environ: WSGIEnvironment) -> bytes:
         """The request body, refusing bodies over ``[api] max_request_body_size``."""
         stream = environ.get("wsgi.input")
         if stream is None:

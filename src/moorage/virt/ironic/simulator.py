@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from moorage.jsonvalue import JSONObject
 from moorage.model import vocabulary
 from moorage.virt.simulation import Reachability
 
@@ -46,14 +47,14 @@ class SimulatedNode:
     name: str | None = None
     resource_class: str | None = None
     traits: frozenset[str] = frozenset()
-    properties: Mapping[str, Any] = field(default_factory=dict)
+    properties: JSONObject = field(default_factory=dict)
     provision_state: str = AVAILABLE
     power_state: str | None = POWER_OFF
     maintenance: bool = False
     maintenance_reason: str = ""
     conductor_group: str = ""
     instance_uuid: str | None = None
-    instance_info: Mapping[str, Any] = field(default_factory=dict)
+    instance_info: JSONObject = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.uuid = str(uuidlib.UUID(self.uuid))
@@ -112,7 +113,7 @@ class IronicSimulator(Reachability):
         return None
 
     # -- provisioning ------------------------------------------------------------------
-    def deploy(self, node_uuid: str, instance_uuid: str, instance_info: Mapping[str, Any]) -> None:
+    def deploy(self, node_uuid: str, instance_uuid: str, instance_info: JSONObject) -> None:
         """Deploy an instance: available -> active, powered on."""
         self.answer()
         with self._lock:

@@ -14,12 +14,14 @@ Every domain Moorage defines carries its ``<metadata>`` element, so that
 
 from __future__ import annotations
 
+import importlib
 import logging
 import shutil
 import subprocess
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
@@ -30,6 +32,7 @@ from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
 
 if TYPE_CHECKING:
+    from moorage.virt.libvirt.bindings import Domain
     from moorage.virt.libvirt.driver import LibvirtDriver
     from moorage.virt.libvirt.host import Host
 
@@ -206,13 +209,11 @@ def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) ->
 
 # -- helpers -------------------------------------------------------------------------
 
-def _libvirt() -> Any:
-    import libvirt
-
-    return libvirt
+def _libvirt() -> ModuleType:
+    return importlib.import_module("libvirt")
 
 
-def _lookup(host: Host, instance_uuid: str) -> Any:
+def _lookup(host: Host, instance_uuid: str) -> Domain | None:
     libvirt = _libvirt()
     try:
         return host.connection().lookupByUUIDString(instance_uuid)
@@ -222,7 +223,7 @@ def _lookup(host: Host, instance_uuid: str) -> Any:
         raise
 
 
-def _undefine_flags(libvirt: Any) -> int:
+def _undefine_flags(libvirt: ModuleType) -> int:
     # TPM state goes too (libvirt >= 8.9); the flag is absent from older bindings.
     return int(libvirt.VIR_DOMAIN_UNDEFINE_NVRAM | getattr(libvirt, "VIR_DOMAIN_UNDEFINE_TPM", 0))
 
@@ -235,14 +236,14 @@ def _create_root_disk(config: GuestConfig, root_gb: int) -> None:
                    check=True, capture_output=True, text=True)
 
 
-def _stop_and_undefine(libvirt: Any, domain: Any) -> None:
+def _stop_and_undefine(libvirt: ModuleType, domain: Domain) -> None:
     """Stop a domain if it runs, then undefine it with its UEFI variables and TPM state."""
     if domain.isActive():
         domain.destroy()
     domain.undefineFlags(_undefine_flags(libvirt))
 
 
-def _undo(libvirt: Any, domain: Any, instance_dir: Path) -> None:
+def _undo(libvirt: ModuleType, domain: Domain | None, instance_dir: Path) -> None:
     """Undefine a domain that failed to start and remove what spawn created."""
     if domain is not None:
         try:
