@@ -36,7 +36,7 @@ from sqlalchemy.engine import Connection
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage.catalog_state import VERSIONS_SQL, CatalogVersions
 from moorage.api.storage.schema import services
-from moorage.compute.provider_tree import provider_uuid
+from moorage.placement.provider_names import provider_uuid
 from moorage.placement.storage.database import Database
 from moorage.scheduler.types import Aggregate, HostInfo, Liveness
 

@@ -13,13 +13,13 @@ from cliff.command import Command
 from moorage import supervision
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
-from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 from moorage.compute.service import AGENT_WRITES
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
+from moorage.run.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 
 LOG = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class FleetRun(Command):
             os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
             # One worker: the fleet's hosts live in it. Registering thousands of hosts
             # takes a minute before it serves (and says READY=1).
-            supervision.serve("moorage.compute.fleet_wsgi:create_app", host=opts.listen,
+            supervision.serve("moorage.run.fleet_wsgi:create_app", host=opts.listen,
                               port=opts.port, workers=1, threads=16,
                               stop_timeout=conf.graceful_shutdown_timeout)
         return 0

@@ -132,6 +132,7 @@ class Run(Command):
         from moorage.compute.fleet import FLEET_DRIVERS
         from moorage.run import description, report
         from moorage.run.fleet_hosts import fleet_hosts
+        from moorage.run.host_plans import host_plans
         from moorage.run.player import CONFIGURATIONS, PlayError, play_on, stage_of
 
         # Every request of every service would be logged otherwise; the report says it all.
@@ -188,7 +189,7 @@ class Run(Command):
             workdir = parsed_args.work_dir or Path(scratch)
             workdir.mkdir(parents=True, exist_ok=True)
             simulated = [g for g in cloud.host_groups if g.driver in FLEET_DRIVERS]
-            plans = description.host_plans(
+            plans = host_plans(
                 dataclasses.replace(cloud, host_groups=tuple(
                     g for g in cloud.host_groups if g.driver not in FLEET_DRIVERS)),
                 real_libvirt, workdir=workdir)

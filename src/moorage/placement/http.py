@@ -16,13 +16,27 @@ import datetime
 import html
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
 
 import jsonschema
 import orjson
 
 from moorage.placement import errors
+from moorage.placement.credentials import Credentials
+from moorage.placement.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    HTTPError,
+    InternalServerError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from moorage.placement.microversion import MIN_VERSION, Version
 from moorage.web import (
     JSON,
@@ -38,8 +52,10 @@ from moorage.web import (
 )
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
-__all__ = ["JSON", "HTTPError", "JSONPieces", "Request", "Response", "StreamedResponse",
-           "http_date", "json_fragment", "since"]
+__all__ = ["JSON", "BadRequest", "Conflict", "Credentials", "Forbidden", "HTTPError",
+           "InternalServerError", "JSONPieces", "MethodNotAllowed", "NotAcceptable", "NotFound",
+           "Request", "RequestEntityTooLarge", "Response", "StreamedResponse", "Unauthorized",
+           "UnsupportedMediaType", "http_date", "json_fragment", "since"]
 
 if TYPE_CHECKING:
     from moorage.placement.service import PlacementService
@@ -57,121 +73,6 @@ _TITLES = {
     415: "Unsupported Media Type",
     500: "Internal Server Error",
 }
-
-# The sentence before the detail, as upstream (webob) words it, so that clients
-# matching on error text keep working.
-_EXPLANATIONS = {
-    400: "The server could not comply with the request since it is either malformed "
-    "or otherwise incorrect.",
-    401: "This server could not verify that you are authorized to access the document "
-    "you requested. Either you supplied the wrong credentials (e.g., bad password), or "
-    "your browser does not understand how to supply the credentials required.",
-    403: "Access was denied to this resource.",
-    404: "The resource could not be found.",
-    409: "There was a conflict when trying to complete your request.",
-    413: "The body of your request was too large for this server.",
-    500: "The server has either erred or is incapable of performing the requested "
-    "operation.",
-}
-
-
-class HTTPError(Exception):
-    """An error response. Raise it anywhere below a handler."""
-
-    status: ClassVar[int] = 500
-
-    def __init__(
-        self,
-        detail: str = "",
-        *,
-        code: str | None = None,
-        headers: list[tuple[str, str]] | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.code = code
-        self.headers = headers or []
-
-    def full_detail(self, environ: dict[str, Any]) -> str:
-        if self.status == 405:
-            return (
-                f"The method {environ.get('REQUEST_METHOD', '')} is not allowed for this "
-                f"resource. \n\n {self.detail}"
-            )
-        if self.status == 406:
-            accept = environ.get("HTTP_ACCEPT", "")
-            return (
-                "The resource could not be generated that was acceptable to your browser "
-                f"(content of type {accept}. \n\n {self.detail}"
-            )
-        if self.status == 415:
-            return (
-                f"The request media type {environ.get('CONTENT_TYPE', '')} is not supported "
-                f"by this server. \n\n {self.detail}"
-            )
-        return f"{_EXPLANATIONS.get(self.status, '')}\n\n {self.detail}  "
-
-
-class BadRequest(HTTPError):
-    status = 400
-
-
-class Unauthorized(HTTPError):
-    status = 401
-
-
-class Forbidden(HTTPError):
-    status = 403
-
-
-class NotFound(HTTPError):
-    status = 404
-
-
-class MethodNotAllowed(HTTPError):
-    status = 405
-
-
-class NotAcceptable(HTTPError):
-    status = 406
-
-
-class Conflict(HTTPError):
-    status = 409
-
-
-class RequestEntityTooLarge(HTTPError):
-    status = 413
-
-
-class UnsupportedMediaType(HTTPError):
-    status = 415
-
-
-class InternalServerError(HTTPError):
-    status = 500
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """Who is asking: what the policy rules are checked against."""
-
-    user_id: str | None
-    project_id: str | None
-    roles: tuple[str, ...]
-    system_scope: str | None = None
-
-    def policy_values(self) -> dict[str, Any]:
-        return {
-            "user_id": self.user_id,
-            "project_id": self.project_id,
-            "roles": list(self.roles),
-            "system_scope": self.system_scope,
-            "domain_id": None,
-            "user_domain_id": None,
-            "project_domain_id": None,
-        }
-
 
 def error_media_type(environ: dict[str, Any]) -> str:
     """How to render an error: JSON, unless the client asked for HTML or plain text.

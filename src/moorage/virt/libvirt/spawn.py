@@ -18,10 +18,12 @@ import logging
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lxml import etree
+from oslo_config import cfg
 
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
 from moorage.virt.libvirt import checks, discovery, models, switches, validation
@@ -30,8 +32,9 @@ from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
 
 if TYPE_CHECKING:
-    from moorage.virt.libvirt.driver import LibvirtDriver
+    from moorage.virt.libvirt.discovery import HostFacts
     from moorage.virt.libvirt.host import Host
+    from moorage.virt.report import TraitReport
 
 LOG = logging.getLogger(__name__)
 
@@ -48,7 +51,29 @@ class SpawnFailed(RuntimeError):
     """libvirt or QEMU refused a guest that passed every check (its message says why)."""
 
 
-def settings(driver: LibvirtDriver) -> Settings:
+class Driver(Protocol):
+    """What running guests reads of the driver it works for
+    (``moorage.virt.libvirt.driver.LibvirtDriver``, which calls this module)."""
+
+    @property
+    def conf(self) -> cfg.ConfigOpts: ...
+
+    @property
+    def virt_type(self) -> str: ...
+
+    @property
+    def machine_types(self) -> Mapping[str, str]: ...
+
+    @property
+    def host(self) -> Host: ...
+
+    @property
+    def facts(self) -> HostFacts: ...
+
+    def trait_reports(self, node: str) -> list[TraitReport]: ...
+
+
+def settings(driver: Driver) -> Settings:
     conf = driver.conf
     images_type = str(conf.libvirt.images_type)
     if images_type not in DISK_FORMATS:
@@ -60,7 +85,7 @@ def settings(driver: LibvirtDriver) -> Settings:
                     disk_format=DISK_FORMATS[images_type])
 
 
-def prepare(driver: LibvirtDriver, guest: Guest) -> tuple[GuestConfig, etree._Element]:
+def prepare(driver: Driver, guest: Guest) -> tuple[GuestConfig, etree._Element]:
     """The guest's configuration and domain document, or UnsupportedHardware (or
     FlavorImageConflict) saying why this host cannot run it. Defines nothing."""
     # The driver's own reports first: an image type, or a required trait this host
@@ -90,7 +115,7 @@ def configure(guest: Guest, chosen: Settings, where: Platform,
     return config, document
 
 
-def spawn(driver: LibvirtDriver, guest: Guest) -> GuestConfig:
+def spawn(driver: Driver, guest: Guest) -> GuestConfig:
     """Check, then define and start ``guest``; its configuration as started."""
     config, document = prepare(driver, guest)
     guest_config.log_warnings(config)
@@ -112,7 +137,7 @@ def spawn(driver: LibvirtDriver, guest: Guest) -> GuestConfig:
     return config
 
 
-def destroy(driver: LibvirtDriver, instance_uuid: str) -> None:
+def destroy(driver: Driver, instance_uuid: str) -> None:
     """Stop the guest, undefine it (with its UEFI variables and TPM state) and remove
     its directory. Nothing when there is no such guest."""
     libvirt = _libvirt()
@@ -126,7 +151,7 @@ def destroy(driver: LibvirtDriver, instance_uuid: str) -> None:
     shutil.rmtree(Path(str(driver.conf.instances_path)) / instance_uuid, ignore_errors=True)
 
 
-def guests(driver: LibvirtDriver) -> list[str]:
+def guests(driver: Driver) -> list[str]:
     """Uuids of the domains Moorage defined on this host (running or not)."""
     libvirt = _libvirt()
     found = []
@@ -139,7 +164,7 @@ def guests(driver: LibvirtDriver) -> list[str]:
     return sorted(found)
 
 
-def live_xml(driver: LibvirtDriver, instance_uuid: str) -> etree._Element:
+def live_xml(driver: Driver, instance_uuid: str) -> etree._Element:
     """The running guest's domain document, as libvirt completed it."""
     domain = _lookup(driver.host, instance_uuid)
     if domain is None:
@@ -174,7 +199,7 @@ def describe(config: GuestConfig) -> str:
 
 
 
-def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) -> Target:
+def _target(driver: Driver, where: Platform, wants_cpu_features: bool) -> Target:
     """The host's offer for the guest's platform: the host capabilities' entry for its
     architecture, the domain capabilities of its machine type, its emulator's device
     list, and (only when traits ask for CPU features) the features its CPU can have."""
