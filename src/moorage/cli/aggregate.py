@@ -5,7 +5,7 @@ tenant, zone and isolation request filters read."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cliff.command import Command
@@ -20,8 +20,8 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
 )
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 
 def find_aggregate(client: ComputeApiClient, ref: str) -> Json:
@@ -112,54 +112,40 @@ class AggregateDelete(Command):
         return 0
 
 
-class AggregateSet(Command):
+class AggregateSet(SetProperties):
     """Rename an aggregate, change its zone or set metadata."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("aggregate", help="aggregate name or id")
+    noun = "aggregate"
+    options = "--name, --zone or --property KEY=VALUE"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--name", help="a new name")
         parser.add_argument("--zone", metavar="ZONE", help="a new availability zone")
         parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
                             help="a metadata item to set (repeatable)")
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        properties = key_values(parsed_args.property)
-        changes = {key: value for key, value in (
+    def changes(self, parsed_args: argparse.Namespace) -> dict[str, object]:
+        return {key: value for key, value in (
             ("name", parsed_args.name), ("availability_zone", parsed_args.zone))
             if value is not None}
-        if not changes and not properties:
-            raise ValueError("nothing to set: give --name, --zone or --property KEY=VALUE")
-        client = api_client(parsed_args)
-        aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
+
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        aggregate_id = find_aggregate(client, ref)["id"]
         if changes:
-            client.update_aggregate(aggregate_id, changes)
+            client.update_aggregate(aggregate_id, dict(changes))
         if properties:
-            client.set_aggregate_metadata(aggregate_id, properties)
-        return 0
+            client.set_aggregate_metadata(aggregate_id, dict(properties))
 
 
-class AggregateUnset(Command):
+class AggregateUnset(UnsetProperties):
     """Remove metadata items from an aggregate."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("aggregate", help="aggregate name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="a metadata item to remove (repeatable)")
-        return parser
+    noun, item = "aggregate", "a metadata item"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        aggregate_id = find_aggregate(client, ref)["id"]
         client.set_aggregate_metadata(aggregate_id, dict.fromkeys(names))
-        return 0
 
 
 class _AggregateHost(ShowOne):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cliff.command import Command
@@ -18,9 +18,9 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
     requested,
 )
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 EPHEMERAL = "OS-FLV-EXT-DATA:ephemeral"
 
@@ -146,46 +146,29 @@ class FlavorDelete(Command):
         return 0
 
 
-class FlavorSet(Command):
+class FlavorSet(SetProperties):
     """Set extra specs on a flavor."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("flavor", help="flavor name or id")
+    noun = "flavor"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
                             help="an extra spec to set (repeatable)")
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        properties = key_values(parsed_args.property)
-        if not properties:
-            raise ValueError("nothing to set: give --property KEY=VALUE")
-        client = api_client(parsed_args)
-        client.set_extra_specs(str(find_flavor(client, parsed_args.flavor)["id"]), properties)
-        return 0
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        client.set_extra_specs(str(find_flavor(client, ref)["id"]), dict(properties))
 
 
-class FlavorUnset(Command):
+class FlavorUnset(UnsetProperties):
     """Remove extra specs from a flavor."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("flavor", help="flavor name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="an extra spec to remove (repeatable)")
-        return parser
+    noun, item = "flavor", "an extra spec"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        flavor_id = str(find_flavor(client, parsed_args.flavor)["id"])
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        flavor_id = str(find_flavor(client, ref)["id"])
         for name in names:
             client.delete_extra_spec(flavor_id, name)
-        return 0
 
 
 COMMANDS: dict[str, type[Command]] = {

@@ -4,7 +4,7 @@ formats, properties such as hw_vif_model=e1000); Moorage keeps no image bytes.""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cliff.command import Command
@@ -18,8 +18,8 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
 )
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 VISIBILITIES = ("public", "private", "shared", "community")
 # The record's attributes the commands show, in this order; "properties" last.
@@ -111,61 +111,41 @@ class ImageShow(ShowOne):
         return tuple(fields), tuple(fields.values())
 
 
-class ImageSet(Command):
+class ImageSet(SetProperties):
     """Change an image's name, formats or properties."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("image", help="image name or id")
+    noun = "image"
+    options = ("--name, --disk-format, --container-format, --min-disk, --min-ram, "
+               "--visibility or --property")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--name", help="a new name")
         _add_attribute_arguments(parser, creating=False)
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        changes: dict[str, Any] = {
-            name: value for name, value in (
-                ("name", parsed_args.name), ("disk_format", parsed_args.disk_format),
-                ("container_format", parsed_args.container_format),
-                ("min_disk", parsed_args.min_disk), ("min_ram", parsed_args.min_ram),
-                ("visibility", parsed_args.visibility))
-            if value is not None
-        }
-        properties = key_values(parsed_args.property)
-        if properties:
-            changes["properties"] = properties
-        if not changes:
-            raise ValueError("nothing to set: give --name, --disk-format, "
-                             "--container-format, --min-disk, --min-ram, --visibility or "
-                             "--property")
-        client = api_client(parsed_args)
-        client.update_image(str(find_image(client, parsed_args.image)["id"]), changes)
-        return 0
+    def changes(self, parsed_args: argparse.Namespace) -> dict[str, object]:
+        return {name: value for name, value in (
+            ("name", parsed_args.name), ("disk_format", parsed_args.disk_format),
+            ("container_format", parsed_args.container_format),
+            ("min_disk", parsed_args.min_disk), ("min_ram", parsed_args.min_ram),
+            ("visibility", parsed_args.visibility)) if value is not None}
+
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        update = {**changes, **({"properties": dict(properties)} if properties else {})}
+        client.update_image(str(find_image(client, ref)["id"]), update)
 
 
-class ImageUnset(Command):
+class ImageUnset(UnsetProperties):
     """Remove properties from an image."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("image", help="image name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="a property to remove (repeatable)")
-        return parser
+    noun, item = "image", "a property"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        image = find_image(client, parsed_args.image)
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        image = find_image(client, ref)
         missing = [name for name in names if name not in (image.get("properties") or {})]
         if missing:
             raise ValueError(f"image {image['id']} has no property {', '.join(missing)}")
-        client.update_image(str(image["id"]),
-                            {"properties": dict.fromkeys(names)})
-        return 0
+        client.update_image(str(image["id"]), {"properties": dict.fromkeys(names)})
 
 
 class ImageDelete(Command):
