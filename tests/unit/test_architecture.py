@@ -38,11 +38,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("moorage",),
     # The vocabulary (flavors, images, codecs) and the leaf modules: each stands alone, so
     # every layer above may take from them.
-    ("model", "failpoints", "metrics", "request_context", "heap", "web", "keystone", "policy",
+    ("model", "failpoints", "metrics", "request_context", "heap", "web", "policy",
      "internal_access"),
     # Option definitions read model's vocabulary; the one HTTP client and the log setup carry
-    # the request's context.
-    ("conf", "transport", "logs"),
+    # the request's context; keystone's middleware wraps a WSGI application of web's.
+    ("conf", "transport", "logs", "keystone"),
     # systemd's readiness probe speaks through transport.
     ("systemd",),
     # How every server process starts: configuration, logging, systemd.

@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl
 import jsonschema
 import orjson
 
+from moorage import web
 from moorage.placement import errors
 from moorage.placement.credentials import Credentials
 from moorage.placement.errors import (
@@ -48,7 +49,6 @@ from moorage.web import (
     media_ranges,
     nul_in,
     quality,
-    sends_body,
 )
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
@@ -203,57 +203,22 @@ class JSONPieces:
             yield b"".join(pending)
 
 
-class Request:
+class Request(web.Request):
     """One API request, as a handler sees it."""
 
     def __init__(self, environ: dict[str, Any], service: PlacementService) -> None:
-        self.environ = environ
+        super().__init__(environ)
         self.service = service
-        self.method: str = environ["REQUEST_METHOD"]
-        raw_path: str = environ.get("PATH_INFO", "") or ""
-        # PEP 3333 hands the path over latin-1 decoded; names in paths are UTF-8.
-        try:
-            self.path = raw_path.encode("latin-1").decode("utf-8")
-        except UnicodeError:
-            self.path = raw_path
         self.version: Version = MIN_VERSION
         self.version_known = False
-        self.request_id = ""
         self.credentials = Credentials(None, None, ())
         self.path_params: dict[str, str] = {}
-        # The template of the route the path matched (a metrics label), once routed.
-        self.route: str | None = None
         self._query: list[tuple[str, str]] | None = None
-        self._body: bytes | None = None
 
     # -- headers -----------------------------------------------------------
-    def header(self, name: str, default: str | None = None) -> str | None:
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            value = self.environ.get(key)
-        else:
-            value = self.environ.get("HTTP_" + key)
-        return value if value is not None else default
-
     @property
     def content_type(self) -> str:
         return (self.environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
-
-    def absolute_url(self, path: str) -> str:
-        """``path`` (below the application's mount point) as an absolute URL.
-
-        Upstream's Location headers are absolute (webob makes them so), and clients
-        follow them as given; the application applies this to every Location.
-        """
-        env = self.environ
-        scheme = env.get("wsgi.url_scheme", "http")
-        host = env.get("HTTP_HOST")
-        if not host:
-            host = env.get("SERVER_NAME", "localhost")
-            port = str(env.get("SERVER_PORT", ""))
-            if port and port != {"http": "80", "https": "443"}.get(scheme):
-                host = f"{host}:{port}"
-        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
 
     def require_accept_json(self) -> None:
         """406 unless the client's Accept header (if any) admits JSON."""
@@ -297,11 +262,6 @@ class Request:
             raise BadRequest(f"Invalid query string parameters: {exc}") from None
 
     # -- body --------------------------------------------------------------
-    @property
-    def body_unread(self) -> bool:
-        """A body was sent and not read (see ``web.sends_body``)."""
-        return self._body is None and sends_body(self.environ)
-
     @property
     def body(self) -> bytes:
         if self._body is None:
