@@ -102,16 +102,18 @@ def prepare(driver: Driver, guest: Guest) -> tuple[GuestConfig, etree._Element]:
     return configure(guest, chosen, where, target)
 
 
-def configure(guest: Guest, chosen: Settings, where: Platform,
-              target: Target) -> tuple[GuestConfig, etree._Element]:
-    """The pure part of ``prepare``: choices, late checks, document, schema."""
+def configure(guest: Guest, chosen: Settings, where: Platform, target: Target, *,
+              validate: bool = True) -> tuple[GuestConfig, etree._Element]:
+    """The pure part of ``prepare``: choices, late checks, document, and libvirt's
+    schema unless ``validate`` is False (a recorded host on a machine without it)."""
     emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
     config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
                                   str(Path(chosen.instances_path) / guest.uuid),
                                   models.auto_viommu(target.platform(where.arch.value)))
     checks.check(config, target)
     document = guest_config.domain_xml(config)
-    validation.validate(document)
+    if validate:
+        validation.validate(document)
     return config, document
 
 
