@@ -53,6 +53,11 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
     return overrides
 
 
+def _configuration(args: argparse.Namespace) -> cfg.ConfigOpts:
+    """The configuration of the files given, with the command line's overrides."""
+    return load_config(args.config_file, _overrides(args))
+
+
 def _redacted(url: str) -> str:
     return sa.engine.make_url(url).render_as_string(hide_password=True)
 
@@ -134,7 +139,7 @@ class ConductorServe(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        conf = load_config(parsed_args.config_file, _overrides(parsed_args))
+        conf = _configuration(parsed_args)
         start_logging(self, conf)
         if conf.database.sync_on_startup:
             _migrate(conf)
