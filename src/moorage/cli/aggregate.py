@@ -5,8 +5,7 @@ tenant, zone and isolation request filters read."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -21,6 +20,7 @@ from moorage.cli.api_options import (
     find,
     key_values,
 )
+from moorage.cli.output import Fields, Table
 from moorage.cli.properties import SetProperties, UnsetProperties
 
 
@@ -29,7 +29,7 @@ def find_aggregate(client: ComputeApiClient, ref: str) -> Json:
     return find("aggregate", ref, client.aggregate, client.aggregates)
 
 
-def aggregate_fields(aggregate: Json) -> dict[str, Any]:
+def aggregate_fields(aggregate: Json) -> dict[str, object]:
     return {
         "id": aggregate.get("id"),
         "uuid": aggregate.get("uuid"),
@@ -40,7 +40,7 @@ def aggregate_fields(aggregate: Json) -> dict[str, Any]:
     }
 
 
-def _show(aggregate: Json) -> tuple[Sequence[str], Any]:
+def _show(aggregate: Json) -> Fields:
     fields = aggregate_fields(aggregate)
     return tuple(fields), tuple(fields.values())
 
@@ -58,7 +58,7 @@ class AggregateCreate(ShowOne):
                             help="a metadata item, e.g. filter_tenant_id=PROJECT (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         client = api_client(parsed_args)
         aggregate = client.create_aggregate(parsed_args.name, parsed_args.zone)
@@ -77,7 +77,7 @@ class AggregateList(Lister):
         add_api_arguments(parser)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         rows = [aggregate_fields(a) for a in api_client(parsed_args).aggregates()]
         return self.COLUMNS, [[row[c] for c in self.COLUMNS] for row in rows]
 
@@ -91,7 +91,7 @@ class AggregateShow(ShowOne):
         parser.add_argument("aggregate", help="aggregate name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         return _show(find_aggregate(api_client(parsed_args), parsed_args.aggregate))
 
 
@@ -105,7 +105,7 @@ class AggregateDelete(Command):
                             help="aggregate name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.aggregates:
             client.delete_aggregate(find_aggregate(client, ref)["id"])
@@ -160,7 +160,7 @@ class _AggregateHost(ShowOne):
 class AggregateAddHost(_AggregateHost):
     """Add a host to an aggregate."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.add_host(aggregate_id, parsed_args.host))
@@ -169,7 +169,7 @@ class AggregateAddHost(_AggregateHost):
 class AggregateRemoveHost(_AggregateHost):
     """Remove a host from an aggregate."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.remove_host(aggregate_id, parsed_args.host))

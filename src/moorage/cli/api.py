@@ -99,7 +99,7 @@ class Serve(Command):
                             "([conductor] run_in_api = false)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         start_logging(self, conf)
@@ -138,7 +138,7 @@ class ConductorServe(Command):
         _add_config_args(parser)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         conf = _configuration(parsed_args)
         start_logging(self, conf)
         if conf.database.sync_on_startup:

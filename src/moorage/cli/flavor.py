@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -20,6 +19,7 @@ from moorage.cli.api_options import (
     key_values,
     requested,
 )
+from moorage.cli.output import Fields, Table
 from moorage.cli.properties import SetProperties, UnsetProperties
 
 EPHEMERAL = "OS-FLV-EXT-DATA:ephemeral"
@@ -30,9 +30,9 @@ def find_flavor(client: ComputeApiClient, ref: str) -> Json:
     return find("flavor", ref, client.flavor, client.flavors)
 
 
-def flavor_fields(flavor: Json, properties: dict[str, str] | None) -> dict[str, Any]:
+def flavor_fields(flavor: Json, properties: dict[str, str] | None) -> dict[str, object]:
     """A flavor as the commands show it: nova's record under plain names."""
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "id": flavor.get("id"),
         "name": flavor.get("name"),
         "ram": flavor.get("ram"),
@@ -54,7 +54,7 @@ def properties_of(client: ComputeApiClient, flavor: Json) -> dict[str, str]:
     return client.extra_specs(str(flavor["id"]))
 
 
-def _show(fields: dict[str, Any]) -> tuple[Sequence[str], Any]:
+def _show(fields: dict[str, object]) -> Fields:
     return tuple(fields), tuple(fields.values())
 
 
@@ -80,7 +80,7 @@ class FlavorCreate(ShowOne):
                             "(repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         client = api_client(parsed_args)
         flavor = client.create_flavor(
@@ -100,7 +100,7 @@ class FlavorList(Lister):
                             help="also show each flavor's extra specs")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = api_client(parsed_args)
         with_properties = parsed_args.long or (
             bool(parsed_args.columns) and requested(parsed_args, "properties"))
@@ -123,7 +123,7 @@ class FlavorShow(ShowOne):
         parser.add_argument("flavor", help="flavor name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         flavor = find_flavor(client, parsed_args.flavor)
         return _show(flavor_fields(flavor, properties_of(client, flavor)))
@@ -139,7 +139,7 @@ class FlavorDelete(Command):
                             help="flavor name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.flavors:
             client.delete_flavor(str(find_flavor(client, ref)["id"]))

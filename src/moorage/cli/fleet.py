@@ -6,7 +6,6 @@ import argparse
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from cliff.command import Command
 
@@ -51,7 +50,7 @@ class FleetRun(Command):
                             help="threads registering the hosts with placement (default 8)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.placement_url:
             overrides.append(("placement", "endpoint_override", parsed_args.placement_url))

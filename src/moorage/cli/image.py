@@ -4,8 +4,7 @@ formats, properties such as hw_vif_model=e1000); Moorage keeps no image bytes.""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -19,6 +18,7 @@ from moorage.cli.api_options import (
     find,
     key_values,
 )
+from moorage.cli.output import Fields, Table
 from moorage.cli.properties import SetProperties, UnsetProperties
 
 VISIBILITIES = ("public", "private", "shared", "community")
@@ -32,8 +32,8 @@ def find_image(client: ComputeApiClient, ref: str) -> Json:
     return find("image", ref, client.image, client.images)
 
 
-def image_fields(image: Json) -> dict[str, Any]:
-    fields: dict[str, Any] = {name: image[name] for name in ATTRIBUTES if name in image}
+def image_fields(image: Json) -> dict[str, object]:
+    fields: dict[str, object] = {name: image[name] for name in ATTRIBUTES if name in image}
     fields["properties"] = DictColumn(dict(image.get("properties") or {}))
     return fields
 
@@ -69,7 +69,7 @@ class ImageCreate(ShowOne):
         _add_attribute_arguments(parser, creating=True)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         image = api_client(parsed_args).create_image(
             parsed_args.name, disk_format=parsed_args.disk_format,
@@ -89,7 +89,7 @@ class ImageList(Lister):
         parser.add_argument("--long", action="store_true", help="also show properties")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         columns = ["id", "name", "disk_format", "container_format"]
         if parsed_args.long or "properties" in (parsed_args.columns or ()):
             columns.append("properties")
@@ -106,7 +106,7 @@ class ImageShow(ShowOne):
         parser.add_argument("image", help="image name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         fields = image_fields(find_image(api_client(parsed_args), parsed_args.image))
         return tuple(fields), tuple(fields.values())
 
@@ -158,7 +158,7 @@ class ImageDelete(Command):
                             help="image name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.images:
             client.delete_image(str(find_image(client, ref)["id"]))

@@ -59,7 +59,7 @@ class Serve(Command):
                             help="override [api] auth_strategy; noauth2 is for development")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)

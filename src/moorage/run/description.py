@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar, cast
 
 import jsonschema
 import yaml
@@ -29,7 +29,18 @@ import yaml
 from moorage.api.extra_specs import InvalidExtraSpec, is_valid_trait_name, validate_extra_spec
 from moorage.compute.fleet import FLEET_DRIVERS
 from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
-from moorage.run.schema import CLOUD_SCHEMA, FLEET_SCHEMA, NAME_PATTERN, NAME_RULE
+from moorage.run.schema import (
+    CLOUD_SCHEMA,
+    FLEET_SCHEMA,
+    NAME_PATTERN,
+    NAME_RULE,
+    BootEntry,
+    CloudFile,
+    FleetFile,
+    HostGroupEntry,
+    Schema,
+    WeightEntry,
+)
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.fake import arch_trait, contrary_arch_traits
 from moorage.virt.libvirt.discovery import static_capabilities
@@ -59,6 +70,7 @@ DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
 }
 
 JsonPath = tuple[str | int, ...]
+_Entry = TypeVar("_Entry")
 
 
 # -- the description ------------------------------------------------------------------
@@ -231,11 +243,12 @@ def load_cloud(path: Path) -> CloudDescription:
     data, lines = _compose(_read(path, "cloud"), source)
     problems = _schema_problems(data, lines)
     if not problems:
-        problems = [*_group_problems(data, lines), *_image_problems(data, lines),
-                    *_flavor_problems(data, lines), *_workload_problems(data, lines)]
-    if problems:
-        raise CloudError(source, _name_groups(data, problems))
-    return _description(data, source)
+        cloud = cast(CloudFile, data)  # the schema admitted it
+        problems = [*_group_problems(cloud, lines), *_image_problems(cloud, lines),
+                    *_flavor_problems(cloud, lines), *_workload_problems(cloud, lines)]
+        if not problems:
+            return _description(cloud, source)
+    raise CloudError(source, _name_groups(data, problems))
 
 
 @dataclass(frozen=True)
@@ -256,18 +269,19 @@ def load_fleet(path: Path) -> FleetDescription:
     data, lines = _compose(_read(path, "fleet"), source, FLEET_SCHEMA)
     problems = _schema_problems(data, lines, FLEET_SCHEMA)
     if not problems:
-        problems = _group_problems(data, lines)
-        for at, group in _entries(data, "host_groups"):
+        fleet = cast(FleetFile, data)  # the schema admitted it
+        problems = _group_problems(fleet, lines)
+        for at, group in _entries("host_groups", fleet["host_groups"]):
             if group["driver"] not in FLEET_DRIVERS:
                 problems.append(Problem(lines.line((*at, "driver")), (
                     f"{where((*at, 'driver'))}: a fleet runs simulated hosts only; "
                     f"allowed: {', '.join(FLEET_DRIVERS)} (run a {group['driver']} host as "
                     "its own agent: moorage compute run)")))
-    if problems:
-        raise CloudError(source, _name_groups(data, problems))
-    return FleetDescription(name=data["name"], source=source,
-                            host_groups=_host_groups(data),
-                            description=data.get("description", ""))
+        if not problems:
+            return FleetDescription(name=fleet["name"], source=source,
+                                    host_groups=_host_groups(fleet["host_groups"]),
+                                    description=fleet.get("description", ""))
+    raise CloudError(source, _name_groups(data, problems))
 
 
 def _read(path: Path, kind: str) -> str:
@@ -278,7 +292,7 @@ def _read(path: Path, kind: str) -> str:
                                                 "allowed: a UTF-8 YAML file")]) from None
 
 
-def _name_groups(data: Any, problems: Sequence[Problem]) -> list[Problem]:
+def _name_groups(data: object, problems: Sequence[Problem]) -> list[Problem]:
     """``host_groups[3]`` in a message becomes ``host_groups[3] (group NAME)``."""
     groups = data.get("host_groups") if isinstance(data, Mapping) else None
     if not isinstance(groups, list):
@@ -294,8 +308,8 @@ def _name_groups(data: Any, problems: Sequence[Problem]) -> list[Problem]:
             for p in problems]
 
 
-def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
-             ) -> tuple[Any, _Lines]:
+def _compose(text: str, source: str, schema: Schema = CLOUD_SCHEMA
+             ) -> tuple[object, _Lines]:
     """The document's values and their lines (PyYAML's safe loader, node tree kept)."""
     loader = yaml.SafeLoader(text)
     lines = _Lines(source)
@@ -303,7 +317,8 @@ def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
         node = loader.get_single_node()
         if node is None:
             raise CloudError(source, [Problem(1, "the file is empty; allowed: a mapping "
-                                                 "with " + ", ".join(schema["properties"]))])
+                                                 "with " + ", ".join(schema.get("properties",
+                                                                                {})))])
         lines.record(node, (), frozenset())
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -320,8 +335,8 @@ def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
 
 # -- the schema's problems, in words ----------------------------------------------------
 
-def _schema_problems(data: Any, lines: _Lines,
-                     schema: Mapping[str, Any] = CLOUD_SCHEMA) -> list[Problem]:
+def _schema_problems(data: object, lines: _Lines,
+                     schema: Schema = CLOUD_SCHEMA) -> list[Problem]:
     validator = jsonschema.Draft202012Validator(schema)
     problems: list[Problem] = []
     for error in validator.iter_errors(data):
@@ -329,25 +344,24 @@ def _schema_problems(data: Any, lines: _Lines,
     return list(dict.fromkeys(problems))  # one "required" error per key, each naming all
 
 
-def _path(data: Any, raw: Sequence[Any]) -> JsonPath:
+def _path(data: object, raw: Sequence[str | int]) -> JsonPath:
     """jsonschema's path with mapping keys as str and list indices as int."""
     path: list[str | int] = []
     value = data
     for part in raw:
         if isinstance(value, list) and isinstance(part, int):
             path.append(part)
+            value = value[part] if -len(value) <= part < len(value) else None
         else:
             path.append(str(part))
-        try:
-            value = value[part]
-        except (KeyError, IndexError, TypeError):
-            value = None
+            value = value.get(part) if isinstance(value, Mapping) else None
     return tuple(path)
 
 
 def _explain(error: jsonschema.ValidationError, path: JsonPath,
              lines: _Lines) -> list[Problem]:
-    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    # jsonschema hands back the (sub)schema of ours that refused the value.
+    schema = cast(Schema, error.schema) if isinstance(error.schema, Mapping) else Schema()
     kind = error.validator
     here = where(path)
     instance = error.instance if isinstance(error.instance, Mapping) else {}
@@ -382,7 +396,7 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
-def _allowed(schema: Mapping[str, Any]) -> str:
+def _allowed(schema: Schema) -> str:
     """What ``schema`` allows, in words."""
     if "enum" in schema:
         return ", ".join(str(v) for v in schema["enum"])
@@ -411,16 +425,17 @@ def _allowed(schema: Mapping[str, Any]) -> str:
 
 # -- the checks beyond the schema ---------------------------------------------------------
 
-def _entries(data: Mapping[str, Any], key: str) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
-    for index, entry in enumerate(data[key]):
+def _entries(key: str, entries: Sequence[_Entry]) -> Iterator[tuple[JsonPath, _Entry]]:
+    """Each entry of the list under ``key``, with its path."""
+    for index, entry in enumerate(entries):
         yield (key, index), entry
 
 
-def _unique_names(data: Mapping[str, Any], key: str, lines: _Lines) -> list[Problem]:
+def _unique_names(key: str, names: Sequence[str], lines: _Lines) -> list[Problem]:
+    """A problem for each entry of the list under ``key`` named as an earlier one."""
     first: dict[str, JsonPath] = {}
     problems = []
-    for path, entry in _entries(data, key):
-        name = entry["name"]
+    for path, name in _entries(key, names):
         if name in first:
             problems.append(Problem(lines.line((*path, "name")), (
                 f"{where((*path, 'name'))}: {name!r} is already the name of "
@@ -439,17 +454,18 @@ def _trait_problem(path: JsonPath, name: str, lines: _Lines) -> Problem | None:
                                      "and _")
 
 
-def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "host_groups", lines)
-    for path, group in _entries(data, "host_groups"):
+def _group_problems(data: FleetFile, lines: _Lines) -> list[Problem]:
+    groups = data["host_groups"]
+    problems = _unique_names("host_groups", [g["name"] for g in groups], lines)
+    for path, group in _entries("host_groups", groups):
         driver = group["driver"]
         for key, drivers in DRIVER_KEYS.items():
             if key in group and driver not in drivers:
                 problems.append(Problem(lines.line((*path, key)), (
                     f"{where((*path, key))}: a {driver} group has no {key}; allowed: "
                     f"{key} in {' and '.join(drivers)} groups")))
-        for key in ("traits", "unsupported_traits"):
-            for index, name in enumerate(group.get(key, ())):
+        for key, names in _reported(group):
+            for index, name in enumerate(names):
                 problem = _trait_problem((*path, key, index), name, lines)
                 if problem is not None:
                     problems.append(problem)
@@ -471,7 +487,13 @@ def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
+def _reported(group: HostGroupEntry) -> tuple[tuple[str, list[str]], ...]:
+    """The group's traits by the key that lists them: supported, then unsupported."""
+    return (("traits", group.get("traits", [])),
+            ("unsupported_traits", group.get("unsupported_traits", [])))
+
+
+def _arch_trait_problems(path: JsonPath, group: HostGroupEntry,
                          lines: _Lines) -> list[Problem]:
     """A fake host reports HW_ARCH_<its architecture> itself: its traits may not
     claim another architecture, nor deny its own."""
@@ -483,8 +505,8 @@ def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
     else:  # armv7l: os-traits has no trait for it
         allowed = dict.fromkeys((True, False), f"none (os-traits has no trait for {arch})")
     problems = []
-    for key, supported in (("traits", True), ("unsupported_traits", False)):
-        for index, name in enumerate(group.get(key, ())):
+    for (key, names), supported in zip(_reported(group), (True, False), strict=True):
+        for index, name in enumerate(names):
             if contrary_arch_traits(arch, {name: supported}):
                 here = (*path, key, index)
                 problems.append(Problem(lines.line(here), (
@@ -493,9 +515,10 @@ def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
     return problems
 
 
-def _image_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "images", lines)
-    for path, image in _entries(data, "images"):
+def _image_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
+    images = data["images"]
+    problems = _unique_names("images", [i["name"] for i in images], lines)
+    for path, image in _entries("images", images):
         for key, value in image.get("properties", {}).items():
             here = (*path, "properties", str(key))
             key = str(key)
@@ -515,9 +538,10 @@ def _image_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _flavor_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "flavors", lines)
-    for path, flavor in _entries(data, "flavors"):
+def _flavor_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
+    flavors = data["flavors"]
+    problems = _unique_names("flavors", [f["name"] for f in flavors], lines)
+    for path, flavor in _entries("flavors", flavors):
         for key, value in flavor.get("extra_specs", {}).items():
             here = (*path, "extra_specs", str(key))
             try:
@@ -527,7 +551,7 @@ def _flavor_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _workload_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+def _workload_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
     workload = data["workload"]
     given = [key for key in ("boots", "mix") if key in workload]
     if len(given) != 1:
@@ -535,17 +559,21 @@ def _workload_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
             f"workload: {'both boots and mix are' if given else 'neither boots nor mix is'} "
             "given; allowed: exactly one of boots (a list of image, flavor, count) and mix "
             "(total and weights)"))]
-    known = {kind: [entry["name"] for entry in data[f"{kind}s"]] for kind in ("image", "flavor")}
-    entries = (workload["boots"] if "boots" in workload else workload["mix"]["weights"])
-    base: JsonPath = ("workload", "boots") if "boots" in workload else ("workload", "mix",
-                                                                         "weights")
+    known = {"image": [entry["name"] for entry in data["images"]],
+             "flavor": [entry["name"] for entry in data["flavors"]]}
+    entries: Sequence[BootEntry | WeightEntry]
+    base: JsonPath
+    if "boots" in workload:
+        entries, base = workload["boots"], ("workload", "boots")
+    else:
+        entries, base = workload["mix"]["weights"], ("workload", "mix", "weights")
     problems = []
     for index, entry in enumerate(entries):
-        for kind in ("image", "flavor"):
-            if entry[kind] not in known[kind]:
+        for kind, name in (("image", entry["image"]), ("flavor", entry["flavor"])):
+            if name not in known[kind]:
                 here = (*base, index, kind)
                 problems.append(Problem(lines.line(here), (
-                    f"{where(here)}: unknown {kind} {entry[kind]!r}; allowed: "
+                    f"{where(here)}: unknown {kind} {name!r}; allowed: "
                     f"{', '.join(known[kind])}")))
     return problems
 
@@ -568,7 +596,7 @@ def backend_image_types(image_backend: str) -> list[str]:
             and found[image_type_key(f)].supported]
 
 
-def _host_groups(data: Mapping[str, Any]) -> tuple[HostGroup, ...]:
+def _host_groups(groups: Sequence[HostGroupEntry]) -> tuple[HostGroup, ...]:
     return tuple(
         HostGroup(
             name=g["name"], count=g["count"], driver=g["driver"],
@@ -581,11 +609,11 @@ def _host_groups(data: Mapping[str, Any]) -> tuple[HostGroup, ...]:
             machine_type=g.get("machine_type"), resource_class=g.get("resource_class"),
             description=g.get("description", ""),
         )
-        for g in data["host_groups"])
+        for g in groups)
 
 
-def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
-    groups = _host_groups(data)
+def _description(data: CloudFile, source: str) -> CloudDescription:
+    groups = _host_groups(data["host_groups"])
     images = tuple(
         ImageSpec(i["name"], i["disk_format"], i.get("container_format", "bare"),
                   {str(k): _text(v) for k, v in i.get("properties", {}).items()})
@@ -608,7 +636,7 @@ def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
         description=data.get("description", ""))
 
 
-def _apportion(total: int, weights: Sequence[Mapping[str, Any]]) -> tuple[WorkloadItem, ...]:
+def _apportion(total: int, weights: Sequence[WeightEntry]) -> tuple[WorkloadItem, ...]:
     """``total`` boots shared by weight (largest remainder; ties go to the first listed)."""
     whole = sum(w["weight"] for w in weights)
     shares = [total * w["weight"] / whole for w in weights]
@@ -625,17 +653,34 @@ def with_seed(desc: CloudDescription, seed: int) -> CloudDescription:
     return dataclasses.replace(desc, seed=seed)
 
 
-def flavor_json(flavor: FlavorSpec) -> dict[str, Any]:
-    """The flavor as the compute API's POST /flavors (and os-extra_specs) takes it."""
-    return {"name": flavor.name, "vcpus": flavor.vcpus, "ram": flavor.ram,
-            "disk": flavor.disk, "extra_specs": dict(flavor.extra_specs)}
+class FlavorBody(TypedDict):
+    """A flavor as the compute API's POST /flavors (and os-extra_specs) takes it."""
+
+    name: str
+    vcpus: int
+    ram: int
+    disk: int
+    extra_specs: dict[str, str]
 
 
-def image_json(image: ImageSpec) -> dict[str, Any]:
-    """The image as the compute API's POST /images takes it."""
-    return {"name": image.name, "disk_format": image.disk_format,
-            "container_format": image.container_format,
-            "properties": dict(image.properties)}
+class ImageBody(TypedDict):
+    """An image as the compute API's POST /images takes it."""
+
+    name: str
+    disk_format: str
+    container_format: str
+    properties: dict[str, str]
+
+
+def flavor_json(flavor: FlavorSpec) -> FlavorBody:
+    return FlavorBody(name=flavor.name, vcpus=flavor.vcpus, ram=flavor.ram, disk=flavor.disk,
+                      extra_specs=dict(flavor.extra_specs))
+
+
+def image_json(image: ImageSpec) -> ImageBody:
+    return ImageBody(name=image.name, disk_format=image.disk_format,
+                     container_format=image.container_format,
+                     properties=dict(image.properties))
 
 
 # -- what to play ------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
 
 from moorage.embedded import HostPlan
 from moorage.run.description import (
@@ -109,7 +108,7 @@ def vmware_plan(group: HostGroup, name: str, desc: CloudDescription,
 
 
 def vmware_simulation(group: HostGroup, name: str, cloud: CloudDescription | str
-                      ) -> dict[str, Any]:
+                      ) -> dict[str, object]:
     """The simulated vCenter of one VMware host of ``group`` (``[vmware]
     simulation_file``'s content)."""
     cloud = cloud if isinstance(cloud, str) else cloud.name
@@ -134,7 +133,7 @@ def ironic_plan(group: HostGroup, name: str, desc: CloudDescription,
 
 
 def ironic_node(group: HostGroup, name: str, cloud: CloudDescription | str
-                ) -> dict[str, Any]:
+                ) -> dict[str, object]:
     """The simulated Ironic node record of one host of an Ironic ``group``."""
     cloud = cloud if isinstance(cloud, str) else cloud.name
     return {
