@@ -118,6 +118,53 @@ def sends_body(environ: WSGIEnvironment) -> bool:
         return True
 
 
+class Request:
+    """What every service's request reads of the WSGI environ: the method, the path,
+    headers, the URL it came to and whether a body waits unread. Placement's
+    ``Request`` and the compute API's ``ApiRequest`` add their own parsing, context
+    and errors."""
+
+    def __init__(self, environ: WSGIEnvironment) -> None:
+        self.environ = environ
+        self.method: str = environ["REQUEST_METHOD"]
+        # PEP 3333 hands PATH_INFO over latin-1 decoded; names in paths are UTF-8.
+        raw_path: str = environ.get("PATH_INFO", "") or ""
+        try:
+            self.path = raw_path.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            self.path = raw_path
+        # The template of the route the path matched (a metrics label), once routed.
+        self.route: str | None = None
+        self.request_id = ""
+        self._body: bytes | None = None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The request header ``name`` (``Content-Type``, ``X-Auth-Token``...)."""
+        key = name.upper().replace("-", "_")
+        value = self.environ.get(key if key in ("CONTENT_TYPE", "CONTENT_LENGTH")
+                                 else "HTTP_" + key)
+        return value if value is not None else default
+
+    def absolute_url(self, path: str) -> str:
+        """``path`` (below the application's mount point) as an absolute URL, on the
+        host and scheme the request came to: Location headers are absolute, as webob
+        makes them upstream, and clients follow them as given."""
+        env = self.environ
+        scheme = env.get("wsgi.url_scheme", "http")
+        host = env.get("HTTP_HOST")
+        if not host:
+            host = env.get("SERVER_NAME", "localhost")
+            port = str(env.get("SERVER_PORT", ""))
+            if port and port != {"http": "80", "https": "443"}.get(scheme):
+                host = f"{host}:{port}"
+        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
+
+    @property
+    def body_unread(self) -> bool:
+        """A body was sent and not read (see ``sends_body``)."""
+        return self._body is None and sends_body(self.environ)
+
+
 class Router(Generic[H]):
     """Matches a path against the route table: (handlers by method, path parameters)."""
 

@@ -14,8 +14,8 @@ checked against ``[DEFAULT] service_token`` instead, whatever the strategy
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+from collections.abc import Callable
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
@@ -96,19 +96,8 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext
 
 
 def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication:
-    """keystonemiddleware's auth_token in front of the user routes (keystone strategy)."""
-    try:
-        from keystonemiddleware import auth_token
-    except ImportError:
-        raise SystemExit(keystone.MISSING) from None
-    protected: WSGIApplication = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+    """keystonemiddleware's auth_token in front of the user routes (keystone strategy):
+    not the public paths, nor the internal ones, which check the service token."""
     public = public_paths(conf)
-
-    def application(environ: WSGIEnvironment, start_response: StartResponse
-                    ) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "")
-        if path in public or path.startswith(INTERNAL_PREFIX):
-            return app(environ, start_response)
-        return protected(environ, start_response)
-
-    return application
+    return keystone.protect(
+        app, conf, lambda path: path in public or path.startswith(INTERNAL_PREFIX))

@@ -20,7 +20,7 @@ import orjson
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from moorage.jsonvalue import JSONValue
-from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, sends_body
+from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -64,36 +64,18 @@ class QueryParams:
         return list(self._pairs)
 
 
-class ApiRequest:
+class ApiRequest(Request):
     """One compute API request, as a handler sees it."""
 
     def __init__(self, environ: WSGIEnvironment, state: ApiState) -> None:
-        self.environ = environ
+        super().__init__(environ)
         self.state = state
-        self.method: str = environ["REQUEST_METHOD"]
-        raw_path: str = environ.get("PATH_INFO", "") or ""
-        try:
-            self.path = raw_path.encode("latin-1").decode("utf-8")
-        except UnicodeError:
-            self.path = raw_path
         self.context: RequestContext = ANONYMOUS
         self.params: dict[str, str] = {}
-        # The template of the route the path matched (a metrics label), once routed.
-        self.route: str | None = None
-        self.request_id = ""
         # The caller's X-OpenStack-Request-ID, when valid (moorage.request_context).
         self.global_request_id: str | None = None
         self._query: QueryParams | None = None
-        self._body: bytes | None = None
         self._json: JSONValue | _Unread = _Unread.UNREAD
-
-    def header(self, name: str, default: str | None = None) -> str | None:
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            value = self.environ.get(key)
-        else:
-            value = self.environ.get("HTTP_" + key)
-        return value if value is not None else default
 
     @property
     def query(self) -> QueryParams:
@@ -105,11 +87,6 @@ class ApiRequest:
                 raise BadRequest(f"Invalid query string: {exc}") from None
             self._query = QueryParams(pairs)
         return self._query
-
-    @property
-    def body_unread(self) -> bool:
-        """A body was sent and not read (see ``web.sends_body``)."""
-        return self._body is None and sends_body(self.environ)
 
     @property
     def body(self) -> bytes:
@@ -174,23 +151,11 @@ class ApiRequest:
         """403 unless the caller satisfies the policy rule."""
         self.state.policy.authorize(rule, self.context, target)
 
-    def url_for(self, path: str) -> str:
-        """``path`` (below the application root, e.g. ``/v2.1/flavors/1``) as an absolute URL."""
-        env = self.environ
-        scheme = env.get("wsgi.url_scheme", "http")
-        host = env.get("HTTP_HOST")
-        if not host:
-            host = env.get("SERVER_NAME", "localhost")
-            port = str(env.get("SERVER_PORT", ""))
-            if port and port != {"http": "80", "https": "443"}.get(scheme):
-                host = f"{host}:{port}"
-        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
-
     def link(self, collection: str, ident: str) -> list[dict[str, str]]:
         """Nova's ``links`` of a resource: self (versioned) and bookmark."""
         return [
-            {"rel": "self", "href": self.url_for(f"/v2.1/{collection}/{ident}")},
-            {"rel": "bookmark", "href": self.url_for(f"/{collection}/{ident}")},
+            {"rel": "self", "href": self.absolute_url(f"/v2.1/{collection}/{ident}")},
+            {"rel": "bookmark", "href": self.absolute_url(f"/{collection}/{ident}")},
         ]
 
 

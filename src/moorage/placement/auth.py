@@ -16,8 +16,8 @@ can stand in front of placement.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+from collections.abc import Callable
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
@@ -98,18 +98,6 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[Request], Credentials]:
 
 
 def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication:
-    """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy)."""
-    try:
-        from keystonemiddleware import auth_token
-    except ImportError:
-        raise SystemExit(keystone.MISSING) from None
-    protected: WSGIApplication = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
-    public = public_paths(conf)
-
-    def application(environ: WSGIEnvironment, start_response: StartResponse
-                    ) -> Iterable[bytes]:
-        if environ.get("PATH_INFO", "") in public:
-            return app(environ, start_response)
-        return protected(environ, start_response)
-
-    return application
+    """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy), but
+    for the public paths."""
+    return keystone.protect(app, conf, public_paths(conf).__contains__)

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
-from moorage.placement.http import Credentials, Forbidden
+from moorage.placement.credentials import Credentials
+from moorage.placement.errors import Forbidden
 from moorage.policy import CachedEnforcer, PolicyValue
 
 ADMIN_API = "admin_api"

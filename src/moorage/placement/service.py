@@ -12,7 +12,7 @@ from oslo_config import cfg
 from moorage import heap
 from moorage.metrics import HttpMetrics
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.http import BadRequest, RequestEntityTooLarge
+from moorage.placement.errors import BadRequest, RequestEntityTooLarge
 from moorage.placement.policy import Policy
 from moorage.placement.storage import migration
 from moorage.placement.storage.database import Database

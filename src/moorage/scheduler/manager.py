@@ -30,7 +30,6 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
-from moorage.compute.provider_tree import provider_uuid
 from moorage.conf import check_options
 from moorage.placement.client import (
     Candidates,
@@ -39,8 +38,15 @@ from moorage.placement.client import (
     ProviderQuery,
     ProviderSummary,
 )
-from moorage.scheduler import explain
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.decisions import LISTED_WEIGHED, Decisions, Exclusion, Weighed
+from moorage.scheduler.explain import (
+    deciding_key,
+    describe_rejections,
+    describe_request,
+    filter_exclusions,
+    placement_decisions,
+)
 from moorage.scheduler.filter_records import Origin, OriginKind, records_json
 from moorage.scheduler.host_filters import (
     FilterOptions,
@@ -182,7 +188,7 @@ class Scheduler:
             decisions.deciding = max(filtered, key=lambda e: e.excluded).key if filtered \
                 else "host filters"
             raise self._no_valid_host(
-                explain.describe_rejections(len(offer.hosts), offer.rejections), details,
+                describe_rejections(len(offer.hosts), offer.rejections), details,
                 decisions)
         # 5. weighers (by root provider: a host may offer several nodes)
         by_root = {h.root_uuid: h for h in offer.hosts}
@@ -257,8 +263,8 @@ class Scheduler:
         # 4. host filters
         filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
         passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
-        for exclusion in (explain.filter_exclusions("request", len(states), excluded)
-                          + explain.filter_exclusions("host filter", len(kept), rejected)):
+        for exclusion in (filter_exclusions("request", len(states), excluded)
+                          + filter_exclusions("host filter", len(kept), rejected)):
             decisions.exclude(exclusion)
         decisions.passing = len(passing)
         truncated = request.limit is not None and len(
@@ -332,7 +338,7 @@ class Scheduler:
         _, rejections = run_filters([state], spec, rebuild_filters,
                                     FilterOptions.from_conf(self.conf))
         if rejections:
-            raise NoValidHost(explain.describe_rejections(1, rejections),
+            raise NoValidHost(describe_rejections(1, rejections),
                               {"rejections": [vars(r) for r in rejections], "host": host})
 
     # -- stages -----------------------------------------------------------------------
@@ -373,26 +379,26 @@ class Scheduler:
         except PlacementError as exc:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.
-                described = explain.describe_request(request, spec, self._aggregate_names())
+                described = describe_request(request, spec, self._aggregate_names())
                 decisions = Decisions(deciding="placement refused")
                 raise self._no_valid_host(
                     f"placement refused the request for: {described}: {exc}", details,
                     decisions) from None
             raise
         if candidates.explanation is not None:
-            decisions = explain.placement_decisions(
+            decisions = placement_decisions(
                 candidates.explanation, spec, self._host_of, self._aggregate_names)
         else:
             decisions = Decisions()
         if not candidates.allocation_requests:
             if candidates.explanation is None:
                 decisions.notes = self._diagnose(request)
-            described = explain.describe_request(request, spec, self._aggregate_names())
+            described = describe_request(request, spec, self._aggregate_names())
             reason = "placement returned no allocation candidates for: " + described
             said = decisions.explanation()
             if said:
                 reason += ". " + said
-            decisions.deciding = explain.deciding_key(decisions)
+            decisions.deciding = deciding_key(decisions)
             raise self._no_valid_host(reason, details, decisions)
         return candidates, decisions
 

@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from moorage.compute.provider_tree import provider_uuid
 from moorage.model.flavor import Flavor
 from moorage.model.inventory import Inventory
 from moorage.placement.client import PlacementClient
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler import NoValidHost, Scheduler
 from moorage.scheduler.types import Aggregate, RequestSpec
 from tests.conftest import PlacementClient as HttpPlacement

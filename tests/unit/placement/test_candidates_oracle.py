@@ -14,9 +14,9 @@ import uuid as uuidlib
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.engine.candidates import Candidates, find_candidates
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.engine.request import CandidateRequest, Candidates, RequestGroup
+from moorage.placement.engine.request import CandidateRequest, RequestGroup
 from moorage.placement.storage.records import Inventory
 from tests.unit.placement.oracle import SHARING, Cloud, Key, Provider, oracle
 

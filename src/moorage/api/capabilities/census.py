@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 
-from moorage.compute.provider_tree import provider_uuid
 from moorage.model import vocabulary
 from moorage.placement.client import Candidates, PlacementClient
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.request_filters import STATUS_DISABLED
 from moorage.scheduler.types import Catalog
 

@@ -132,7 +132,7 @@ def create_image(req: ApiRequest) -> Response:
             raise Conflict(f"Image with ID {image_id} already exists.")
         record = store.create_image(writer.conn, record)
     return json_response({**_view(req, record), image_admission.FIELD: bootable}, status=201,
-                         headers=[("location", req.url_for(f"/v2.1/images/{image_id}"))])
+                         headers=[("location", req.absolute_url(f"/v2.1/images/{image_id}"))])
 
 
 def list_images(req: ApiRequest) -> Response:

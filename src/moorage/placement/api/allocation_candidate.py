@@ -17,14 +17,10 @@ from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.api import params
 from moorage.placement.api.schema import GROUP_SUFFIX, GROUP_SUFFIX_1_33, Schema, validator
-from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.engine.candidates import Candidates, find_candidates
 from moorage.placement.engine.explain import MAX_LISTED, Counted, Explanation
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.engine.request import (
-    CandidateRequest,
-    Candidates,
-    RequestGroup,
-)
+from moorage.placement.engine.request import CandidateRequest, RequestGroup
 from moorage.placement.http import (
     BadRequest,
     JSONPieces,

@@ -18,8 +18,11 @@ from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 _rp = schema.resource_providers
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProviderRow:
+    """A provider's own row: what a write reads and guards (its generation). The
+    index's ``ProviderRecord`` is this and everything else known of the provider."""
+
     id: int
     uuid: str
     name: str

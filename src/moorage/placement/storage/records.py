@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection
 
 from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
+from moorage.placement.storage.providers import ProviderRow
 
 __all__ = ["Changes", "Inventory", "ProviderRecord", "changes_since", "load_all", "versions"]
 
@@ -27,15 +28,9 @@ _rp = schema.resource_providers
 
 
 @dataclass(slots=True)
-class ProviderRecord:
+class ProviderRecord(ProviderRow):
     """Everything about one provider but its allocations' consumers."""
 
-    id: int
-    uuid: str
-    name: str
-    generation: int
-    parent_id: int | None
-    root_id: int
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     traits: frozenset[str] = frozenset()
