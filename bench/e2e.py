@@ -44,8 +44,8 @@ import sqlalchemy as sa
 
 from moorage.api.client import ComputeApiClient, ComputeApiError
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
-from moorage.compute.provider_tree import provider_uuid
 from moorage.placement.launcher import PlacementProcess
+from moorage.placement.provider_names import provider_uuid
 from moorage.run.watcher import ServerWatcher
 
 TOKEN = {"X-Auth-Token": "admin"}

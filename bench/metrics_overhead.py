@@ -73,9 +73,9 @@ def main() -> int:
     app = make_app(service)
     created: list[str] = []
     body = f'{{"name": "bench", "uuid": "{provider}"}}'.encode()
-    app({**_environ("/resource_providers"), "REQUEST_METHOD": "POST",
-         "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
-         "wsgi.input": io.BytesIO(body)}, lambda status, headers: created.append(status))
+    _serve(app, {**_environ("/resource_providers"), "REQUEST_METHOD": "POST",
+                 "CONTENT_TYPE": "application/json", "CONTENT_LENGTH": str(len(body)),
+                 "wsgi.input": io.BytesIO(body)}, lambda status, headers: created.append(status))
     assert created == ["200 OK"], created
 
     def start_response(status: str, headers: list[tuple[str, str]]) -> None:

@@ -31,13 +31,13 @@ from loader import load_in_bulk
 from moorage.api.catalog import ApiCatalog
 from moorage.api.storage import migration as api_migration
 from moorage.api.storage.services import Heartbeat, record_heartbeats
-from moorage.compute.provider_tree import provider_uuid
 from moorage.conf import load_config
 from moorage.db.database import Database
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import RequestSpec
 from workload import ProviderSpec, providers

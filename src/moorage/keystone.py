@@ -9,6 +9,9 @@ its first import while the master says it is serving.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
+from typing import Any
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
@@ -23,3 +26,22 @@ def require(conf: cfg.ConfigOpts) -> None:
     if conf.api.auth_strategy == "keystone" and importlib.util.find_spec(
             "keystonemiddleware") is None:
         raise ValueError(MISSING)
+
+
+def protect(app: WSGIApplication, conf: cfg.ConfigOpts,
+            public: Callable[[str], bool]) -> WSGIApplication:
+    """keystonemiddleware's auth_token in front of ``app``, but for the paths ``public``
+    lets through as they are (version documents, a public /metrics, routes that check
+    a token of their own). SystemExit (one line) when keystonemiddleware is missing."""
+    try:
+        from keystonemiddleware import auth_token
+    except ImportError:
+        raise SystemExit(MISSING) from None
+    protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+
+    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        if public(environ.get("PATH_INFO", "")):
+            return app(environ, start_response)
+        return protected(environ, start_response)
+
+    return application

@@ -24,20 +24,20 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any
 
 from oslo_config import cfg
 from oslo_log import log as oslo_log
 
 import moorage
 from moorage import request_context
+from moorage.jsonvalue import JSONValue
 
 PRODUCT = "moorage"
 QUIET_ENV = "MOORAGE_LOG_QUIET"
 
 # granian's own messages (a worker started, a worker's unexpected exit) go to the
 # service's log, in its format, rather than to stdout in granian's.
-GRANIAN_LOGGING: dict[str, Any] = {
+GRANIAN_LOGGING: dict[str, JSONValue] = {
     "loggers": {"_granian": {"handlers": [], "propagate": True}},
 }
 

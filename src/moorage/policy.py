@@ -15,19 +15,19 @@ import glob
 import os
 import threading
 import time
-from collections.abc import Hashable, Iterable, Mapping
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
+# What a target or the credentials say: ids and names (None: not known), flags such as
+# is_admin, and the roles.
+PolicyValue = str | bool | None | Sequence[str]
 
-def _frozen(value: Any) -> Hashable:
-    if isinstance(value, Mapping):
-        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple | set | frozenset):
-        return tuple(_frozen(v) for v in value)
-    return value  # type: ignore[no-any-return]
+
+def _frozen(values: Mapping[str, PolicyValue]) -> Hashable:
+    """``values`` as part of a dict key: its items in key order, lists as tuples."""
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in values.items()))
 
 
 class CachedEnforcer:
@@ -76,8 +76,8 @@ class CachedEnforcer:
             self._files = files
             self._decisions.clear()
 
-    def allows(self, rule: str, target: Mapping[str, Any],
-               credentials: Mapping[str, Any]) -> bool:
+    def allows(self, rule: str, target: Mapping[str, PolicyValue],
+               credentials: Mapping[str, PolicyValue]) -> bool:
         """May ``credentials`` do ``rule`` on ``target``? (A rule whose scope the
         credentials lack is a no.)"""
         key = (rule, _frozen(credentials), _frozen(target))

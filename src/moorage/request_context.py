@@ -25,7 +25,8 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeGuard, TypeVar
+from wsgiref.types import StartResponse, WSGIEnvironment
 
 from oslo_context import context as oslo_context
 
@@ -39,13 +40,13 @@ _current: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar
     "moorage_request_context", default=None)
 
 
-def is_request_id(value: object) -> bool:
+def is_request_id(value: object) -> TypeGuard[str]:
     """Whether ``value`` is a request id as OpenStack makes them: ``req-`` and a
     lower-case UUID."""
     return isinstance(value, str) and _REQUEST_ID.fullmatch(value) is not None
 
 
-def global_id_of(environ: Mapping[str, Any]) -> str | None:
+def global_id_of(environ: Mapping[str, object]) -> str | None:
     """The caller's id (``X-OpenStack-Request-ID``) when it is a valid request id."""
     value = environ.get(_ENVIRON_KEY)
     return value if is_request_id(value) else None
@@ -72,13 +73,13 @@ def active(context: RequestContext) -> Iterator[RequestContext]:
 Answer = TypeVar("Answer")
 
 
-def serving(answer: Callable[[dict[str, Any], Callable[..., Any], RequestContext], Answer]
-            ) -> Callable[[dict[str, Any], Callable[..., Any]], Answer]:
+def serving(answer: Callable[[WSGIEnvironment, StartResponse, RequestContext], Answer]
+            ) -> Callable[[WSGIEnvironment, StartResponse], Answer]:
     """The WSGI application that runs ``answer`` in the context of the request it
     serves: a new local id, the caller's valid ``X-OpenStack-Request-ID`` as its global
     id (the one wrapper of placement, the compute API and the agents)."""
 
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Answer:
+    def application(environ: WSGIEnvironment, start_response: StartResponse) -> Answer:
         context = new_context(global_request_id=global_id_of(environ))
         with active(context):
             return answer(environ, start_response, context)
@@ -119,7 +120,7 @@ def filter_handlers(logger: logging.Logger) -> None:
             handler.addFilter(ContextFilter())
 
 
-def log_request(logger: logging.Logger, environ: Mapping[str, Any], status: int,
+def log_request(logger: logging.Logger, environ: WSGIEnvironment, status: int,
                 length: int, seconds: float, extra: str = "") -> None:
     """The one INFO line of a served request: who asked, what, the answer and how long
     it took. The request's ids and caller are the context's, in the line's prefix

@@ -22,7 +22,7 @@ import socket
 import threading
 from collections.abc import Callable
 from types import FrameType
-from typing import Any, Protocol
+from typing import Protocol
 
 from moorage import transport
 
@@ -111,10 +111,10 @@ def notify_when_answering(host: str, port: int, status: str,
 class _Granian(Protocol):
     workers: int
 
-    def on_startup(self, hook: Callable[[], Any]) -> Callable[[], Any]: ...
+    def on_startup(self, hook: Callable[[], object]) -> Callable[[], object]: ...
 
 
-SignalHandler = Callable[[int, FrameType | None], Any] | int | None
+SignalHandler = Callable[[int, FrameType | None], object] | int | None
 
 
 def announce_granian(server: _Granian, host: str, port: int, url: str) -> None:
@@ -152,14 +152,14 @@ def announce_granian(server: _Granian, host: str, port: int, url: str) -> None:
 
 
 def _announcing_stop(handler: SignalHandler, stopping: threading.Event, master: int
-                     ) -> Callable[[int, FrameType | None], Any]:
+                     ) -> Callable[[int, FrameType | None], object]:
     """``handler`` after ``STOPPING=1``, once, from the master only (a worker inherits
     the handler until granian installs its own). A flag, not the event, says whether
     it was sent: a second signal arriving while the first handler is inside the
     event's lock would wait for that lock forever."""
     announced = [False]
 
-    def handle(signum: int, frame: FrameType | None) -> Any:
+    def handle(signum: int, frame: FrameType | None) -> object:
         if os.getpid() == master and not announced[0]:
             announced[0] = True
             stopping.set()

@@ -10,16 +10,21 @@ import contextlib
 import datetime
 import email.utils
 import http
+import io
 import logging
 import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any, Generic, Self, TypeVar, cast
+from typing import IO, TYPE_CHECKING, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import WSGIApplication, WSGIEnvironment
+
+if TYPE_CHECKING:
+    from _typeshed import OptExcInfo
 
 JSON = "application/json"
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
@@ -99,7 +104,7 @@ def json_has_nul(body: bytes, data: object) -> bool:
 NUL_REFUSED = "NUL characters are not allowed in {}."
 
 
-def sends_body(environ: Mapping[str, Any]) -> bool:
+def sends_body(environ: WSGIEnvironment) -> bool:
     """Whether the request comes with a body (a length above 0, a chunked one, or a
     length that is not a number). An application that answers without reading it
     says ``Connection: close``: the server has to drop the connection to skip the
@@ -111,6 +116,53 @@ def sends_body(environ: Mapping[str, Any]) -> bool:
         return int(environ.get("CONTENT_LENGTH") or 0) > 0
     except ValueError:
         return True
+
+
+class Request:
+    """What every service's request reads of the WSGI environ: the method, the path,
+    headers, the URL it came to and whether a body waits unread. Placement's
+    ``Request`` and the compute API's ``ApiRequest`` add their own parsing, context
+    and errors."""
+
+    def __init__(self, environ: WSGIEnvironment) -> None:
+        self.environ = environ
+        self.method: str = environ["REQUEST_METHOD"]
+        # PEP 3333 hands PATH_INFO over latin-1 decoded; names in paths are UTF-8.
+        raw_path: str = environ.get("PATH_INFO", "") or ""
+        try:
+            self.path = raw_path.encode("latin-1").decode("utf-8")
+        except UnicodeError:
+            self.path = raw_path
+        # The template of the route the path matched (a metrics label), once routed.
+        self.route: str | None = None
+        self.request_id = ""
+        self._body: bytes | None = None
+
+    def header(self, name: str, default: str | None = None) -> str | None:
+        """The request header ``name`` (``Content-Type``, ``X-Auth-Token``...)."""
+        key = name.upper().replace("-", "_")
+        value = self.environ.get(key if key in ("CONTENT_TYPE", "CONTENT_LENGTH")
+                                 else "HTTP_" + key)
+        return value if value is not None else default
+
+    def absolute_url(self, path: str) -> str:
+        """``path`` (below the application's mount point) as an absolute URL, on the
+        host and scheme the request came to: Location headers are absolute, as webob
+        makes them upstream, and clients follow them as given."""
+        env = self.environ
+        scheme = env.get("wsgi.url_scheme", "http")
+        host = env.get("HTTP_HOST")
+        if not host:
+            host = env.get("SERVER_NAME", "localhost")
+            port = str(env.get("SERVER_PORT", ""))
+            if port and port != {"http": "80", "https": "443"}.get(scheme):
+                host = f"{host}:{port}"
+        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
+
+    @property
+    def body_unread(self) -> bool:
+        """A body was sent and not read (see ``sends_body``)."""
+        return self._body is None and sends_body(self.environ)
 
 
 class Router(Generic[H]):
@@ -151,8 +203,6 @@ class Router(Generic[H]):
 # -- a threaded server -------------------------------------------------------------
 
 LOG = logging.getLogger(__name__)
-
-WSGIApplication = Callable[[dict[str, Any], Callable[..., Any]], Any]
 
 
 class _ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
@@ -214,7 +264,7 @@ class _Body:
     """A request's body as ``wsgi.input``: never reads past its Content-Length, so
     the next request on a kept-alive connection starts where it should."""
 
-    def __init__(self, stream: Any, length: int) -> None:
+    def __init__(self, stream: io.BufferedIOBase, length: int) -> None:
         self._stream = stream
         self.left = length
 
@@ -250,7 +300,7 @@ class _Answer(ServerHandler):
     request_handler: _QuietHandler
 
     def start_response(self, status: str, headers: list[tuple[str, str]],
-                       exc_info: Any = None) -> Callable[[bytes], None]:
+                       exc_info: OptExcInfo | None = None) -> Callable[[bytes], None]:
         """An application's ``Connection: close`` (placement and the compute API say it
         when they leave a body unread, for granian's sake) closes the connection after
         the answer; wsgiref refuses hop-by-hop headers from applications, so the
@@ -348,7 +398,7 @@ class _QuietHandler(WSGIRequestHandler):
     def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
         """Nothing: each application logs its own line per request, with its id."""
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: object) -> None:
         LOG.debug("%s " + format, self.address_string(), *args)
 
 

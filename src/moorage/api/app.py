@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from moorage import request_context
 from moorage.api import auth, validation
@@ -40,11 +39,11 @@ from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.api.requests")
+# The name api/service.py knows the application type by.
+WSGIApp = WSGIApplication
 
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
-
-def build_app(state: ApiState) -> WSGIApp:
+def build_app(state: ApiState) -> WSGIApplication:
     """The WSGI application serving ``state``."""
     router = Router(ROUTES)
     authenticate = auth.authenticator(state.conf)
@@ -91,7 +90,7 @@ def build_app(state: ApiState) -> WSGIApp:
         except PlacementError as exc:
             raise ServiceUnavailable(f"Placement failed: {exc}") from None
 
-    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+    def answer(environ: WSGIEnvironment, start_response: StartResponse,
                context: request_context.RequestContext) -> list[bytes]:
         started = time.perf_counter()
         req = ApiRequest(environ, state)
@@ -126,7 +125,7 @@ def build_app(state: ApiState) -> WSGIApp:
                                     elapsed)
         return [response.body]
 
-    app: WSGIApp = request_context.serving(answer)
+    app: WSGIApplication = request_context.serving(answer)
     if state.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, state.conf)
     return app

@@ -15,7 +15,7 @@ checked against ``[DEFAULT] service_token`` instead, whatever the strategy
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
@@ -32,8 +32,6 @@ INTERNAL_PREFIX = "/internal/"
 # under [api] public_metrics).
 PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"})
 METRICS_PATH = "/metrics"
-
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -97,19 +95,9 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext
     return authenticate
 
 
-def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
-    """keystonemiddleware's auth_token in front of the user routes (keystone strategy)."""
-    try:
-        from keystonemiddleware import auth_token
-    except ImportError:
-        raise SystemExit(keystone.MISSING) from None
-    protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
+def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication:
+    """keystonemiddleware's auth_token in front of the user routes (keystone strategy):
+    not the public paths, nor the internal ones, which check the service token."""
     public = public_paths(conf)
-
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        path = environ.get("PATH_INFO", "")
-        if path in public or path.startswith(INTERNAL_PREFIX):
-            return app(environ, start_response)
-        return protected(environ, start_response)
-
-    return application
+    return keystone.protect(
+        app, conf, lambda path: path in public or path.startswith(INTERNAL_PREFIX))

@@ -36,8 +36,8 @@ from sqlalchemy.engine import Connection
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage.catalog_state import VERSIONS_SQL, CatalogVersions
 from moorage.api.storage.schema import services
-from moorage.compute.provider_tree import provider_uuid
 from moorage.db.database import Database
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.types import Aggregate, HostInfo, Liveness
 
 __all__ = ["ApiCatalog", "to_aggregate"]

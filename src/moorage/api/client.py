@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict, cast
 from urllib.parse import quote, urlencode
 
 import orjson
@@ -31,7 +31,47 @@ API_PREFIX = "/v2.1"
 # went out on it (nothing was answered; repeating them changes nothing).
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
+# One record of the API as it answered (a flavor, a server...), read field by field by
+# the commands; what a field holds is nova's shape, checked where it is read.
 Json = dict[str, Any]
+
+
+class TraitOffer(TypedDict):
+    """A standard trait some hosts have, and what is free on them."""
+
+    trait: str
+    label: str
+    hosts: int
+    free: dict[str, int]
+
+
+class FamilyOffer(TypedDict):
+    family: str
+    title: str
+    traits: list[TraitOffer]
+
+
+class PropertyValue(TypedDict):
+    """An image property's value, the trait it requires and whether hosts offer it."""
+
+    value: str
+    trait: str | None
+    availability: str
+    hosts: int | None
+
+
+class PropertyOffer(TypedDict):
+    property: str
+    checked_by: str
+    values: list[PropertyValue]
+
+
+class Capabilities(TypedDict):
+    """GET /v2.1/capabilities: what the cloud offers, with no host named."""
+
+    host_floor: int
+    families: list[FamilyOffer]
+    image_properties: list[PropertyOffer]
 
 
 class ComputeApiError(Exception):
@@ -64,7 +104,7 @@ class ComputeApiClient:
 
     # -- transport ------------------------------------------------------------
     def request(self, method: str, path: str, *,
-                params: Sequence[tuple[str, str]] = (), json: Any = None) -> Any:
+                params: Sequence[tuple[str, str]] = (), json: object = None) -> object:
         """Send one request to ``/v2.1`` + ``path``; the decoded JSON body (None when
         empty), or ComputeApiError."""
         url = API_PREFIX + path + ("?" + urlencode(params) if params else "")
@@ -101,16 +141,33 @@ class ComputeApiClient:
                 "that is not JSON; is it a Moorage compute API?"
             ) from None
 
-    def _get(self, path: str, key: str, params: Sequence[tuple[str, str]] = ()) -> Any:
-        body = self.request("GET", path, params=params)
-        try:
-            return body[key]
-        except (KeyError, TypeError):
+    def _member(self, method: str, path: str, key: str, *,
+                params: Sequence[tuple[str, str]] = (), json: object = None) -> object:
+        """What the answer (a JSON object) holds under ``key``."""
+        body = self.request(method, path, params=params, json=json)
+        if not isinstance(body, dict) or key not in body:
             raise ComputeApiError(
-                f"GET {path}: the answer has no {key!r}; is {self.url} a Moorage "
-                "compute API?") from None
+                f"{method} {path}: the answer has no {key!r}; is {self.url} a Moorage "
+                "compute API?")
+        return body[key]
 
-    def _object(self, method: str, path: str, json: Any = None) -> Json:
+    def _list(self, path: str, key: str, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
+        """GET a listing: the records under ``key``."""
+        found = self._member("GET", path, key, params=params)
+        if not isinstance(found, list) or not all(isinstance(item, dict) for item in found):
+            raise ComputeApiError(f"GET {path}: {key!r} is not a list of objects; is "
+                                  f"{self.url} a Moorage compute API?")
+        return found
+
+    def _record(self, method: str, path: str, key: str, json: object = None) -> Json:
+        """One record: the JSON object under ``key`` of the answer."""
+        found = self._member(method, path, key, json=json)
+        if not isinstance(found, dict):
+            raise ComputeApiError(f"{method} {path}: {key!r} is not a JSON object; is "
+                                  f"{self.url} a Moorage compute API?")
+        return found
+
+    def _object(self, method: str, path: str, json: object = None) -> Json:
         """A request whose answer is one JSON object."""
         body = self.request(method, path, json=json)
         if not isinstance(body, dict):
@@ -121,10 +178,10 @@ class ComputeApiClient:
 
     # -- flavors ------------------------------------------------------------------
     def flavors(self) -> list[Json]:
-        return list(self._get("/flavors/detail", "flavors"))
+        return self._list("/flavors/detail", "flavors")
 
     def flavor(self, flavor_id: str) -> Json:
-        return dict(self._get(f"/flavors/{_segment(flavor_id)}", "flavor"))
+        return self._record("GET", f"/flavors/{_segment(flavor_id)}", "flavor")
 
     def create_flavor(self, name: str, ram: int, vcpus: int, disk: int, *,
                       flavor_id: str | None = None, ephemeral: int | None = None,
@@ -141,19 +198,18 @@ class ComputeApiClient:
             body["swap"] = swap
         if extra_specs:
             body["extra_specs"] = dict(extra_specs)
-        return dict(self.request("POST", "/flavors", json={"flavor": body})["flavor"])
+        return self._record("POST", "/flavors", "flavor", {"flavor": body})
 
     def delete_flavor(self, flavor_id: str) -> None:
         self.request("DELETE", f"/flavors/{_segment(flavor_id)}")
 
     def extra_specs(self, flavor_id: str) -> dict[str, str]:
-        return dict(self._get(f"/flavors/{_segment(flavor_id)}/os-extra_specs",
-                              "extra_specs"))
+        return _strings(self._record("GET", f"/flavors/{_segment(flavor_id)}/os-extra_specs",
+                                     "extra_specs"))
 
     def set_extra_specs(self, flavor_id: str, specs: Mapping[str, str]) -> dict[str, str]:
-        body = self.request("POST", f"/flavors/{_segment(flavor_id)}/os-extra_specs",
-                            json={"extra_specs": dict(specs)})
-        return dict(body["extra_specs"])
+        return _strings(self._record("POST", f"/flavors/{_segment(flavor_id)}/os-extra_specs",
+                                     "extra_specs", {"extra_specs": dict(specs)}))
 
     def delete_extra_spec(self, flavor_id: str, key: str) -> None:
         self.request("DELETE",
@@ -163,7 +219,7 @@ class ComputeApiClient:
     # Images have glance v2's flat shape: a request or answer is the image itself,
     # not wrapped in {"image": ...}.
     def images(self) -> list[Json]:
-        return list(self._get("/images", "images"))
+        return self._list("/images", "images")
 
     def image(self, image_id: str) -> Json:
         return self._object("GET", f"/images/{_segment(image_id)}")
@@ -182,7 +238,7 @@ class ComputeApiClient:
             body["properties"] = dict(properties)
         return self._object("POST", "/images", body)
 
-    def update_image(self, image_id: str, changes: Mapping[str, Any]) -> Json:
+    def update_image(self, image_id: str, changes: Mapping[str, object]) -> Json:
         """Change an image with a JSON merge patch of its attributes (name,
         disk_format, ...) and ``properties``, where a property set to None is removed."""
         return self._object("PATCH", f"/images/{_segment(image_id)}", dict(changes))
@@ -192,10 +248,10 @@ class ComputeApiClient:
 
     # -- servers ------------------------------------------------------------------
     def servers(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
-        return list(self._get("/servers/detail", "servers", params))
+        return self._list("/servers/detail", "servers", params)
 
     def server(self, server_id: str) -> Json:
-        return dict(self._get(f"/servers/{_segment(server_id)}", "server"))
+        return self._record("GET", f"/servers/{_segment(server_id)}", "server")
 
     def create_server(self, name: str, flavor_ref: str, image_ref: str, *,
                       availability_zone: str | None = None,
@@ -205,87 +261,84 @@ class ComputeApiClient:
         from the image, as nova's block_device_mapping_v2 does."""
         body = server_body(name, flavor_ref, image_ref, availability_zone=availability_zone,
                            boot_volume_size=boot_volume_size, host=host)
-        return dict(self.request("POST", "/servers", json={"server": body})["server"])
+        return self._record("POST", "/servers", "server", {"server": body})
 
     def plan(self, operation: str, argument: Json) -> Json:
         """The dry run (POST /scheduler/plan): ``operation`` is "server" (a boot, with
         ``server_body``'s argument), "resize" or "migrate" ({server_id, ...})."""
-        return dict(self.request("POST", "/scheduler/plan",
-                                 json={operation: argument})["plan"])
+        return self._record("POST", "/scheduler/plan", "plan", {operation: argument})
 
     def delete_server(self, server_id: str) -> None:
         self.request("DELETE", f"/servers/{_segment(server_id)}")
 
-    def server_action(self, server_id: str, action: str, argument: Any = None) -> Any:
+    def server_action(self, server_id: str, action: str, argument: object = None) -> object:
         """POST /servers/{id}/action {action: argument}; the body, if any."""
         return self.request("POST", f"/servers/{_segment(server_id)}/action",
                             json={action: argument})
 
-    def rebuild_server(self, server_id: str, image_ref: str) -> Any:
+    def rebuild_server(self, server_id: str, image_ref: str) -> object:
         return self.server_action(server_id, "rebuild", {"imageRef": image_ref})
 
-    def resize_server(self, server_id: str, flavor_ref: str) -> Any:
+    def resize_server(self, server_id: str, flavor_ref: str) -> object:
         return self.server_action(server_id, "resize", {"flavorRef": flavor_ref})
 
-    def confirm_resize(self, server_id: str) -> Any:
+    def confirm_resize(self, server_id: str) -> object:
         return self.server_action(server_id, "confirmResize")
 
-    def revert_resize(self, server_id: str) -> Any:
+    def revert_resize(self, server_id: str) -> object:
         return self.server_action(server_id, "revertResize")
 
-    def migrate_server(self, server_id: str, host: str | None = None) -> Any:
+    def migrate_server(self, server_id: str, host: str | None = None) -> object:
         return self.server_action(server_id, "migrate",
                                   None if host is None else {"host": host})
 
-    def evacuate_server(self, server_id: str, host: str | None = None) -> Any:
+    def evacuate_server(self, server_id: str, host: str | None = None) -> object:
         return self.server_action(server_id, "evacuate",
                                   {} if host is None else {"host": host})
 
     def migrations(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
-        return list(self._get("/os-migrations", "migrations", params))
+        return self._list("/os-migrations", "migrations", params)
 
     # -- services and hypervisors -------------------------------------------------------
     def services(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
-        return list(self._get("/os-services", "services", params))
+        return self._list("/os-services", "services", params)
 
-    def update_service(self, service_id: str | int, changes: Mapping[str, Any]) -> Json:
-        body = self.request("PUT", f"/os-services/{_segment(service_id)}",
-                            json=dict(changes))
-        return dict(body["service"])
+    def update_service(self, service_id: str | int, changes: Mapping[str, object]) -> Json:
+        return self._record("PUT", f"/os-services/{_segment(service_id)}", "service",
+                            dict(changes))
 
     def hypervisors(self) -> list[Json]:
-        return list(self._get("/os-hypervisors/detail", "hypervisors"))
+        return self._list("/os-hypervisors/detail", "hypervisors")
 
-    def capabilities(self) -> Json:
+    def capabilities(self) -> Capabilities:
         """What the cloud offers as standard traits (GET /capabilities, any user)."""
-        return dict(self._get("/capabilities", "capabilities"))
+        return cast(Capabilities, self._record("GET", "/capabilities", "capabilities"))
 
     # -- aggregates ------------------------------------------------------------------
     def aggregates(self) -> list[Json]:
-        return list(self._get("/os-aggregates", "aggregates"))
+        return self._list("/os-aggregates", "aggregates")
 
     def aggregate(self, aggregate_id: str | int) -> Json:
-        return dict(self._get(f"/os-aggregates/{_segment(aggregate_id)}", "aggregate"))
+        return self._record("GET", f"/os-aggregates/{_segment(aggregate_id)}", "aggregate")
 
     def create_aggregate(self, name: str, availability_zone: str | None = None) -> Json:
         body: Json = {"name": name}
         if availability_zone is not None:
             body["availability_zone"] = availability_zone
-        return dict(self.request("POST", "/os-aggregates",
-                                 json={"aggregate": body})["aggregate"])
+        return self._record("POST", "/os-aggregates", "aggregate", {"aggregate": body})
 
-    def update_aggregate(self, aggregate_id: str | int, changes: Mapping[str, Any]) -> Json:
-        body = self.request("PUT", f"/os-aggregates/{_segment(aggregate_id)}",
-                            json={"aggregate": dict(changes)})
-        return dict(body["aggregate"])
+    def update_aggregate(self, aggregate_id: str | int,
+                         changes: Mapping[str, object]) -> Json:
+        return self._record("PUT", f"/os-aggregates/{_segment(aggregate_id)}", "aggregate",
+                            {"aggregate": dict(changes)})
 
     def delete_aggregate(self, aggregate_id: str | int) -> None:
         self.request("DELETE", f"/os-aggregates/{_segment(aggregate_id)}")
 
-    def aggregate_action(self, aggregate_id: str | int, action: str, argument: Any) -> Json:
-        body = self.request("POST", f"/os-aggregates/{_segment(aggregate_id)}/action",
-                            json={action: argument})
-        return dict(body["aggregate"])
+    def aggregate_action(self, aggregate_id: str | int, action: str,
+                         argument: object) -> Json:
+        return self._record("POST", f"/os-aggregates/{_segment(aggregate_id)}/action",
+                            "aggregate", {action: argument})
 
     def add_host(self, aggregate_id: str | int, host: str) -> Json:
         return self.aggregate_action(aggregate_id, "add_host", {"host": host})
@@ -298,6 +351,11 @@ class ComputeApiClient:
         """Set metadata keys; a key set to None is removed (nova's semantics)."""
         return self.aggregate_action(aggregate_id, "set_metadata",
                                      {"metadata": dict(metadata)})
+
+
+def _strings(record: Json) -> dict[str, str]:
+    """A JSON object of strings (extra specs) as one."""
+    return {str(key): str(value) for key, value in record.items()}
 
 
 def error_message(body: bytes) -> str:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from moorage.policy import PolicyValue
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,7 @@ class RequestContext:
     def is_admin(self) -> bool:
         return "admin" in self.roles
 
-    def policy_values(self) -> dict[str, Any]:
+    def policy_values(self) -> dict[str, PolicyValue]:
         return {
             "user_id": self.user_id,
             "project_id": self.project_id,

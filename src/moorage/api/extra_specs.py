@@ -12,30 +12,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-import os_resource_classes as orc
-import os_traits
+from moorage.model.vocabulary import is_resource_class_name, is_trait_name
 
 # Upstream's request group suffix: 1 to 64 of [a-zA-Z0-9_-].
 _SUFFIX = r"([a-zA-Z0-9_-]{1,64})?"
 TRAIT_KEY = re.compile(rf"^trait{_SUFFIX}:(.*)$")
 RESOURCES_KEY = re.compile(rf"^resources{_SUFFIX}:(.*)$")
-CUSTOM_NAME = re.compile(r"^CUSTOM_[A-Z0-9_]+$")
 TRAIT_VALUES = ("required", "forbidden")
 GROUP_POLICIES = ("none", "isolate")
-_STANDARD_TRAITS = frozenset(os_traits.get_traits())
 
 
 class InvalidExtraSpec(ValueError):
     """An extra spec whose key or value is not allowed; the message names both."""
-
-
-def is_valid_trait_name(name: str) -> bool:
-    """An os-traits name, or a custom trait (CUSTOM_ and upper-case letters, digits, _)."""
-    return name in _STANDARD_TRAITS or bool(CUSTOM_NAME.match(name))
-
-
-def is_valid_resource_class(name: str) -> bool:
-    return name in orc.STANDARDS or bool(CUSTOM_NAME.match(name))
 
 
 def _choice(*allowed: str) -> Callable[[str, str], None]:
@@ -99,14 +87,14 @@ def validate_extra_spec(key: str, value: object) -> str:
         raise InvalidExtraSpec(f"{key}: the value is longer than 255 characters")
     if match := TRAIT_KEY.match(key):
         name = match.group(2)
-        if not is_valid_trait_name(name):
+        if not is_trait_name(name):
             raise InvalidExtraSpec(
                 f"{key}: {name!r} is not a trait; allowed: an os-traits name or "
                 "CUSTOM_ followed by A-Z, 0-9 and _")
         _choice(*TRAIT_VALUES)(key, text)
     elif match := RESOURCES_KEY.match(key):
         name = match.group(2)
-        if not is_valid_resource_class(name):
+        if not is_resource_class_name(name):
             raise InvalidExtraSpec(
                 f"{key}: {name!r} is not a resource class; allowed: an os-resource-classes "
                 "name or CUSTOM_ followed by A-Z, 0-9 and _")

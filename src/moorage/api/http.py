@@ -9,24 +9,31 @@ returns ``json_response(...)`` or ``no_content()``. Errors are raised as
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import enum
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl
+from wsgiref.types import WSGIEnvironment
 
 import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from moorage.web import JSON, NUL_REFUSED, Response, json_has_nul, sends_body
+from moorage.jsonvalue import JSONValue
+from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
 
 if TYPE_CHECKING:
     from moorage.api.state import ApiState
+    from moorage.policy import PolicyValue
 
 
-_UNREAD = object()  # the body not parsed yet (None is JSON's null)
+class _Unread(enum.Enum):
+    """The body not parsed yet (None is JSON's null)."""
+
+    UNREAD = enum.auto()
 
 
 class QueryParams:
@@ -57,36 +64,18 @@ class QueryParams:
         return list(self._pairs)
 
 
-class ApiRequest:
+class ApiRequest(Request):
     """One compute API request, as a handler sees it."""
 
-    def __init__(self, environ: dict[str, Any], state: ApiState) -> None:
-        self.environ = environ
+    def __init__(self, environ: WSGIEnvironment, state: ApiState) -> None:
+        super().__init__(environ)
         self.state = state
-        self.method: str = environ["REQUEST_METHOD"]
-        raw_path: str = environ.get("PATH_INFO", "") or ""
-        try:
-            self.path = raw_path.encode("latin-1").decode("utf-8")
-        except UnicodeError:
-            self.path = raw_path
         self.context: RequestContext = ANONYMOUS
         self.params: dict[str, str] = {}
-        # The template of the route the path matched (a metrics label), once routed.
-        self.route: str | None = None
-        self.request_id = ""
         # The caller's X-OpenStack-Request-ID, when valid (moorage.request_context).
         self.global_request_id: str | None = None
         self._query: QueryParams | None = None
-        self._body: bytes | None = None
-        self._json: Any = _UNREAD
-
-    def header(self, name: str, default: str | None = None) -> str | None:
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            value = self.environ.get(key)
-        else:
-            value = self.environ.get("HTTP_" + key)
-        return value if value is not None else default
+        self._json: JSONValue | _Unread = _Unread.UNREAD
 
     @property
     def query(self) -> QueryParams:
@@ -98,11 +87,6 @@ class ApiRequest:
                 raise BadRequest(f"Invalid query string: {exc}") from None
             self._query = QueryParams(pairs)
         return self._query
-
-    @property
-    def body_unread(self) -> bool:
-        """A body was sent and not read (see ``web.sends_body``)."""
-        return self._body is None and sends_body(self.environ)
 
     @property
     def body(self) -> bytes:
@@ -128,14 +112,14 @@ class ApiRequest:
             return bytes(stream.read(length)) if length > 0 else b""
         return b""
 
-    def json(self) -> Any:
+    def json(self) -> JSONValue:
         """The body parsed as JSON; 400 naming the problem when it is missing or malformed.
         Parsed once: dispatch validates it before the handler reads it."""
-        if self._json is _UNREAD:
+        if self._json is _Unread.UNREAD:
             self._json = self._parse_json()
         return self._json
 
-    def _parse_json(self) -> Any:
+    def _parse_json(self) -> JSONValue:
         content_type = (self.header("Content-Type") or "").split(";", 1)[0].strip().lower()
         if content_type and content_type not in (JSON, MERGE_PATCH):
             raise UnsupportedMediaType(
@@ -143,7 +127,7 @@ class ApiRequest:
         if not self.body:
             raise BadRequest("The request needs a JSON body.")
         try:
-            data = orjson.loads(self.body)
+            data: JSONValue = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed request body: {exc}") from None
         if json_has_nul(self.body, data):
@@ -163,34 +147,22 @@ class ApiRequest:
             raise BadRequest(f"The request body must be an object with a {key!r} object.")
         return inner
 
-    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+    def authorize(self, rule: str, target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 unless the caller satisfies the policy rule."""
         self.state.policy.authorize(rule, self.context, target)
-
-    def url_for(self, path: str) -> str:
-        """``path`` (below the application root, e.g. ``/v2.1/flavors/1``) as an absolute URL."""
-        env = self.environ
-        scheme = env.get("wsgi.url_scheme", "http")
-        host = env.get("HTTP_HOST")
-        if not host:
-            host = env.get("SERVER_NAME", "localhost")
-            port = str(env.get("SERVER_PORT", ""))
-            if port and port != {"http": "80", "https": "443"}.get(scheme):
-                host = f"{host}:{port}"
-        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
 
     def link(self, collection: str, ident: str) -> list[dict[str, str]]:
         """Nova's ``links`` of a resource: self (versioned) and bookmark."""
         return [
-            {"rel": "self", "href": self.url_for(f"/v2.1/{collection}/{ident}")},
-            {"rel": "bookmark", "href": self.url_for(f"/{collection}/{ident}")},
+            {"rel": "self", "href": self.absolute_url(f"/v2.1/{collection}/{ident}")},
+            {"rel": "bookmark", "href": self.absolute_url(f"/{collection}/{ident}")},
         ]
 
 
 Handler = Callable[[ApiRequest], Response]
 
 
-def json_response(data: Any, status: int = 200,
+def json_response(data: JSONValue, status: int = 200,
                   headers: list[tuple[str, str]] | None = None) -> Response:
     return Response(status=status, body=orjson.dumps(data), headers=list(headers or []),
                     content_type=JSON)

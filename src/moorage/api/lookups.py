@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
+from moorage.api.catalog import ApiCatalog
 from moorage.api.errors import NotFound
 from moorage.api.storage import aggregates as aggregate_store
 from moorage.api.storage import flavors as flavor_store
@@ -29,7 +30,6 @@ from moorage.scheduler.types import HostInfo
 
 if TYPE_CHECKING:
     from moorage.api.context import RequestContext
-    from moorage.api.state import ApiState
 
 
 class Definitions:
@@ -74,7 +74,21 @@ class Definitions:
         return found
 
 
-def flavor(state: ApiState, flavor_id: str, context: RequestContext, *,
+class Sources(Protocol):
+    """What the lookups read of the API's state (``ApiState``, which holds the
+    ``Definitions`` cache and so sits above this module)."""
+
+    @property
+    def definitions(self) -> Definitions: ...
+
+    @property
+    def catalog(self) -> ApiCatalog: ...
+
+    @property
+    def database(self) -> Database: ...
+
+
+def flavor(state: Sources, flavor_id: str, context: RequestContext, *,
            refreshed: bool = False) -> Flavor:
     """The flavor, if ``context`` may use it; NotFound (the same as no such flavor, so
     a private flavor's existence is not disclosed) otherwise."""
@@ -84,7 +98,7 @@ def flavor(state: ApiState, flavor_id: str, context: RequestContext, *,
     return record.flavor
 
 
-def image(state: ApiState, image_id: str, context: RequestContext, *,
+def image(state: Sources, image_id: str, context: RequestContext, *,
           refreshed: bool = False) -> Image:
     """The image, if ``context`` may use it; NotFound as for no such image otherwise."""
     record = state.definitions.image(image_id, refreshed=refreshed)
@@ -99,12 +113,12 @@ def flavor_visible(record: FlavorRecord, context: RequestContext) -> bool:
     return record.is_public or context.is_admin
 
 
-def hosts(state: ApiState) -> Mapping[str, HostInfo]:
+def hosts(state: Sources) -> Mapping[str, HostInfo]:
     """Every compute host the API knows, with whether it is up and enabled."""
     return state.catalog.hosts()
 
 
-def availability_zones(state: ApiState) -> frozenset[str]:
+def availability_zones(state: Sources) -> frozenset[str]:
     """The zones aggregates define (nova lists only those with hosts; we accept any
     zone an aggregate names)."""
     with state.database.reader() as conn:

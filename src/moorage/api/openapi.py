@@ -7,7 +7,7 @@ schemas are JSON Schema 2020-12, so the document's schema is the validator's."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import moorage
@@ -68,8 +68,13 @@ def build_document(routes: Mapping[str, Mapping[str, Handler]]) -> dict[str, Any
     }
 
 
-def show_openapi(req: ApiRequest) -> Response:
-    """This document."""
-    from moorage.api.routes import ROUTES
+def serving(routes: Callable[[], Mapping[str, Mapping[str, Handler]]]) -> Handler:
+    """The handler of /openapi.json for the table ``routes`` returns: a callable, read at
+    each request, because the table lists this very handler (so the route table imports
+    this module, and not the other way round)."""
 
-    return json_response(build_document(ROUTES))
+    def show_openapi(req: ApiRequest) -> Response:
+        """This document."""
+        return json_response(build_document(routes()))
+
+    return show_openapi

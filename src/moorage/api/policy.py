@@ -8,14 +8,14 @@ policy_file`` as they do for nova.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
 from moorage.api.context import RequestContext
 from moorage.api.errors import Forbidden
-from moorage.policy import CachedEnforcer
+from moorage.policy import CachedEnforcer, PolicyValue
 
 ADMIN_API = "admin_api"
 ADMIN_OR_OWNER = "admin_or_owner"
@@ -160,13 +160,13 @@ class Policy:
         self._cached = CachedEnforcer(conf, list_rules())
 
     def allows(self, rule: str, context: RequestContext,
-               target: dict[str, Any] | None = None) -> bool:
+               target: Mapping[str, PolicyValue] | None = None) -> bool:
         if target is None:
             target = {"project_id": context.project_id, "user_id": context.user_id}
         return self._cached.allows(rule, target, context.policy_values())
 
     def authorize(self, rule: str, context: RequestContext,
-                  target: dict[str, Any] | None = None) -> None:
+                  target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 (Forbidden) unless ``context`` may perform ``rule`` on ``target``."""
         if not self.allows(rule, context, target):
             raise Forbidden(f"Policy doesn't allow {rule} to be performed.")

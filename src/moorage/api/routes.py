@@ -24,7 +24,7 @@ from moorage.api.http import Handler
 
 ROUTES: dict[str, dict[str, Handler]] = {
     "/": {"GET": versions.versions},
-    "/openapi.json": {"GET": openapi.show_openapi},
+    "/openapi.json": {"GET": openapi.serving(lambda: ROUTES)},
     "/v2.1": {"GET": versions.version_v21},
     "/v2.1/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
     "/v2.1/flavors/detail": {"GET": flavors.list_flavors_detail},

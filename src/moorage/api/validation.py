@@ -18,13 +18,14 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from moorage.api.errors import BadRequest
 from moorage.api.schemas import REQUEST_SCHEMAS
+from moorage.jsonvalue import JSONValue
 
 # By handler name (the operationId of the route in /openapi.json).
 VALIDATORS: dict[str, jsonschema.protocols.Validator] = {
     name: jsonschema.Draft202012Validator(schema) for name, schema in REQUEST_SCHEMAS.items()}
 
 
-def validate(validator: jsonschema.protocols.Validator, body: Any) -> None:
+def validate(validator: jsonschema.protocols.Validator, body: JSONValue) -> None:
     """400 naming what is wrong with ``body``, if anything."""
     error = best_match(validator.iter_errors(body))
     if error is not None:

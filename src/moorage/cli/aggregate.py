@@ -5,8 +5,7 @@ tenant, zone and isolation request filters read."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -20,8 +19,9 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
 )
+from moorage.cli.output import Fields, Table
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 
 def find_aggregate(client: ComputeApiClient, ref: str) -> Json:
@@ -29,7 +29,7 @@ def find_aggregate(client: ComputeApiClient, ref: str) -> Json:
     return find("aggregate", ref, client.aggregate, client.aggregates)
 
 
-def aggregate_fields(aggregate: Json) -> dict[str, Any]:
+def aggregate_fields(aggregate: Json) -> dict[str, object]:
     return {
         "id": aggregate.get("id"),
         "uuid": aggregate.get("uuid"),
@@ -40,7 +40,7 @@ def aggregate_fields(aggregate: Json) -> dict[str, Any]:
     }
 
 
-def _show(aggregate: Json) -> tuple[Sequence[str], Any]:
+def _show(aggregate: Json) -> Fields:
     fields = aggregate_fields(aggregate)
     return tuple(fields), tuple(fields.values())
 
@@ -58,7 +58,7 @@ class AggregateCreate(ShowOne):
                             help="a metadata item, e.g. filter_tenant_id=PROJECT (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         client = api_client(parsed_args)
         aggregate = client.create_aggregate(parsed_args.name, parsed_args.zone)
@@ -77,7 +77,7 @@ class AggregateList(Lister):
         add_api_arguments(parser)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         rows = [aggregate_fields(a) for a in api_client(parsed_args).aggregates()]
         return self.COLUMNS, [[row[c] for c in self.COLUMNS] for row in rows]
 
@@ -91,7 +91,7 @@ class AggregateShow(ShowOne):
         parser.add_argument("aggregate", help="aggregate name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         return _show(find_aggregate(api_client(parsed_args), parsed_args.aggregate))
 
 
@@ -105,61 +105,47 @@ class AggregateDelete(Command):
                             help="aggregate name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.aggregates:
             client.delete_aggregate(find_aggregate(client, ref)["id"])
         return 0
 
 
-class AggregateSet(Command):
+class AggregateSet(SetProperties):
     """Rename an aggregate, change its zone or set metadata."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("aggregate", help="aggregate name or id")
+    noun = "aggregate"
+    options = "--name, --zone or --property KEY=VALUE"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--name", help="a new name")
         parser.add_argument("--zone", metavar="ZONE", help="a new availability zone")
         parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
                             help="a metadata item to set (repeatable)")
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        properties = key_values(parsed_args.property)
-        changes = {key: value for key, value in (
+    def changes(self, parsed_args: argparse.Namespace) -> dict[str, object]:
+        return {key: value for key, value in (
             ("name", parsed_args.name), ("availability_zone", parsed_args.zone))
             if value is not None}
-        if not changes and not properties:
-            raise ValueError("nothing to set: give --name, --zone or --property KEY=VALUE")
-        client = api_client(parsed_args)
-        aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
+
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        aggregate_id = find_aggregate(client, ref)["id"]
         if changes:
-            client.update_aggregate(aggregate_id, changes)
+            client.update_aggregate(aggregate_id, dict(changes))
         if properties:
-            client.set_aggregate_metadata(aggregate_id, properties)
-        return 0
+            client.set_aggregate_metadata(aggregate_id, dict(properties))
 
 
-class AggregateUnset(Command):
+class AggregateUnset(UnsetProperties):
     """Remove metadata items from an aggregate."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("aggregate", help="aggregate name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="a metadata item to remove (repeatable)")
-        return parser
+    noun, item = "aggregate", "a metadata item"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        aggregate_id = find_aggregate(client, ref)["id"]
         client.set_aggregate_metadata(aggregate_id, dict.fromkeys(names))
-        return 0
 
 
 class _AggregateHost(ShowOne):
@@ -174,7 +160,7 @@ class _AggregateHost(ShowOne):
 class AggregateAddHost(_AggregateHost):
     """Add a host to an aggregate."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.add_host(aggregate_id, parsed_args.host))
@@ -183,7 +169,7 @@ class AggregateAddHost(_AggregateHost):
 class AggregateRemoveHost(_AggregateHost):
     """Remove a host from an aggregate."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.remove_host(aggregate_id, parsed_args.host))

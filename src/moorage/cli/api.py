@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
 
 from cliff.command import Command
+from oslo_config import cfg
 
 from moorage import keystone, supervision, systemd
 from moorage.api.catalog import ApiCatalog
@@ -50,6 +50,11 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
     return overrides
 
 
+def _configuration(args: argparse.Namespace) -> cfg.ConfigOpts:
+    """The configuration of the files given, with the command line's overrides."""
+    return load_config(args.config_file, _overrides(args))
+
+
 class Serve(Command):
     """Run the compute API service (HTTP, granian workers), each worker with its
     conductor."""
@@ -70,7 +75,7 @@ class Serve(Command):
                             "([conductor] run_in_api = false)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides = _overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)
         start_logging(self, conf)
@@ -109,8 +114,8 @@ class ConductorServe(Command):
         DATABASE.add_arguments(parser)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        conf = load_config(parsed_args.config_file, _overrides(parsed_args))
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
+        conf = _configuration(parsed_args)
         start_logging(self, conf)
         if conf.database.sync_on_startup:
             DATABASE.migrate(conf)

@@ -5,8 +5,7 @@ the columns that format dicts and lists."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cliff.columns import FormattableColumn
 
@@ -78,7 +77,7 @@ def find(kind: str, ref: str, by_id: Callable[[str], Json],
     return named[0]
 
 
-class DictColumn(FormattableColumn[Mapping[str, Any]]):
+class DictColumn(FormattableColumn[Mapping[str, object]]):
     """Properties and metadata: "k='v', k2='v2'" in tables (openstackclient's form),
     an object in JSON/YAML."""
 
@@ -86,7 +85,7 @@ class DictColumn(FormattableColumn[Mapping[str, Any]]):
         return ", ".join(f"{k}='{v}'" for k, v in sorted(self._value.items()))
 
 
-class ListColumn(FormattableColumn[list[Any]]):
+class ListColumn(FormattableColumn[Sequence[object]]):
     """Hosts and the like: comma-joined in tables, a list in JSON/YAML."""
 
     def human_readable(self) -> str:

@@ -7,8 +7,8 @@ aggregate) is counted on its own, so the part that no provider satisfies shows.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 import os_traits
 from cliff.columns import FormattableColumn
@@ -20,6 +20,7 @@ from moorage.cli.options import (
     resource_amount,
     resource_order,
 )
+from moorage.cli.output import Table
 from moorage.placement.client import Candidates, PlacementClient, ProviderQuery
 
 # Above this many provider trees, one list of every provider is cheaper than one
@@ -27,7 +28,15 @@ from moorage.placement.client import Candidates, PlacementClient, ProviderQuery
 _TREES_READ_ONE_BY_ONE = 50
 
 
-class AllocationColumn(FormattableColumn[list[dict[str, Any]]]):
+class AllocationPart(TypedDict):
+    """What a candidate takes from one provider."""
+
+    provider: str
+    uuid: str
+    resources: dict[str, int]
+
+
+class AllocationColumn(FormattableColumn[list[AllocationPart]]):
     """What one candidate takes from which provider: "VCPU 2, MEMORY_MB 512 on
     kvm-q35-01; DISK_GB 20 on ceph-pool-01" in tables, a list of
     {"provider", "uuid", "resources"} in JSON/YAML."""
@@ -63,7 +72,7 @@ class CandidateList(Lister):
                             help="at most N candidates (the service's choice)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = client_from_arguments(parsed_args)
         query = ProviderQuery(
             resources=dict(parsed_args.resource),
@@ -92,12 +101,12 @@ def _row(found: Candidates, request: Mapping[str, Mapping[str, int]],
     hosts = sorted({summaries[uuid].root_uuid for uuid in local},
                    key=lambda uuid: names.get(uuid, uuid))
     parts = [
-        {
-            "provider": names.get(uuid, uuid),
-            "uuid": uuid,
-            "resources": dict(sorted(request[uuid].items(),
-                                     key=lambda item: resource_order(item[0]))),
-        }
+        AllocationPart(
+            provider=names.get(uuid, uuid),
+            uuid=uuid,
+            resources=dict(sorted(request[uuid].items(),
+                                  key=lambda item: resource_order(item[0]))),
+        )
         for uuid in sorted(request, key=lambda u: (sharing(u), names.get(u, u)))
     ]
     return (", ".join(names.get(uuid, uuid) for uuid in hosts), ", ".join(hosts),

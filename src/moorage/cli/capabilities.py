@@ -6,26 +6,26 @@ image property value and the trait it requires."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
 
 from cliff.lister import Lister
 
+from moorage.api.client import Capabilities
 from moorage.cli.api_options import add_api_arguments, api_client
+from moorage.cli.output import Table
 
 TRAIT_COLUMNS = ("family", "trait", "label", "hosts", "free_vcpus", "free_memory_mb",
                  "free_disk_gb")
 PROPERTY_COLUMNS = ("property", "value", "requires", "availability", "hosts", "checked_by")
 
 
-def trait_rows(capabilities: dict[str, Any], family: str | None) -> list[list[Any]]:
+def trait_rows(capabilities: Capabilities, family: str | None) -> list[list[object]]:
     return [[f["title"], t["trait"], t["label"], t["hosts"], t["free"].get("VCPU"),
              t["free"].get("MEMORY_MB"), t["free"].get("DISK_GB")]
             for f in capabilities["families"] if family in (None, f["family"])
             for t in f["traits"]]
 
 
-def property_rows(capabilities: dict[str, Any], name: str | None) -> list[list[Any]]:
+def property_rows(capabilities: Capabilities, name: str | None) -> list[list[object]]:
     return [[p["property"], v["value"], v["trait"], v["availability"], v["hosts"],
              p["checked_by"]]
             for p in capabilities["image_properties"] if name in (None, p["property"])
@@ -49,7 +49,7 @@ class CapabilitiesList(Lister):
                             "(hw_vif_model, disk_format, ...)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         capabilities = api_client(parsed_args).capabilities()
         if parsed_args.image_properties:
             known = [p["property"] for p in capabilities["image_properties"]]

@@ -4,11 +4,11 @@ for a domain capabilities file with no hypervisor at all."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cliff.columns import FormattableColumn
 from cliff.lister import Lister
 
+from moorage.cli.output import Table
 from moorage.conf import load_config
 from moorage.virt.driver import ComputeDriver
 from moorage.virt.loader import load_driver
@@ -57,7 +57,7 @@ class Traits(Lister):
                            "come from")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         driver = _driver(parsed_args)
         reports = driver.trait_reports(_node(driver, parsed_args.node))
         for note in driver.notes():

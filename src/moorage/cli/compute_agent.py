@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from typing import Any
 
 from cliff.command import Command
 
@@ -57,7 +56,7 @@ class Run(Command):
                             help="sync once, print what changed and exit (1 if it failed)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.host:
             overrides.append(("DEFAULT", "host", parsed_args.host))

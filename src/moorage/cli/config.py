@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from cliff.command import Command
 
@@ -13,7 +12,7 @@ from moorage.conf import reference
 class Reference(Command):
     """Print the configuration reference (Markdown), generated from the option definitions."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         self.app.stdout.write(reference.render_markdown())
         return 0
 
@@ -21,7 +20,7 @@ class Reference(Command):
 class Sample(Command):
     """Print a sample configuration file with every option and its default."""
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         self.app.stdout.write(reference.render_sample())
         return 0
 

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 import os_resource_classes as orc
 import os_traits as ot
@@ -148,7 +147,7 @@ class Demo(Command):
                             "it next time; default: a temporary directory")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         port = parsed_args.port or free_port()
         if not _port_is_free(port):
             raise PlacementError(f"port {port} on 127.0.0.1 is in use (another placement?); "

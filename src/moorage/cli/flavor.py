@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -18,9 +17,10 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
     requested,
 )
+from moorage.cli.output import Fields, Table
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 EPHEMERAL = "OS-FLV-EXT-DATA:ephemeral"
 
@@ -30,9 +30,9 @@ def find_flavor(client: ComputeApiClient, ref: str) -> Json:
     return find("flavor", ref, client.flavor, client.flavors)
 
 
-def flavor_fields(flavor: Json, properties: dict[str, str] | None) -> dict[str, Any]:
+def flavor_fields(flavor: Json, properties: dict[str, str] | None) -> dict[str, object]:
     """A flavor as the commands show it: nova's record under plain names."""
-    fields: dict[str, Any] = {
+    fields: dict[str, object] = {
         "id": flavor.get("id"),
         "name": flavor.get("name"),
         "ram": flavor.get("ram"),
@@ -54,7 +54,7 @@ def properties_of(client: ComputeApiClient, flavor: Json) -> dict[str, str]:
     return client.extra_specs(str(flavor["id"]))
 
 
-def _show(fields: dict[str, Any]) -> tuple[Sequence[str], Any]:
+def _show(fields: dict[str, object]) -> Fields:
     return tuple(fields), tuple(fields.values())
 
 
@@ -80,7 +80,7 @@ class FlavorCreate(ShowOne):
                             "(repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         client = api_client(parsed_args)
         flavor = client.create_flavor(
@@ -100,7 +100,7 @@ class FlavorList(Lister):
                             help="also show each flavor's extra specs")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = api_client(parsed_args)
         with_properties = parsed_args.long or (
             bool(parsed_args.columns) and requested(parsed_args, "properties"))
@@ -123,7 +123,7 @@ class FlavorShow(ShowOne):
         parser.add_argument("flavor", help="flavor name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = api_client(parsed_args)
         flavor = find_flavor(client, parsed_args.flavor)
         return _show(flavor_fields(flavor, properties_of(client, flavor)))
@@ -139,53 +139,36 @@ class FlavorDelete(Command):
                             help="flavor name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.flavors:
             client.delete_flavor(str(find_flavor(client, ref)["id"]))
         return 0
 
 
-class FlavorSet(Command):
+class FlavorSet(SetProperties):
     """Set extra specs on a flavor."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("flavor", help="flavor name or id")
+    noun = "flavor"
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
                             help="an extra spec to set (repeatable)")
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        properties = key_values(parsed_args.property)
-        if not properties:
-            raise ValueError("nothing to set: give --property KEY=VALUE")
-        client = api_client(parsed_args)
-        client.set_extra_specs(str(find_flavor(client, parsed_args.flavor)["id"]), properties)
-        return 0
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        client.set_extra_specs(str(find_flavor(client, ref)["id"]), dict(properties))
 
 
-class FlavorUnset(Command):
+class FlavorUnset(UnsetProperties):
     """Remove extra specs from a flavor."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("flavor", help="flavor name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="an extra spec to remove (repeatable)")
-        return parser
+    noun, item = "flavor", "an extra spec"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        flavor_id = str(find_flavor(client, parsed_args.flavor)["id"])
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        flavor_id = str(find_flavor(client, ref)["id"])
         for name in names:
             client.delete_extra_spec(flavor_id, name)
-        return 0
 
 
 COMMANDS: dict[str, type[Command]] = {

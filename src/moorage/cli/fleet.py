@@ -6,20 +6,19 @@ import argparse
 import logging
 import os
 from pathlib import Path
-from typing import Any
 
 from cliff.command import Command
 
 from moorage import supervision
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
-from moorage.compute.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 from moorage.compute.service import AGENT_WRITES
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
 from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
+from moorage.run.fleet_wsgi import FLEET_FILE_ENV, SYNC_THREADS_ENV
 
 LOG = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ class FleetRun(Command):
                             help="threads registering the hosts with placement (default 8)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides: list[tuple[str, str, object]] = []
         if parsed_args.placement_url:
             overrides.append(("placement", "endpoint_override", parsed_args.placement_url))
@@ -86,7 +85,7 @@ class FleetRun(Command):
             os.environ[SYNC_THREADS_ENV] = str(parsed_args.sync_threads)
             # One worker: the fleet's hosts live in it. Registering thousands of hosts
             # takes a minute before it serves (and says READY=1).
-            supervision.serve("moorage.compute.fleet_wsgi:create_app", host=opts.listen,
+            supervision.serve("moorage.run.fleet_wsgi:create_app", host=opts.listen,
                               port=opts.port, workers=1, threads=16,
                               stop_timeout=conf.graceful_shutdown_timeout)
         return 0

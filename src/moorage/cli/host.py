@@ -4,19 +4,19 @@ and hypervisors) and the operator's switches on them (disable, force down)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from cliff.command import Command
 from cliff.lister import Lister
 
 from moorage.api.client import ComputeApiClient, ComputeApiError, Json
 from moorage.cli.api_options import ListColumn, add_api_arguments, api_client
+from moorage.cli.output import Table
 
 COMPUTE_BINARY = "moorage-compute"
 
 
-def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dict[str, Any]]:
+def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dict[str, object]]:
     """One row per compute service, with its hypervisors' driver, nodes and servers."""
     by_host: dict[str, list[Json]] = {}
     for hypervisor in hypervisors:
@@ -43,7 +43,7 @@ def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dic
             "disabled_reason": service.get("disabled_reason"),
             "updated_at": service.get("updated_at"),
         })
-    return sorted(rows, key=lambda row: row["host"])
+    return sorted(rows, key=lambda row: str(row["host"]))
 
 
 class HostList(Lister):
@@ -60,7 +60,7 @@ class HostList(Lister):
                             "last heartbeat")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = api_client(parsed_args)
         rows = host_rows(client.services(), client.hypervisors())
         columns = list(self.COLUMNS)
@@ -80,12 +80,12 @@ def find_service(client: ComputeApiClient, host: str) -> Json:
     raise ComputeApiError(f"No compute host {host!r} (known hosts: {known}).", 404)
 
 
-def service_changes(parsed_args: argparse.Namespace) -> dict[str, Any]:
+def service_changes(parsed_args: argparse.Namespace) -> dict[str, object]:
     """The PUT /os-services body the switches ask for; ValueError when they say
     nothing or contradict each other."""
     if parsed_args.reason is not None and not parsed_args.disable:
         raise ValueError("--reason goes with --disable")
-    changes: dict[str, Any] = {}
+    changes: dict[str, object] = {}
     if parsed_args.disable:
         changes["status"] = "disabled"
         if parsed_args.reason is not None:
@@ -122,7 +122,7 @@ class HostSet(Command):
                           help="undo --force-down: up again once it heart-beats")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         changes = service_changes(parsed_args)
         client = api_client(parsed_args)
         service = find_service(client, parsed_args.host)

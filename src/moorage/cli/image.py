@@ -4,8 +4,7 @@ formats, properties such as hw_vif_model=e1000); Moorage keeps no image bytes.""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping
 
 from cliff.command import Command
 from cliff.lister import Lister
@@ -18,8 +17,9 @@ from moorage.cli.api_options import (
     api_client,
     find,
     key_values,
-    keys,
 )
+from moorage.cli.output import Fields, Table
+from moorage.cli.properties import SetProperties, UnsetProperties
 
 VISIBILITIES = ("public", "private", "shared", "community")
 # The record's attributes the commands show, in this order; "properties" last.
@@ -32,8 +32,8 @@ def find_image(client: ComputeApiClient, ref: str) -> Json:
     return find("image", ref, client.image, client.images)
 
 
-def image_fields(image: Json) -> dict[str, Any]:
-    fields: dict[str, Any] = {name: image[name] for name in ATTRIBUTES if name in image}
+def image_fields(image: Json) -> dict[str, object]:
+    fields: dict[str, object] = {name: image[name] for name in ATTRIBUTES if name in image}
     fields["properties"] = DictColumn(dict(image.get("properties") or {}))
     return fields
 
@@ -69,7 +69,7 @@ class ImageCreate(ShowOne):
         _add_attribute_arguments(parser, creating=True)
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
         image = api_client(parsed_args).create_image(
             parsed_args.name, disk_format=parsed_args.disk_format,
@@ -89,7 +89,7 @@ class ImageList(Lister):
         parser.add_argument("--long", action="store_true", help="also show properties")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         columns = ["id", "name", "disk_format", "container_format"]
         if parsed_args.long or "properties" in (parsed_args.columns or ()):
             columns.append("properties")
@@ -106,66 +106,46 @@ class ImageShow(ShowOne):
         parser.add_argument("image", help="image name or id")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         fields = image_fields(find_image(api_client(parsed_args), parsed_args.image))
         return tuple(fields), tuple(fields.values())
 
 
-class ImageSet(Command):
+class ImageSet(SetProperties):
     """Change an image's name, formats or properties."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("image", help="image name or id")
+    noun = "image"
+    options = ("--name, --disk-format, --container-format, --min-disk, --min-ram, "
+               "--visibility or --property")
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--name", help="a new name")
         _add_attribute_arguments(parser, creating=False)
-        return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        changes: dict[str, Any] = {
-            name: value for name, value in (
-                ("name", parsed_args.name), ("disk_format", parsed_args.disk_format),
-                ("container_format", parsed_args.container_format),
-                ("min_disk", parsed_args.min_disk), ("min_ram", parsed_args.min_ram),
-                ("visibility", parsed_args.visibility))
-            if value is not None
-        }
-        properties = key_values(parsed_args.property)
-        if properties:
-            changes["properties"] = properties
-        if not changes:
-            raise ValueError("nothing to set: give --name, --disk-format, "
-                             "--container-format, --min-disk, --min-ram, --visibility or "
-                             "--property")
-        client = api_client(parsed_args)
-        client.update_image(str(find_image(client, parsed_args.image)["id"]), changes)
-        return 0
+    def changes(self, parsed_args: argparse.Namespace) -> dict[str, object]:
+        return {name: value for name, value in (
+            ("name", parsed_args.name), ("disk_format", parsed_args.disk_format),
+            ("container_format", parsed_args.container_format),
+            ("min_disk", parsed_args.min_disk), ("min_ram", parsed_args.min_ram),
+            ("visibility", parsed_args.visibility)) if value is not None}
+
+    def apply(self, client: ComputeApiClient, ref: str, changes: Mapping[str, object],
+              properties: Mapping[str, str]) -> None:
+        update = {**changes, **({"properties": dict(properties)} if properties else {})}
+        client.update_image(str(find_image(client, ref)["id"]), update)
 
 
-class ImageUnset(Command):
+class ImageUnset(UnsetProperties):
     """Remove properties from an image."""
 
-    def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
-        parser = super().get_parser(prog_name)
-        add_api_arguments(parser)
-        parser.add_argument("image", help="image name or id")
-        parser.add_argument("--property", metavar="KEY", action="append", default=[],
-                            help="a property to remove (repeatable)")
-        return parser
+    noun, item = "image", "a property"
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        names = keys(parsed_args.property)
-        if not names:
-            raise ValueError("nothing to unset: give --property KEY")
-        client = api_client(parsed_args)
-        image = find_image(client, parsed_args.image)
+    def unset(self, client: ComputeApiClient, ref: str, names: list[str]) -> None:
+        image = find_image(client, ref)
         missing = [name for name in names if name not in (image.get("properties") or {})]
         if missing:
             raise ValueError(f"image {image['id']} has no property {', '.join(missing)}")
-        client.update_image(str(image["id"]),
-                            {"properties": dict.fromkeys(names)})
-        return 0
+        client.update_image(str(image["id"]), {"properties": dict.fromkeys(names)})
 
 
 class ImageDelete(Command):
@@ -178,7 +158,7 @@ class ImageDelete(Command):
                             help="image name or id (repeatable)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         client = api_client(parsed_args)
         for ref in parsed_args.images:
             client.delete_image(str(find_image(client, ref)["id"]))

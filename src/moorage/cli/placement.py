@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
 
 from cliff.command import Command
 
@@ -55,7 +54,7 @@ class Serve(Command):
                             help="override [api] auth_strategy; noauth2 is for development")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
 
         overrides = _config_overrides(parsed_args)
         conf = load_config(parsed_args.config_file, overrides)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import TypedDict, cast
 
 from cliff.columns import FormattableColumn
 from cliff.formatters.base import SingleFormatter
@@ -17,6 +17,7 @@ from moorage.cli.options import (
     resource_amount,
     resource_order,
 )
+from moorage.cli.output import Fields, Table
 from moorage.placement.client import PlacementError, ProviderDetail, ProviderQuery
 from moorage.placement.storage.records import Inventory
 
@@ -36,7 +37,7 @@ class UsageColumn(FormattableColumn[dict[str, dict[str, int]]]):
         return ", ".join(f"{rc} {u['used']}/{u['capacity']}" for rc, u in self._value.items())
 
 
-class InventoryColumn(FormattableColumn[dict[str, dict[str, Any]]]):
+class InventoryColumn(FormattableColumn[dict[str, dict[str, int | float]]]):
     """Inventories: one line per class in tables, the API's records in JSON/YAML."""
 
     def human_readable(self) -> str:
@@ -59,7 +60,8 @@ def usage_of(inventories: Mapping[str, Inventory] | None,
     }
 
 
-def inventory_records(inventories: Mapping[str, Inventory]) -> dict[str, dict[str, Any]]:
+def inventory_records(inventories: Mapping[str, Inventory]
+                      ) -> dict[str, dict[str, int | float]]:
     return {
         rc: {**inv.fields(), "capacity": inv.capacity}
         for rc, inv in sorted(inventories.items(), key=lambda item: resource_order(item[0]))
@@ -96,7 +98,7 @@ class ProviderList(Lister):
                             help="only providers in the tree of this provider")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = client_from_arguments(parsed_args)
         query = ProviderQuery(
             name=parsed_args.name,
@@ -133,7 +135,7 @@ class ProviderShow(ShowOne):
         parser.add_argument("uuid", help="the provider's uuid")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         client = client_from_arguments(parsed_args)
         provider = client.provider(parsed_args.uuid)
         d = client.detail(provider, aggregates=True)
@@ -174,7 +176,7 @@ class ProviderTree(Lister):
         parser.add_argument("uuid", help="any provider of the tree")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         client = client_from_arguments(parsed_args)
         root_uuid = client.provider(parsed_args.uuid).root_uuid
         tree = ProviderQuery(in_tree=root_uuid)
@@ -192,7 +194,7 @@ class ProviderTree(Lister):
         return self.COLUMNS, rows
 
     def produce_output(self, parsed_args: argparse.Namespace, column_names: Sequence[str],
-                       data: Iterable[Sequence[Any]]) -> int:
+                       data: Iterable[Sequence[object]]) -> int:
         if parsed_args.formatter not in NESTED_FORMATS:
             return super().produce_output(parsed_args, column_names, data)
         # The JSON and YAML formatters also format single objects: the root node.
@@ -202,32 +204,43 @@ class ProviderTree(Lister):
         return 0
 
 
-def _nest(details: Mapping[str, ProviderDetail], root_uuid: str) -> dict[str, Any]:
+class TreeNode(TypedDict):
+    """One provider of a tree, as -f json and -f yaml show it: with its children."""
+
+    name: str
+    uuid: str
+    generation: int
+    usage: dict[str, dict[str, int]]
+    traits: list[str]
+    children: list[TreeNode]
+
+
+def _nest(details: Mapping[str, ProviderDetail], root_uuid: str) -> TreeNode:
     """The tree under ``root_uuid`` as nested dicts, children ordered by name."""
     children: dict[str, list[ProviderDetail]] = {}
     for d in details.values():
         if d.provider.parent_uuid is not None:
             children.setdefault(d.provider.parent_uuid, []).append(d)
 
-    def node(d: ProviderDetail) -> dict[str, Any]:
-        return {
-            "name": d.provider.name,
-            "uuid": d.provider.uuid,
-            "generation": d.provider.generation,
-            "usage": usage_of(d.inventories, d.usages),
-            "traits": d.traits or [],
-            "children": [node(c) for c in sorted(children.get(d.provider.uuid, []),
-                                                 key=lambda c: c.provider.name)],
-        }
+    def node(d: ProviderDetail) -> TreeNode:
+        return TreeNode(
+            name=d.provider.name,
+            uuid=d.provider.uuid,
+            generation=d.provider.generation,
+            usage=usage_of(d.inventories, d.usages),
+            traits=d.traits or [],
+            children=[node(c) for c in sorted(children.get(d.provider.uuid, []),
+                                              key=lambda c: c.provider.name)],
+        )
 
     return node(details[root_uuid])
 
 
-def _drawn(tree: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
+def _drawn(tree: TreeNode) -> Iterable[tuple[str, TreeNode]]:
     """(name drawn with tree branches, node) for each node, depth first."""
     yield tree["name"], tree
 
-    def below(node: Mapping[str, Any], prefix: str) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    def below(node: TreeNode, prefix: str) -> Iterable[tuple[str, TreeNode]]:
         kids = node["children"]
         for i, child in enumerate(kids):
             last = i == len(kids) - 1

@@ -12,12 +12,12 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from cliff.command import Command
 
 import moorage
-from moorage.run.results import RunResult
+from moorage.run.results import Machine, RunResult, WorkloadBoot
 
 
 class ProgressBar:
@@ -81,9 +81,9 @@ def registration_progress(stream: TextIO) -> Callable[[int, int], None]:
     return report
 
 
-def machine() -> dict[str, Any]:
-    return {"platform": platform.platform(), "python": platform.python_version(),
-            "cpus": os.cpu_count(), "moorage": moorage.__version__}
+def machine() -> Machine:
+    return Machine(platform=platform.platform(), python=platform.python_version(),
+                   cpus=os.cpu_count(), moorage=moorage.__version__)
 
 
 class Run(Command):
@@ -128,10 +128,11 @@ class Run(Command):
                             "temporary directory)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         from moorage.compute.fleet import FLEET_DRIVERS
         from moorage.run import description, report
         from moorage.run.fleet_hosts import fleet_hosts
+        from moorage.run.host_plans import host_plans
         from moorage.run.player import CONFIGURATIONS, PlayError, play_on, stage_of
 
         # Every request of every service would be logged otherwise; the report says it all.
@@ -188,7 +189,7 @@ class Run(Command):
             workdir = parsed_args.work_dir or Path(scratch)
             workdir.mkdir(parents=True, exist_ok=True)
             simulated = [g for g in cloud.host_groups if g.driver in FLEET_DRIVERS]
-            plans = description.host_plans(
+            plans = host_plans(
                 dataclasses.replace(cloud, host_groups=tuple(
                     g for g in cloud.host_groups if g.driver not in FLEET_DRIVERS)),
                 real_libvirt, workdir=workdir)
@@ -204,7 +205,7 @@ class Run(Command):
                        "description": plan.description} for group, plan in plans]
             run = RunResult(
                 cloud_name=cloud.name, cloud_file=str(path), seed=cloud.seed, hosts=hosts,
-                workload=[{"index": i, "image": image, "flavor": flavor}
+                workload=[WorkloadBoot(index=i, image=image, flavor=flavor)
                           for i, (image, flavor) in enumerate(boots)],
                 machine=machine(), notes=notes)
             api_workers = parsed_args.api_workers

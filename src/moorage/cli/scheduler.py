@@ -18,7 +18,7 @@ import argparse
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TypedDict
 
 from cliff.columns import FormattableColumn
 from cliff.command import Command
@@ -28,14 +28,16 @@ from moorage.api.client import TOKEN_ENV as COMPUTE_TOKEN_ENV
 from moorage.api.client import URL_ENV as COMPUTE_URL_ENV
 from moorage.api.client import ComputeApiClient
 from moorage.cli.options import add_connection_arguments, client_from_arguments
+from moorage.cli.output import Table
 from moorage.conf import load_config
 from moorage.model.glance import images_from_listing
 from moorage.model.image import Image, InvalidImageProperty
+from moorage.model.vocabulary import Prefilter
 from moorage.scheduler.bootability import (
     PREFILTERS,
     Assessment,
     HostTraits,
-    Prefilter,
+    Requirement,
     assess,
     configured_prefilters,
     image_requirements,
@@ -51,18 +53,26 @@ EXIT_STRANDED = 3
 DEFAULT_HOSTS_SHOWN = 5
 
 
-class MissingColumn(FormattableColumn[list[Any]]):
+class MissingColumn(FormattableColumn[list[str]]):
     """Traits no host reports: "COMPUTE_IMAGE_TYPE_VMDK (disk_format=vmdk)" in tables,
     the trait names in JSON/YAML."""
 
+    def __init__(self, missing: Sequence[Requirement]) -> None:
+        super().__init__([r.trait for r in missing])
+        self._described = [str(r) for r in missing]
+
     def human_readable(self) -> str:
-        return "\n".join(str(r) for r in self._value)
-
-    def machine_readable(self) -> list[str]:
-        return [r.trait for r in self._value]
+        return "\n".join(self._described)
 
 
-class NotReportingColumn(FormattableColumn[dict[str, Any]]):
+class Silent(TypedDict):
+    """The hosts that report no trait of a family: how many, and the first few."""
+
+    count: int
+    hosts: list[str]
+
+
+class NotReportingColumn(FormattableColumn[dict[str, Silent]]):
     """Hosts that report no trait of a family: "COMPUTE_NET_VIF_MODEL_*: kvm3, kvm4 and
     12 more" in tables, {family: {"count", "hosts"}} in JSON/YAML."""
 
@@ -125,7 +135,7 @@ class Preflight(Lister):
         super().run(parsed_args)
         return self._status
 
-    def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
+    def take_action(self, parsed_args: argparse.Namespace) -> Table:
         try:
             enabled = frozenset(parse_prefilter(name) for name in parsed_args.enable)
         except ValueError as exc:
@@ -190,7 +200,7 @@ def _names(prefilters: Iterable[Prefilter]) -> str:
     return ", ".join(p for p in PREFILTERS if p in set(prefilters)) or "none"
 
 
-def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Any]:
+def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Silent]:
     return {family: {"count": len(names), "hosts": list(names[:shown])}
             for family, names in silent.items()}
 

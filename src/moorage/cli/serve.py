@@ -9,7 +9,6 @@ import tempfile
 import threading
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from cliff.command import Command
 
@@ -73,7 +72,7 @@ class Serve(Command):
                             "directory removed at exit)")
         return parser
 
-    def take_action(self, parsed_args: argparse.Namespace) -> Any:
+    def take_action(self, parsed_args: argparse.Namespace) -> int:
         try:
             hosts: list[HostPlan] = [parse_host(h) for h in parsed_args.hosts]
         except ValueError as exc:

@@ -27,6 +27,7 @@ from moorage.cli.image import find_image
 from moorage.lifecycle import machine
 from moorage.lifecycle.states import ServerStatus
 from moorage.scheduler.decisions import Decisions, Exclusion
+from moorage.scheduler.filter_records import CorruptFilterRecord, FilterRecord
 
 HOST = "OS-EXT-SRV-ATTR:host"
 NODE = "OS-EXT-SRV-ATTR:hypervisor_hostname"
@@ -99,17 +100,22 @@ def _words(values: Iterable[Any]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def filter_line(record: Mapping[str, Any]) -> str:
-    """``transform_image_metadata: added COMPUTE_NET_VIF_MODEL_E1000; note: ...``"""
-    if not record.get("ran", True):
+def filter_line(data: Mapping[str, Any]) -> str:
+    """``transform_image_metadata: required host trait COMPUTE_NET_VIF_MODEL_E1000
+    (image property hw_vif_model=e1000); note: ...``. A record in neither of the forms
+    the scheduler stores is shown as the API gave it."""
+    try:
+        record = FilterRecord.from_json(data)
+    except CorruptFilterRecord:
+        return f"{data.get('name', '?')}: {_compact(data)}"
+    if not record.ran:
         text = "off"
-    elif record.get("added"):
-        text = f"added {_words(record['added'])}"
+    elif record.added:
+        text = "; ".join(addition.describe() for addition in record.added)
     else:
         text = "ran, added nothing"
-    notes = record.get("notes") or []
-    text += "".join(f"; note: {note}" for note in notes)
-    return f"{record.get('name', '?')}: {text}"
+    text += "".join(f"; note: {note}" for note in record.notes)
+    return f"{record.name}: {text}"
 
 
 def attempt_line(number: int, attempt: Mapping[str, Any]) -> str:

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import atexit
 import os
+from wsgiref.types import WSGIApplication
 
 from moorage.compute.launcher import start_agent
-from moorage.compute.service import WSGIApp, make_app
+from moorage.compute.service import make_app
 from moorage.internal_access import InternalAccess
 from moorage.supervision import start_worker
 from moorage.systemd import answers
@@ -26,7 +27,7 @@ from moorage.systemd import answers
 DISABLED_ENV = "MOORAGE_AGENT_DISABLED"
 
 
-def create_app() -> WSGIApp:
+def create_app() -> WSGIApplication:
     conf = start_worker()
     opts = conf.compute_agent
     host = f"[{opts.listen}]" if ":" in opts.listen else opts.listen

@@ -27,13 +27,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.provider_tree import ProviderTreeSync
 from moorage.compute.registration import Beat, FleetHeartbeat, HostReporter
-from moorage.compute.service import FLEET_PREFIX, WSGIApp, make_fleet_app
+from moorage.compute.service import FLEET_PREFIX, make_fleet_app
 from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
 from moorage.virt.driver import ComputeDriver
@@ -117,7 +118,7 @@ class Fleet:
 
     # -- starting and stopping ------------------------------------------------------
     @property
-    def app(self) -> WSGIApp:
+    def app(self) -> WSGIApplication:
         """The WSGI application of every host's agent API (``/hosts/{host}/...``)."""
         return make_fleet_app(self.agents, self.access, silent=self.silent)
 

@@ -13,30 +13,24 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid as uuidlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from moorage.compute.traits import desired_traits
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import is_custom
 from moorage.placement.client import PlacementClient, PlacementError, Provider, ProviderQuery
+from moorage.placement.provider_names import provider_uuid
 from moorage.virt.driver import NodeProvider
 from moorage.virt.report import TraitReport
-from moorage.virt.traits import is_custom
 
 LOG = logging.getLogger(__name__)
 
-# Provider uuids are derived from provider names, so a restarted agent finds its own.
-PROVIDER_NAMESPACE = uuidlib.UUID("8d6a0f2e-5b8e-4d55-9a52-6f0c2b7e1d41")
 # How many times a write is recomputed after another writer's change.
 MAX_ATTEMPTS = 8
 
 _T = TypeVar("_T")
-
-
-def provider_uuid(name: str) -> str:
-    return str(uuidlib.uuid5(PROVIDER_NAMESPACE, name))
 
 
 @dataclass

@@ -11,12 +11,13 @@ destroy whose destruction failed are retried at every beat until it succeeds.
 
 from __future__ import annotations
 
+import abc
 import json
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import moorage
 from moorage import transport
@@ -136,23 +137,55 @@ class HostReporter:
         return destroyed
 
 
-class Heartbeat:
+class _Beating(abc.ABC):
+    """What both heartbeats share: one connection to the compute API, a beat now
+    (registration), then one every ``interval`` seconds in a thread until ``stop``."""
+
+    def __init__(self, api_url: str, *, interval: float, timeout: float,
+                 thread_name: str) -> None:
+        self.interval = interval
+        self.timeout = timeout
+        self.last: Beat | None = None
+        self._server = transport.Server(api_url, timeout=timeout, maxsize=1)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._thread_name = thread_name
+
+    @abc.abstractmethod
+    def beat(self) -> Beat:
+        """One beat, and what its answer asks for applied; never raises."""
+
+    def start(self) -> Self:
+        """Beat now (registration), then every ``interval`` seconds in a thread."""
+        self.beat()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=self._thread_name)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            self.beat()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.timeout + 5)
+        self._server.close()
+
+
+class Heartbeat(_Beating):
     """Registers ``agent`` with the compute API at ``api_url`` and keeps it registered."""
 
     def __init__(self, agent: ComputeAgent, api_url: str, agent_url: str, *,
                  token: str | None, interval: float, timeout: float) -> None:
+        super().__init__(api_url, interval=interval, timeout=timeout,
+                         thread_name=f"heartbeat-{agent.host}")
         self.agent = agent
         self.reporter = HostReporter(agent, agent_url)
         self.url = f"{api_url.rstrip('/')}/internal/services/{agent.host}"
         self.agent_url = agent_url
         self.token = token
-        self.interval = interval
-        self.timeout = timeout
-        self.last: Beat | None = None
-        self._server = transport.Server(api_url, timeout=timeout, maxsize=1)
         self._path = f"/internal/services/{agent.host}"
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def report(self) -> Json:
         return self.reporter.report()
@@ -177,25 +210,6 @@ class Heartbeat:
             LOG.error("heartbeat to %s: %s", self.url, exc)
             return Beat(problem=str(exc))
         return Beat(state=state, destroyed=self.apply(state))
-
-    # -- running ------------------------------------------------------------------------
-    def start(self) -> Heartbeat:
-        """Beat now (registration), then every ``interval`` seconds in a thread."""
-        self.beat()
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"heartbeat-{self.agent.host}")
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.beat()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.timeout + 5)
-        self._server.close()
 
 
 def _put(server: transport.Server, path: str, body: object, token: str | None, *,
@@ -223,7 +237,7 @@ def _put(server: transport.Server, path: str, body: object, token: str | None, *
         return Beat(problem="the answer is not JSON")
 
 
-class FleetHeartbeat:
+class FleetHeartbeat(_Beating):
     """The heartbeat of many hosts of one process (a fleet): one ``PUT
     /internal/services`` per beat for all of them, in chunks of ``chunk`` hosts. A
     host's full report is sent when it is new or changed (or the API forgot it);
@@ -233,18 +247,14 @@ class FleetHeartbeat:
     def __init__(self, reporters: Mapping[str, HostReporter], api_url: str, *,
                  token: str | None, interval: float, timeout: float,
                  chunk: int = 2000) -> None:
+        super().__init__(api_url, interval=interval, timeout=timeout,
+                         thread_name="fleet-heartbeat")
         self.reporters = reporters
         self.url = f"{api_url.rstrip('/')}/internal/services"
         self.token = token
-        self.interval = interval
-        self.timeout = timeout
         self.chunk = chunk
         self.silent: set[str] = set()
-        self.last: Beat | None = None
         self._acknowledged: dict[str, Json] = {}  # host -> the report the API has
-        self._server = transport.Server(api_url, timeout=timeout, maxsize=1)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     def beat(self) -> Beat:
         """One beat of every host that is not silent; never raises."""
@@ -299,20 +309,3 @@ class FleetHeartbeat:
                     reporter.destroy_pending:
                 destroyed.extend(reporter.apply(state))
         return Beat(destroyed=destroyed)
-
-    def start(self) -> FleetHeartbeat:
-        """Beat now (registration), then every ``interval`` seconds in a thread."""
-        self.beat()
-        self._thread = threading.Thread(target=self._run, daemon=True, name="fleet-heartbeat")
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
-            self.beat()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=self.timeout + 5)
-        self._server.close()

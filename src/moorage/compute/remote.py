@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Protocol
 
 from oslo_config import cfg
 
@@ -21,6 +21,7 @@ from moorage import transport
 from moorage.compute import wire
 from moorage.compute.client import AgentUnreachable
 from moorage.internal_access import TOKEN_HEADER
+from moorage.jsonvalue import JSONValue
 from moorage.virt.driver import ComputeDriver, Guest
 
 LOG = logging.getLogger(__name__)
@@ -100,11 +101,13 @@ class _Answer:
         self.reason = reason
         self.data = data
 
-    def json(self) -> Any:
+    def json(self) -> JSONValue:
+        """The body parsed (None when it is not JSON), to be narrowed by its reader."""
         try:
-            return json.loads(self.data)
+            data: JSONValue = json.loads(self.data)
         except ValueError:
             return None
+        return data
 
 
 def _unexpected(host: str, answer: _Answer) -> AgentUnreachable:

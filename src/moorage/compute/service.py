@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import moorage
 from moorage import request_context
@@ -38,7 +38,6 @@ from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.compute.requests")
 
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 # What the service token guards here, as the start-up warning names it.
 AGENT_WRITES = ("the conductor's spawns, deletes and service updates (POST /guests, "
                 "DELETE /guests/{uuid}, PUT /service)")
@@ -61,7 +60,7 @@ class HTTPError(Exception):
 class AgentRequest:
     """One request to the agent: its environ, path parameters and the agent it reaches."""
 
-    environ: dict[str, Any]
+    environ: WSGIEnvironment
     agent: ComputeAgent
     params: dict[str, str] = field(default_factory=dict)
 
@@ -164,7 +163,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
 
 # -- the application ----------------------------------------------------------------------
 
-def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any],
+def _route(router: Router[Handler], agent: ComputeAgent, environ: WSGIEnvironment,
            path: str) -> Response:
     found = router.match(path)
     if found is None:
@@ -178,13 +177,13 @@ def _route(router: Router[Handler], agent: ComputeAgent, environ: dict[str, Any]
     return handler(AgentRequest(environ, agent, params))
 
 
-def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Response]
-                 ) -> WSGIApp:
+def _application(access: InternalAccess, dispatch: Callable[[WSGIEnvironment], Response]
+                 ) -> WSGIApplication:
     """The WSGI application around ``dispatch``: the request's id (the conductor's
     X-OpenStack-Request-ID becomes its global id, on every line a spawn logs), the
     internal access rule (the service token), errors as JSON, a log line per request."""
 
-    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+    def answer(environ: WSGIEnvironment, start_response: StartResponse,
                context: request_context.RequestContext) -> list[bytes]:
         started = time.perf_counter()
         try:
@@ -213,7 +212,7 @@ def _application(access: InternalAccess, dispatch: Callable[[dict[str, Any]], Re
     return request_context.serving(answer)
 
 
-def make_app(agent: ComputeAgent, access: InternalAccess) -> WSGIApp:
+def make_app(agent: ComputeAgent, access: InternalAccess) -> WSGIApplication:
     """The WSGI application of ``agent``'s HTTP API, guarded by ``access``."""
     router: Router[Handler] = Router(ROUTES)
     return _application(access, lambda environ: _route(
@@ -224,13 +223,13 @@ FLEET_PREFIX = "/hosts/"
 
 
 def make_fleet_app(agents: Mapping[str, ComputeAgent], access: InternalAccess, *,
-                   silent: Container[str] = ()) -> WSGIApp:
+                   silent: Container[str] = ()) -> WSGIApplication:
     """One application for the agents of many hosts: ``/hosts/{host}`` + the agent API
     of that host (so a host's agent URL is ``{fleet}/hosts/{host}``), and ``GET /``,
     what the fleet runs. A host in ``silent`` answers 503, as a dead agent would not."""
     router: Router[Handler] = Router(ROUTES)
 
-    def dispatch(environ: dict[str, Any]) -> Response:
+    def dispatch(environ: WSGIEnvironment) -> Response:
         path = environ.get("PATH_INFO") or "/"
         if path in ("", "/"):
             return json_response(200, {"fleet": {"hosts": len(agents),

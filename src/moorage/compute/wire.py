@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import uuid as uuid_module
 from collections.abc import Mapping
-from typing import Any
 
 from moorage.compute.client import SpawnFailed
 from moorage.model.codec import (
@@ -90,7 +89,8 @@ def guest_from_json(body: object) -> Guest:
     )
 
 
-def _text(data: Mapping[str, Any], key: str, where: str, *, allow_empty: bool = False) -> str:
+def _text(data: Mapping[str, object], key: str, where: str, *, allow_empty: bool = False
+          ) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not (value or allow_empty):
         raise InvalidBody(f"{where}.{key}: {'missing' if value is None else repr(value)}; "
@@ -98,7 +98,7 @@ def _text(data: Mapping[str, Any], key: str, where: str, *, allow_empty: bool = 
     return value
 
 
-def _count(data: Mapping[str, Any], key: str, where: str, *, least: int,
+def _count(data: Mapping[str, object], key: str, where: str, *, least: int,
            required: bool = True) -> int:
     value = data.get(key, None if required else 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < least:

@@ -31,25 +31,10 @@ from moorage.conf import (
     vmware,
 )
 
-_GROUPS = (
-    default,
-    log,
-    api,
-    compute,
-    compute_agent,
-    conductor,
-    cors,
-    database,
-    fake_driver,
-    filter_scheduler,
-    ironic,
-    libvirt,
-    placement,
-    placement_database,
-    placement_server,
-    scheduler,
-    vmware,
-)
+# [DEFAULT] and [log] first, then the groups by name: the order of the reference.
+_GROUPS = (default, log, api, compute, compute_agent, conductor, cors, database, fake_driver,
+           filter_scheduler, ironic, libvirt, placement, placement_database, placement_server,
+           scheduler, vmware)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

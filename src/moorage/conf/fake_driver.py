@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from oslo_config import cfg, types
 
-from moorage.model.image import ARCHITECTURES
-from moorage.virt.capabilities import IMAGE_TYPES
+from moorage.model.image import ARCHITECTURES, DISK_FORMATS
 
 GROUP = "fake_driver"
 
@@ -30,9 +29,9 @@ OPTS = (
     cfg.IntOpt("disk_gb", default=600000, min=1, help="DISK_GB total of each node."),
     cfg.ListOpt(
         "supported_image_types",
-        item_type=types.String(choices=IMAGE_TYPES),
+        item_type=types.String(choices=DISK_FORMATS),
         default=None,
-        help="Image formats (disk_format values: " + ", ".join(IMAGE_TYPES) + ") the "
+        help="Image formats (disk_format values: " + ", ".join(DISK_FORMATS) + ") the "
         "fake host takes; every other format is then reported unsupported. Unset: "
         "upstream's fake driver table (raw supported, vhd not, the others not "
         "mentioned).",

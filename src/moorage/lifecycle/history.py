@@ -27,12 +27,8 @@ from moorage.model.disclosure import IDENTIFIES_HOST, without_hosts
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.decisions import for_user as decisions_for_user
-from moorage.scheduler.types import (
-    FilterRecord,
-    Unschedulable,
-    filter_records_from_json,
-    filter_records_json,
-)
+from moorage.scheduler.filter_records import FilterRecord, records_json
+from moorage.scheduler.types import Unschedulable
 
 
 class CorruptHistory(ValueError):
@@ -373,7 +369,7 @@ class SchedulingRecord:
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"operation": self.operation,
-                                "filters": filter_records_json(self.filters)}
+                                "filters": records_json(self.filters)}
         optional: dict[str, Any] = {
             "candidates": self.candidates,
             "hosts_passing_filters": self.hosts_passing_filters,
@@ -411,7 +407,7 @@ class SchedulingRecord:
         alternates = data.get("alternates")
         return cls(
             operation=str(data.get("operation", "")),
-            filters=filter_records_from_json(data.get("filters") or ()),
+            filters=tuple(FilterRecord.from_json(r) for r in data.get("filters") or ()),
             candidates=data.get("candidates"),
             hosts_passing_filters=data.get("hosts_passing_filters"),
             alternates=tuple(alternates) if alternates is not None else None,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from oslo_middleware import cors
 
@@ -45,8 +45,6 @@ from moorage.web import NUL_REFUSED, STATUS_LINES, Router
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.placement.requests")
 
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
-
 
 
 def _check_body_headers(req: Request) -> None:
@@ -61,7 +59,7 @@ def _check_body_headers(req: Request) -> None:
         raise BadRequest("content-type header required when content-length > 0")
 
 
-def make_app(service: PlacementService) -> WSGIApp:
+def make_app(service: PlacementService) -> WSGIApplication:
     """The WSGI application serving ``service``."""
     router = Router(ROUTES)
     authenticate = auth.authenticator(service.conf)
@@ -110,7 +108,7 @@ def make_app(service: PlacementService) -> WSGIApp:
         except storage_errors.InvalidData as exc:
             raise BadRequest(exc.message, code=exc.code) from None
 
-    def answer(environ: dict[str, Any], start_response: Callable[..., Any],
+    def answer(environ: WSGIEnvironment, start_response: StartResponse,
                context: request_context.RequestContext) -> Iterable[bytes]:
         started = time.perf_counter()
         req = Request(environ, service)
@@ -151,7 +149,7 @@ def make_app(service: PlacementService) -> WSGIApp:
             return response.chunks
         return [response.body]
 
-    app: WSGIApp = request_context.serving(answer)
+    app: WSGIApplication = request_context.serving(answer)
     if service.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, service.conf)
     # CORS sits outside authentication so that preflight requests need no token.

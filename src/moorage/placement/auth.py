@@ -17,14 +17,12 @@ can stand in front of placement.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
 
 from moorage import keystone
 from moorage.placement.http import Credentials, Request, Unauthorized
-
-WSGIApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
 
 NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
@@ -99,18 +97,7 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[Request], Credentials]:
     return authenticate
 
 
-def wrap_keystone(app: WSGIApp, conf: cfg.ConfigOpts) -> WSGIApp:
-    """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy)."""
-    try:
-        from keystonemiddleware import auth_token
-    except ImportError:
-        raise SystemExit(keystone.MISSING) from None
-    protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
-    public = public_paths(conf)
-
-    def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if environ.get("PATH_INFO", "") in public:
-            return app(environ, start_response)
-        return protected(environ, start_response)
-
-    return application
+def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication:
+    """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy), but
+    for the public paths."""
+    return keystone.protect(app, conf, public_paths(conf).__contains__)

@@ -21,6 +21,22 @@ from urllib.parse import urlencode
 import orjson
 
 from moorage import transport
+from moorage.jsonvalue import JSONValue
+from moorage.placement.answers import (
+    Aggregates,
+    ConsumerAllocations,
+    ExplanationJSON,
+    Inventories,
+    InventoryJSON,
+    ProviderJSON,
+    Providers,
+    TraitNames,
+    Traits,
+    Usages,
+)
+from moorage.placement.answers import (
+    Candidates as CandidatesJSON,
+)
 from moorage.placement.storage.records import Inventory
 
 URL_ENV = "MOORAGE_PLACEMENT_URL"
@@ -70,7 +86,7 @@ class Provider:
     root_uuid: str
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Provider:
+    def from_json(cls, data: ProviderJSON) -> Provider:
         return cls(
             uuid=data["uuid"],
             name=data["name"],
@@ -110,7 +126,7 @@ class Candidates:
     allocation_requests: list[dict[str, dict[str, int]]]
     summaries: dict[str, ProviderSummary] = field(default_factory=dict)
     # Each constraint counted on its own (a Moorage placement, when asked; else None).
-    explanation: dict[str, Any] | None = None
+    explanation: ExplanationJSON | None = None
 
 
 @dataclass(frozen=True)
@@ -145,7 +161,7 @@ def resources_param(resources: Mapping[str, int]) -> str:
     return ",".join(f"{rc}:{amount}" for rc, amount in resources.items())
 
 
-def inventory_from_json(data: Mapping[str, Any]) -> Inventory:
+def inventory_from_json(data: InventoryJSON) -> Inventory:
     return Inventory(
         total=int(data["total"]),
         reserved=int(data.get("reserved", 0)),
@@ -188,11 +204,13 @@ class PlacementClient:
         path: str,
         *,
         params: Sequence[tuple[str, str]] = (),
-        json: Any = None,
+        json: JSONValue = None,
         microversion: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> Any:
         """Send one request; the decoded JSON body (None when empty), or PlacementError.
+        Typed by the caller, which knows the answer's shape (the typed methods below
+        annotate it with the TypedDicts above).
 
         ``microversion`` pins the request to one version (the latest by default)."""
         url = path + (("&" if "?" in path else "?") + urlencode(params) if params else "")
@@ -245,40 +263,43 @@ class PlacementClient:
 
     # -- reads ------------------------------------------------------------------
     def providers(self, query: ProviderQuery | None = None) -> list[Provider]:
-        body = self.request("GET", "/resource_providers",
-                            params=(query or ProviderQuery()).params())
+        body: Providers = self.request("GET", "/resource_providers",
+                                        params=(query or ProviderQuery()).params())
         return [Provider.from_json(rp) for rp in body["resource_providers"]]
 
     def provider(self, uuid: str) -> Provider:
-        return Provider.from_json(self.request("GET", f"/resource_providers/{uuid}"))
+        body: ProviderJSON = self.request("GET", f"/resource_providers/{uuid}")
+        return Provider.from_json(body)
 
     def inventories(self, uuid: str) -> dict[str, Inventory]:
         return self.inventories_with_generation(uuid)[0]
 
     def inventories_with_generation(self, uuid: str) -> tuple[dict[str, Inventory], int]:
         """A provider's inventories and the generation they were read at."""
-        body = self.request("GET", f"/resource_providers/{uuid}/inventories")
+        body: Inventories = self.request("GET", f"/resource_providers/{uuid}/inventories")
         return ({rc: inventory_from_json(inv) for rc, inv in body["inventories"].items()},
                 int(body["resource_provider_generation"]))
 
     def usages(self, uuid: str) -> dict[str, int]:
-        body = self.request("GET", f"/resource_providers/{uuid}/usages")
+        body: Usages = self.request("GET", f"/resource_providers/{uuid}/usages")
         return {rc: int(used) for rc, used in body["usages"].items()}
 
     def traits(self, uuid: str) -> list[str]:
-        return sorted(self.request("GET", f"/resource_providers/{uuid}/traits")["traits"])
+        body: Traits = self.request("GET", f"/resource_providers/{uuid}/traits")
+        return sorted(body["traits"])
 
     def aggregates(self, uuid: str) -> list[str]:
-        return sorted(self.request("GET", f"/resource_providers/{uuid}/aggregates")["aggregates"])
+        body: Aggregates = self.request("GET", f"/resource_providers/{uuid}/aggregates")
+        return sorted(body["aggregates"])
 
     def aggregates_with_generation(self, uuid: str) -> tuple[set[str], int]:
         """A provider's aggregates and the generation they were read at."""
-        body = self.request("GET", f"/resource_providers/{uuid}/aggregates")
+        body: Aggregates = self.request("GET", f"/resource_providers/{uuid}/aggregates")
         return set(body["aggregates"]), int(body["resource_provider_generation"])
 
     def set_aggregates(self, uuid: str, generation: int, aggregates: Iterable[str]) -> int:
         """Replace a provider's aggregates; the new generation. 409 if ``generation`` moved."""
-        body = self.request("PUT", f"/resource_providers/{uuid}/aggregates", json={
+        body: Aggregates = self.request("PUT", f"/resource_providers/{uuid}/aggregates", json={
             "resource_provider_generation": generation, "aggregates": sorted(aggregates)})
         return int(body["resource_provider_generation"])
 
@@ -339,7 +360,8 @@ class PlacementClient:
         trait in use, or None when one GET per provider would take fewer calls."""
         if len(providers) < _TRAIT_QUERIES_FROM:
             return None
-        in_use = self.request("GET", "/traits", params=[("associated", "true")])["traits"]
+        associated: TraitNames = self.request("GET", "/traits", params=[("associated", "true")])
+        in_use = associated["traits"]
         if 2 * len(in_use) >= len(providers):
             return None
         # The listing's filters on names, aggregates and trees keep each answer small;
@@ -357,21 +379,22 @@ class PlacementClient:
 
     def provider_traits(self, uuid: str) -> tuple[set[str], int]:
         """A provider's traits and the generation they were read at."""
-        body = self.request("GET", f"/resource_providers/{uuid}/traits")
+        body: Traits = self.request("GET", f"/resource_providers/{uuid}/traits")
         return set(body["traits"]), int(body["resource_provider_generation"])
 
     # -- writes -------------------------------------------------------------------
     def create_provider(self, name: str, uuid: str, parent_uuid: str | None = None
                         ) -> Provider:
-        body: dict[str, Any] = {"name": name, "uuid": uuid}
+        body: dict[str, JSONValue] = {"name": name, "uuid": uuid}
         if parent_uuid is not None:
             body["parent_provider_uuid"] = parent_uuid
-        return Provider.from_json(self.request("POST", "/resource_providers", json=body))
+        created: ProviderJSON = self.request("POST", "/resource_providers", json=body)
+        return Provider.from_json(created)
 
     def set_inventories(self, uuid: str, generation: int,
                         inventories: Mapping[str, Inventory]) -> int:
         """Replace a provider's inventories; the new generation. 409 if ``generation`` moved."""
-        body = self.request("PUT", f"/resource_providers/{uuid}/inventories", json={
+        body: Inventories = self.request("PUT", f"/resource_providers/{uuid}/inventories", json={
             "resource_provider_generation": generation,
             "inventories": {rc: inv.fields() for rc, inv in inventories.items()},
         })
@@ -379,7 +402,7 @@ class PlacementClient:
 
     def set_traits(self, uuid: str, generation: int, traits: Iterable[str]) -> int:
         """Replace a provider's traits; the new generation. 409 if ``generation`` moved."""
-        body = self.request("PUT", f"/resource_providers/{uuid}/traits", json={
+        body: Traits = self.request("PUT", f"/resource_providers/{uuid}/traits", json={
             "resource_provider_generation": generation, "traits": sorted(traits)})
         return int(body["resource_provider_generation"])
 
@@ -409,7 +432,8 @@ class PlacementClient:
         up to that many excluded hosts; a placement without the extension ignores
         the header and the answer's ``explanation`` is None."""
         headers = None if explain is None else {EXPLAIN_HEADER: str(explain)}
-        body = self.request("GET", "/allocation_candidates", params=params, headers=headers)
+        body: CandidatesJSON = self.request("GET", "/allocation_candidates", params=params,
+                                         headers=headers)
         # JSON numbers decode to int already: an answer of 1,000 candidates is read
         # on the scheduler's hot path, so no per-number conversion here.
         requests_ = [
@@ -436,8 +460,8 @@ class PlacementClient:
                     ) -> tuple[dict[str, dict[str, int]], int | None]:
         """What a consumer holds ({provider: {class: amount}}) and its generation
         (None when the consumer holds nothing: a new consumer)."""
-        body = self.request("GET", f"/allocations/{consumer_uuid}",
-                            microversion=CLAIM_MICROVERSION)
+        body: ConsumerAllocations = self.request("GET", f"/allocations/{consumer_uuid}",
+                                                  microversion=CLAIM_MICROVERSION)
         held = {rp: {rc: int(n) for rc, n in alloc["resources"].items()}
                 for rp, alloc in body["allocations"].items()}
         generation = body.get("consumer_generation")
@@ -526,7 +550,7 @@ class PlacementClient:
         _, target_generation = self.allocations(target_consumer)
         if confirm is not None:
             confirm()
-        body = {
+        body: dict[str, JSONValue] = {
             source_consumer: _claim_body({}, project_id, user_id, source_generation),
             target_consumer: _claim_body(held, project_id, user_id, target_generation),
         }
@@ -550,7 +574,7 @@ class Holding:
 
 
 def _claim_body(allocation_request: Mapping[str, Mapping[str, int]], project_id: str,
-                user_id: str, consumer_generation: int | None) -> dict[str, Any]:
+                user_id: str, consumer_generation: int | None) -> dict[str, JSONValue]:
     """One consumer's claim as PUT and POST /allocations take it at 1.38."""
     return {
         "allocations": {rp: {"resources": dict(amounts)}

@@ -14,15 +14,32 @@ from __future__ import annotations
 
 import datetime
 import html
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import parse_qsl
+from wsgiref.types import WSGIEnvironment
 
 import jsonschema
 import orjson
 
+from moorage import web
+from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
+from moorage.placement.credentials import Credentials
+from moorage.placement.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    HTTPError,
+    InternalServerError,
+    MethodNotAllowed,
+    NotAcceptable,
+    NotFound,
+    RequestEntityTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+)
 from moorage.placement.microversion import MIN_VERSION, Version
 from moorage.web import (
     JSON,
@@ -34,15 +51,20 @@ from moorage.web import (
     media_ranges,
     nul_in,
     quality,
-    sends_body,
 )
 
 # Handlers import these from here, with the rest of the placement HTTP layer.
-__all__ = ["JSON", "HTTPError", "JSONPieces", "Request", "Response", "StreamedResponse",
-           "http_date", "json_fragment", "since"]
+__all__ = ["JSON", "BadRequest", "Conflict", "Credentials", "Forbidden", "HTTPError",
+           "InternalServerError", "JSONPieces", "MethodNotAllowed", "NotAcceptable", "NotFound",
+           "Request", "RequestEntityTooLarge", "Response", "StreamedResponse", "Unauthorized",
+           "UnsupportedMediaType", "http_date", "json_fragment", "since"]
 
 if TYPE_CHECKING:
+    from moorage.placement.api.schema import Body
     from moorage.placement.service import PlacementService
+    from moorage.policy import PolicyValue
+
+T = TypeVar("T")
 
 
 _TITLES = {
@@ -58,122 +80,7 @@ _TITLES = {
     500: "Internal Server Error",
 }
 
-# The sentence before the detail, as upstream (webob) words it, so that clients
-# matching on error text keep working.
-_EXPLANATIONS = {
-    400: "The server could not comply with the request since it is either malformed "
-    "or otherwise incorrect.",
-    401: "This server could not verify that you are authorized to access the document "
-    "you requested. Either you supplied the wrong credentials (e.g., bad password), or "
-    "your browser does not understand how to supply the credentials required.",
-    403: "Access was denied to this resource.",
-    404: "The resource could not be found.",
-    409: "There was a conflict when trying to complete your request.",
-    413: "The body of your request was too large for this server.",
-    500: "The server has either erred or is incapable of performing the requested "
-    "operation.",
-}
-
-
-class HTTPError(Exception):
-    """An error response. Raise it anywhere below a handler."""
-
-    status: ClassVar[int] = 500
-
-    def __init__(
-        self,
-        detail: str = "",
-        *,
-        code: str | None = None,
-        headers: list[tuple[str, str]] | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.detail = detail
-        self.code = code
-        self.headers = headers or []
-
-    def full_detail(self, environ: dict[str, Any]) -> str:
-        if self.status == 405:
-            return (
-                f"The method {environ.get('REQUEST_METHOD', '')} is not allowed for this "
-                f"resource. \n\n {self.detail}"
-            )
-        if self.status == 406:
-            accept = environ.get("HTTP_ACCEPT", "")
-            return (
-                "The resource could not be generated that was acceptable to your browser "
-                f"(content of type {accept}. \n\n {self.detail}"
-            )
-        if self.status == 415:
-            return (
-                f"The request media type {environ.get('CONTENT_TYPE', '')} is not supported "
-                f"by this server. \n\n {self.detail}"
-            )
-        return f"{_EXPLANATIONS.get(self.status, '')}\n\n {self.detail}  "
-
-
-class BadRequest(HTTPError):
-    status = 400
-
-
-class Unauthorized(HTTPError):
-    status = 401
-
-
-class Forbidden(HTTPError):
-    status = 403
-
-
-class NotFound(HTTPError):
-    status = 404
-
-
-class MethodNotAllowed(HTTPError):
-    status = 405
-
-
-class NotAcceptable(HTTPError):
-    status = 406
-
-
-class Conflict(HTTPError):
-    status = 409
-
-
-class RequestEntityTooLarge(HTTPError):
-    status = 413
-
-
-class UnsupportedMediaType(HTTPError):
-    status = 415
-
-
-class InternalServerError(HTTPError):
-    status = 500
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """Who is asking: what the policy rules are checked against."""
-
-    user_id: str | None
-    project_id: str | None
-    roles: tuple[str, ...]
-    system_scope: str | None = None
-
-    def policy_values(self) -> dict[str, Any]:
-        return {
-            "user_id": self.user_id,
-            "project_id": self.project_id,
-            "roles": list(self.roles),
-            "system_scope": self.system_scope,
-            "domain_id": None,
-            "user_domain_id": None,
-            "project_domain_id": None,
-        }
-
-
-def error_media_type(environ: dict[str, Any]) -> str:
+def error_media_type(environ: WSGIEnvironment) -> str:
     """How to render an error: JSON, unless the client asked for HTML or plain text.
 
     No Accept (or ``*/*``) means JSON, as upstream; otherwise the best of
@@ -231,7 +138,7 @@ class _Listing:
         return self.separator.join([b"", *part] if start else part)
 
 
-def json_fragment(data: Any) -> bytes:
+def json_fragment(data: JSONValue) -> bytes:
     """``data`` as JSON in a bytes object of its own size: for JSON that is kept
     (cached on a record) or held by the thousand (the items of a listing).
 
@@ -302,57 +209,22 @@ class JSONPieces:
             yield b"".join(pending)
 
 
-class Request:
+class Request(web.Request):
     """One API request, as a handler sees it."""
 
-    def __init__(self, environ: dict[str, Any], service: PlacementService) -> None:
-        self.environ = environ
+    def __init__(self, environ: WSGIEnvironment, service: PlacementService) -> None:
+        super().__init__(environ)
         self.service = service
-        self.method: str = environ["REQUEST_METHOD"]
-        raw_path: str = environ.get("PATH_INFO", "") or ""
-        # PEP 3333 hands the path over latin-1 decoded; names in paths are UTF-8.
-        try:
-            self.path = raw_path.encode("latin-1").decode("utf-8")
-        except UnicodeError:
-            self.path = raw_path
         self.version: Version = MIN_VERSION
         self.version_known = False
-        self.request_id = ""
         self.credentials = Credentials(None, None, ())
         self.path_params: dict[str, str] = {}
-        # The template of the route the path matched (a metrics label), once routed.
-        self.route: str | None = None
         self._query: list[tuple[str, str]] | None = None
-        self._body: bytes | None = None
 
     # -- headers -----------------------------------------------------------
-    def header(self, name: str, default: str | None = None) -> str | None:
-        key = name.upper().replace("-", "_")
-        if key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            value = self.environ.get(key)
-        else:
-            value = self.environ.get("HTTP_" + key)
-        return value if value is not None else default
-
     @property
     def content_type(self) -> str:
         return (self.environ.get("CONTENT_TYPE") or "").split(";", 1)[0].strip().lower()
-
-    def absolute_url(self, path: str) -> str:
-        """``path`` (below the application's mount point) as an absolute URL.
-
-        Upstream's Location headers are absolute (webob makes them so), and clients
-        follow them as given; the application applies this to every Location.
-        """
-        env = self.environ
-        scheme = env.get("wsgi.url_scheme", "http")
-        host = env.get("HTTP_HOST")
-        if not host:
-            host = env.get("SERVER_NAME", "localhost")
-            port = str(env.get("SERVER_PORT", ""))
-            if port and port != {"http": "80", "https": "443"}.get(scheme):
-                host = f"{host}:{port}"
-        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
 
     def require_accept_json(self) -> None:
         """406 unless the client's Accept header (if any) admits JSON."""
@@ -397,11 +269,6 @@ class Request:
 
     # -- body --------------------------------------------------------------
     @property
-    def body_unread(self) -> bool:
-        """A body was sent and not read (see ``web.sends_body``)."""
-        return self._body is None and sends_body(self.environ)
-
-    @property
     def body(self) -> bytes:
         if self._body is None:
             self._body = self.service.read_body(self.environ)
@@ -413,8 +280,9 @@ class Request:
             shown = self.environ.get("CONTENT_TYPE") or "None"
             raise UnsupportedMediaType(f"The media type {shown} is not supported, use {JSON}")
 
-    def json_body(self, schema_validator: jsonschema.protocols.Validator | None = None) -> Any:
-        """The body as JSON, after checking its media type and validating it."""
+    def json_body(self, schema: Body[T]) -> T:
+        """The body as JSON, after checking its media type and validating it against
+        ``schema``: the document is then what the schema's type says."""
         self.require_json_content()
         try:
             data = orjson.loads(self.body)
@@ -422,22 +290,22 @@ class Request:
             raise BadRequest(f"Malformed JSON: {exc}") from None
         if json_has_nul(self.body, data):
             raise BadRequest(NUL_REFUSED.format("the request body"))
-        if schema_validator is not None:
-            try:
-                schema_validator.validate(data)
-            except jsonschema.ValidationError as exc:
-                raise BadRequest(f"JSON does not validate: {exc}") from None
-        return data
+        try:
+            schema.validator.validate(data)
+        except jsonschema.ValidationError as exc:
+            raise BadRequest(f"JSON does not validate: {exc}") from None
+        admitted: T = data  # what the schema lets through is what its type says
+        return admitted
 
     # -- policy ------------------------------------------------------------
-    def authorize(self, rule: str, target: dict[str, Any] | None = None) -> None:
+    def authorize(self, rule: str, target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 unless the credentials satisfy the named policy rule."""
         self.service.policy.authorize(rule, self.credentials, target)
 
     # -- responses -----------------------------------------------------------
     def json_response(
         self,
-        data: Any,
+        data: JSONValue | JSONPieces,
         *,
         status: int = 200,
         last_modified: datetime.datetime | None = None,
@@ -491,7 +359,8 @@ def since(version: str, *, status: int = 404) -> Callable[[Handler], Handler]:
     return mark
 
 
-def error_response(error: HTTPError, environ: dict[str, Any], request: Request | None) -> Response:
+def error_response(error: HTTPError, environ: WSGIEnvironment, request: Request | None
+                   ) -> Response:
     """The response for ``error``, in the format the client accepts."""
     media_type = error_media_type(environ)
     if media_type == JSON:
@@ -509,9 +378,9 @@ def error_response(error: HTTPError, environ: dict[str, Any], request: Request |
                     content_type=media_type)
 
 
-def error_body(error: HTTPError, environ: dict[str, Any], request: Request | None) -> bytes:
+def error_body(error: HTTPError, environ: WSGIEnvironment, request: Request | None) -> bytes:
     """Placement's JSON error document for ``error``."""
-    entry: dict[str, Any] = {
+    entry: dict[str, str | int] = {
         "status": error.status,
         "title": _TITLES.get(error.status, "Error"),
         "detail": error.full_detail(environ),

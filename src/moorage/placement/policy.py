@@ -8,13 +8,14 @@ By default every API is admin-or-service only.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from oslo_config import cfg
 from oslo_policy import policy as oslo_policy
 
-from moorage.placement.http import Credentials, Forbidden
-from moorage.policy import CachedEnforcer
+from moorage.placement.credentials import Credentials
+from moorage.placement.errors import Forbidden
+from moorage.policy import CachedEnforcer, PolicyValue
 
 ADMIN_API = "admin_api"
 SERVICE_API = "service_api"
@@ -158,7 +159,8 @@ class Policy:
         self._cached = CachedEnforcer(conf, list_rules())
 
     def authorize(
-        self, rule: str, credentials: Credentials, target: dict[str, Any] | None = None
+        self, rule: str, credentials: Credentials,
+        target: Mapping[str, PolicyValue] | None = None
     ) -> None:
         """Raise 403 (Forbidden) unless ``credentials`` may perform ``rule`` on ``target``."""
         if target is None:

@@ -20,6 +20,8 @@ from typing import Any, Protocol
 import os_resource_classes as orc
 import os_traits as ot
 
+from moorage.jsonvalue import JSONValue
+from moorage.model.vocabulary import is_custom
 from moorage.placement.storage.bulk import ProviderSpec
 from moorage.placement.storage.records import Inventory
 
@@ -199,8 +201,8 @@ class SampleCloud:
 
     def custom_names(self) -> tuple[set[str], set[str]]:
         """(custom resource classes, custom traits) the cloud uses."""
-        classes = {rc for s in self.providers for rc in s.inventories if rc.startswith("CUSTOM_")}
-        traits = {t for s in self.providers for t in s.traits if t.startswith("CUSTOM_")}
+        classes = {rc for s in self.providers for rc in s.inventories if is_custom(rc)}
+        traits = {t for s in self.providers for t in s.traits if is_custom(t)}
         return classes, traits
 
 
@@ -210,7 +212,7 @@ CLOUD = SampleCloud(_providers(), _instances())
 class PlacementAPI(Protocol):
     """What ``load`` needs of a client: one JSON request (latest microversion, admin)."""
 
-    def request(self, method: str, path: str, *, json: Any = None) -> Any: ...
+    def request(self, method: str, path: str, *, json: JSONValue = None) -> Any: ...
 
 
 def load(api: PlacementAPI, cloud: SampleCloud = CLOUD) -> None:
@@ -242,7 +244,7 @@ def is_loaded(api: PlacementAPI, cloud: SampleCloud = CLOUD) -> bool:
 
 
 def _create_provider(api: PlacementAPI, spec: ProviderSpec) -> None:
-    body: dict[str, Any] = {"name": spec.name, "uuid": spec.uuid}
+    body: dict[str, JSONValue] = {"name": spec.name, "uuid": spec.uuid}
     if spec.parent:
         body["parent_provider_uuid"] = spec.parent
     generation = int(api.request("POST", "/resource_providers", json=body)["generation"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any
+from wsgiref.types import WSGIEnvironment
 
 import platformdirs
 from oslo_config import cfg
@@ -12,7 +12,7 @@ from oslo_config import cfg
 from moorage import heap
 from moorage.metrics import HttpMetrics
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.http import BadRequest, RequestEntityTooLarge
+from moorage.placement.errors import BadRequest, RequestEntityTooLarge
 from moorage.placement.policy import Policy
 from moorage.placement.storage import migration
 from moorage.placement.storage.database import Database
@@ -71,7 +71,7 @@ class PlacementService:
         self.statistics.stop()
         self.db.dispose()
 
-    def read_body(self, environ: dict[str, Any]) -> bytes:
+    def read_body(self, environ: WSGIEnvironment) -> bytes:
         """The request body, refusing bodies over ``[api] max_request_body_size``."""
         stream = environ.get("wsgi.input")
         if stream is None:

@@ -8,15 +8,17 @@ the environment so that it crosses into worker processes
 
 from __future__ import annotations
 
+from wsgiref.types import WSGIApplication
+
 from moorage.conf.environment import export_config
-from moorage.placement.app import WSGIApp, make_app
+from moorage.placement.app import make_app
 from moorage.placement.service import PlacementService
 from moorage.supervision import start_worker
 
 __all__ = ["create_app", "export_config"]
 
 
-def create_app() -> WSGIApp:
+def create_app() -> WSGIApplication:
     conf = start_worker()
     service = PlacementService(conf)
     # Migrations ran once in the launching process; workers only load the index.

@@ -9,33 +9,39 @@ allowed: the YAML is composed into its node tree first, which keeps each value's
 line.
 
 ``boots`` turns the workload into the ordered list of boots (deterministic for the
-seed); ``host_plans`` turns the host groups into the ``HostPlan``s the embedded
-cloud starts, one per host, named ``GROUP-1``, ``GROUP-2``...
+seed); ``moorage.run.host_plans`` turns the host groups into the hosts to start.
 """
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
 import json
 import random
 import re
-import shutil
-import tempfile
-import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar, cast
 
 import jsonschema
 import yaml
 
-from moorage.api.extra_specs import InvalidExtraSpec, is_valid_trait_name, validate_extra_spec
+from moorage.api.extra_specs import InvalidExtraSpec, validate_extra_spec
 from moorage.compute.fleet import FLEET_DRIVERS
-from moorage.embedded import HostPlan
 from moorage.model.image import TRAIT_PREFIX, InvalidImageProperty, parse_properties
-from moorage.run.schema import CLOUD_SCHEMA, FLEET_SCHEMA, NAME_PATTERN, NAME_RULE
+from moorage.model.vocabulary import is_trait_name
+from moorage.run.schema import (
+    CLOUD_SCHEMA,
+    FLEET_SCHEMA,
+    NAME_PATTERN,
+    NAME_RULE,
+    BootEntry,
+    CloudFile,
+    FleetFile,
+    HostGroupEntry,
+    Schema,
+    WeightEntry,
+)
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.fake import arch_trait, contrary_arch_traits
 from moorage.virt.libvirt.discovery import static_capabilities
@@ -51,8 +57,6 @@ EXAMPLES: dict[str, Path] = {
 DEFAULT_CAPACITY = (32, 131072, 2000)
 # The architecture of a fake host that names none (upstream's fake driver's).
 FAKE_ARCHITECTURE = "x86_64"
-# Ironic nodes of a group that names no resource class.
-DEFAULT_RESOURCE_CLASS = "baremetal"
 # Keys only some drivers have: key -> the drivers that take it.
 DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
     "virt_type": ("libvirt",),
@@ -65,10 +69,9 @@ DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
     "image_types": ("fake",),
     "resource_class": ("ironic",),
 }
-# Stable uuids for the simulated vCenters and Ironic nodes of a cloud.
-_UUID_NAMESPACE = uuid.UUID("5b0e7a52-7d0f-4d7e-9a57-6d6f6f726167")
 
 JsonPath = tuple[str | int, ...]
+_Entry = TypeVar("_Entry")
 
 
 # -- the description ------------------------------------------------------------------
@@ -241,11 +244,12 @@ def load_cloud(path: Path) -> CloudDescription:
     data, lines = _compose(_read(path, "cloud"), source)
     problems = _schema_problems(data, lines)
     if not problems:
-        problems = [*_group_problems(data, lines), *_image_problems(data, lines),
-                    *_flavor_problems(data, lines), *_workload_problems(data, lines)]
-    if problems:
-        raise CloudError(source, _name_groups(data, problems))
-    return _description(data, source)
+        cloud = cast(CloudFile, data)  # the schema admitted it
+        problems = [*_group_problems(cloud, lines), *_image_problems(cloud, lines),
+                    *_flavor_problems(cloud, lines), *_workload_problems(cloud, lines)]
+        if not problems:
+            return _description(cloud, source)
+    raise CloudError(source, _name_groups(data, problems))
 
 
 @dataclass(frozen=True)
@@ -266,18 +270,19 @@ def load_fleet(path: Path) -> FleetDescription:
     data, lines = _compose(_read(path, "fleet"), source, FLEET_SCHEMA)
     problems = _schema_problems(data, lines, FLEET_SCHEMA)
     if not problems:
-        problems = _group_problems(data, lines)
-        for at, group in _entries(data, "host_groups"):
+        fleet = cast(FleetFile, data)  # the schema admitted it
+        problems = _group_problems(fleet, lines)
+        for at, group in _entries("host_groups", fleet["host_groups"]):
             if group["driver"] not in FLEET_DRIVERS:
                 problems.append(Problem(lines.line((*at, "driver")), (
                     f"{where((*at, 'driver'))}: a fleet runs simulated hosts only; "
                     f"allowed: {', '.join(FLEET_DRIVERS)} (run a {group['driver']} host as "
                     "its own agent: moorage compute run)")))
-    if problems:
-        raise CloudError(source, _name_groups(data, problems))
-    return FleetDescription(name=data["name"], source=source,
-                            host_groups=_host_groups(data),
-                            description=data.get("description", ""))
+        if not problems:
+            return FleetDescription(name=fleet["name"], source=source,
+                                    host_groups=_host_groups(fleet["host_groups"]),
+                                    description=fleet.get("description", ""))
+    raise CloudError(source, _name_groups(data, problems))
 
 
 def _read(path: Path, kind: str) -> str:
@@ -288,7 +293,7 @@ def _read(path: Path, kind: str) -> str:
                                                 "allowed: a UTF-8 YAML file")]) from None
 
 
-def _name_groups(data: Any, problems: Sequence[Problem]) -> list[Problem]:
+def _name_groups(data: object, problems: Sequence[Problem]) -> list[Problem]:
     """``host_groups[3]`` in a message becomes ``host_groups[3] (group NAME)``."""
     groups = data.get("host_groups") if isinstance(data, Mapping) else None
     if not isinstance(groups, list):
@@ -304,8 +309,8 @@ def _name_groups(data: Any, problems: Sequence[Problem]) -> list[Problem]:
             for p in problems]
 
 
-def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
-             ) -> tuple[Any, _Lines]:
+def _compose(text: str, source: str, schema: Schema = CLOUD_SCHEMA
+             ) -> tuple[object, _Lines]:
     """The document's values and their lines (PyYAML's safe loader, node tree kept)."""
     loader = yaml.SafeLoader(text)
     lines = _Lines(source)
@@ -313,7 +318,8 @@ def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
         node = loader.get_single_node()
         if node is None:
             raise CloudError(source, [Problem(1, "the file is empty; allowed: a mapping "
-                                                 "with " + ", ".join(schema["properties"]))])
+                                                 "with " + ", ".join(schema.get("properties",
+                                                                                {})))])
         lines.record(node, (), frozenset())
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
@@ -330,8 +336,8 @@ def _compose(text: str, source: str, schema: Mapping[str, Any] = CLOUD_SCHEMA
 
 # -- the schema's problems, in words ----------------------------------------------------
 
-def _schema_problems(data: Any, lines: _Lines,
-                     schema: Mapping[str, Any] = CLOUD_SCHEMA) -> list[Problem]:
+def _schema_problems(data: object, lines: _Lines,
+                     schema: Schema = CLOUD_SCHEMA) -> list[Problem]:
     validator = jsonschema.Draft202012Validator(schema)
     problems: list[Problem] = []
     for error in validator.iter_errors(data):
@@ -339,25 +345,24 @@ def _schema_problems(data: Any, lines: _Lines,
     return list(dict.fromkeys(problems))  # one "required" error per key, each naming all
 
 
-def _path(data: Any, raw: Sequence[Any]) -> JsonPath:
+def _path(data: object, raw: Sequence[str | int]) -> JsonPath:
     """jsonschema's path with mapping keys as str and list indices as int."""
     path: list[str | int] = []
     value = data
     for part in raw:
         if isinstance(value, list) and isinstance(part, int):
             path.append(part)
+            value = value[part] if -len(value) <= part < len(value) else None
         else:
             path.append(str(part))
-        try:
-            value = value[part]
-        except (KeyError, IndexError, TypeError):
-            value = None
+            value = value.get(part) if isinstance(value, Mapping) else None
     return tuple(path)
 
 
 def _explain(error: jsonschema.ValidationError, path: JsonPath,
              lines: _Lines) -> list[Problem]:
-    schema: Mapping[str, Any] = error.schema if isinstance(error.schema, Mapping) else {}
+    # jsonschema hands back the (sub)schema of ours that refused the value.
+    schema = cast(Schema, error.schema) if isinstance(error.schema, Mapping) else Schema()
     kind = error.validator
     here = where(path)
     instance = error.instance if isinstance(error.instance, Mapping) else {}
@@ -392,7 +397,7 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
-def _allowed(schema: Mapping[str, Any]) -> str:
+def _allowed(schema: Schema) -> str:
     """What ``schema`` allows, in words."""
     if "enum" in schema:
         return ", ".join(str(v) for v in schema["enum"])
@@ -421,16 +426,17 @@ def _allowed(schema: Mapping[str, Any]) -> str:
 
 # -- the checks beyond the schema ---------------------------------------------------------
 
-def _entries(data: Mapping[str, Any], key: str) -> Iterator[tuple[JsonPath, dict[str, Any]]]:
-    for index, entry in enumerate(data[key]):
+def _entries(key: str, entries: Sequence[_Entry]) -> Iterator[tuple[JsonPath, _Entry]]:
+    """Each entry of the list under ``key``, with its path."""
+    for index, entry in enumerate(entries):
         yield (key, index), entry
 
 
-def _unique_names(data: Mapping[str, Any], key: str, lines: _Lines) -> list[Problem]:
+def _unique_names(key: str, names: Sequence[str], lines: _Lines) -> list[Problem]:
+    """A problem for each entry of the list under ``key`` named as an earlier one."""
     first: dict[str, JsonPath] = {}
     problems = []
-    for path, entry in _entries(data, key):
-        name = entry["name"]
+    for path, name in _entries(key, names):
         if name in first:
             problems.append(Problem(lines.line((*path, "name")), (
                 f"{where((*path, 'name'))}: {name!r} is already the name of "
@@ -442,24 +448,25 @@ def _unique_names(data: Mapping[str, Any], key: str, lines: _Lines) -> list[Prob
 
 
 def _trait_problem(path: JsonPath, name: str, lines: _Lines) -> Problem | None:
-    if is_valid_trait_name(name):
+    if is_trait_name(name):
         return None
     return Problem(lines.line(path), f"{where(path)}: {name!r} is not a trait; allowed: "
                                      "an os-traits name or CUSTOM_ followed by A-Z, 0-9 "
                                      "and _")
 
 
-def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "host_groups", lines)
-    for path, group in _entries(data, "host_groups"):
+def _group_problems(data: FleetFile, lines: _Lines) -> list[Problem]:
+    groups = data["host_groups"]
+    problems = _unique_names("host_groups", [g["name"] for g in groups], lines)
+    for path, group in _entries("host_groups", groups):
         driver = group["driver"]
         for key, drivers in DRIVER_KEYS.items():
             if key in group and driver not in drivers:
                 problems.append(Problem(lines.line((*path, key)), (
                     f"{where((*path, key))}: a {driver} group has no {key}; allowed: "
                     f"{key} in {' and '.join(drivers)} groups")))
-        for key in ("traits", "unsupported_traits"):
-            for index, name in enumerate(group.get(key, ())):
+        for key, names in _reported(group):
+            for index, name in enumerate(names):
                 problem = _trait_problem((*path, key, index), name, lines)
                 if problem is not None:
                     problems.append(problem)
@@ -481,7 +488,13 @@ def _group_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
+def _reported(group: HostGroupEntry) -> tuple[tuple[str, list[str]], ...]:
+    """The group's traits by the key that lists them: supported, then unsupported."""
+    return (("traits", group.get("traits", [])),
+            ("unsupported_traits", group.get("unsupported_traits", [])))
+
+
+def _arch_trait_problems(path: JsonPath, group: HostGroupEntry,
                          lines: _Lines) -> list[Problem]:
     """A fake host reports HW_ARCH_<its architecture> itself: its traits may not
     claim another architecture, nor deny its own."""
@@ -493,8 +506,8 @@ def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
     else:  # armv7l: os-traits has no trait for it
         allowed = dict.fromkeys((True, False), f"none (os-traits has no trait for {arch})")
     problems = []
-    for key, supported in (("traits", True), ("unsupported_traits", False)):
-        for index, name in enumerate(group.get(key, ())):
+    for (key, names), supported in zip(_reported(group), (True, False), strict=True):
+        for index, name in enumerate(names):
             if contrary_arch_traits(arch, {name: supported}):
                 here = (*path, key, index)
                 problems.append(Problem(lines.line(here), (
@@ -503,9 +516,10 @@ def _arch_trait_problems(path: JsonPath, group: Mapping[str, Any],
     return problems
 
 
-def _image_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "images", lines)
-    for path, image in _entries(data, "images"):
+def _image_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
+    images = data["images"]
+    problems = _unique_names("images", [i["name"] for i in images], lines)
+    for path, image in _entries("images", images):
         for key, value in image.get("properties", {}).items():
             here = (*path, "properties", str(key))
             key = str(key)
@@ -525,9 +539,10 @@ def _image_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _flavor_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
-    problems = _unique_names(data, "flavors", lines)
-    for path, flavor in _entries(data, "flavors"):
+def _flavor_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
+    flavors = data["flavors"]
+    problems = _unique_names("flavors", [f["name"] for f in flavors], lines)
+    for path, flavor in _entries("flavors", flavors):
         for key, value in flavor.get("extra_specs", {}).items():
             here = (*path, "extra_specs", str(key))
             try:
@@ -537,7 +552,7 @@ def _flavor_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
     return problems
 
 
-def _workload_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
+def _workload_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
     workload = data["workload"]
     given = [key for key in ("boots", "mix") if key in workload]
     if len(given) != 1:
@@ -545,17 +560,21 @@ def _workload_problems(data: Mapping[str, Any], lines: _Lines) -> list[Problem]:
             f"workload: {'both boots and mix are' if given else 'neither boots nor mix is'} "
             "given; allowed: exactly one of boots (a list of image, flavor, count) and mix "
             "(total and weights)"))]
-    known = {kind: [entry["name"] for entry in data[f"{kind}s"]] for kind in ("image", "flavor")}
-    entries = (workload["boots"] if "boots" in workload else workload["mix"]["weights"])
-    base: JsonPath = ("workload", "boots") if "boots" in workload else ("workload", "mix",
-                                                                         "weights")
+    known = {"image": [entry["name"] for entry in data["images"]],
+             "flavor": [entry["name"] for entry in data["flavors"]]}
+    entries: Sequence[BootEntry | WeightEntry]
+    base: JsonPath
+    if "boots" in workload:
+        entries, base = workload["boots"], ("workload", "boots")
+    else:
+        entries, base = workload["mix"]["weights"], ("workload", "mix", "weights")
     problems = []
     for index, entry in enumerate(entries):
-        for kind in ("image", "flavor"):
-            if entry[kind] not in known[kind]:
+        for kind, name in (("image", entry["image"]), ("flavor", entry["flavor"])):
+            if name not in known[kind]:
                 here = (*base, index, kind)
                 problems.append(Problem(lines.line(here), (
-                    f"{where(here)}: unknown {kind} {entry[kind]!r}; allowed: "
+                    f"{where(here)}: unknown {kind} {name!r}; allowed: "
                     f"{', '.join(known[kind])}")))
     return problems
 
@@ -578,7 +597,7 @@ def backend_image_types(image_backend: str) -> list[str]:
             and found[image_type_key(f)].supported]
 
 
-def _host_groups(data: Mapping[str, Any]) -> tuple[HostGroup, ...]:
+def _host_groups(groups: Sequence[HostGroupEntry]) -> tuple[HostGroup, ...]:
     return tuple(
         HostGroup(
             name=g["name"], count=g["count"], driver=g["driver"],
@@ -591,11 +610,11 @@ def _host_groups(data: Mapping[str, Any]) -> tuple[HostGroup, ...]:
             machine_type=g.get("machine_type"), resource_class=g.get("resource_class"),
             description=g.get("description", ""),
         )
-        for g in data["host_groups"])
+        for g in groups)
 
 
-def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
-    groups = _host_groups(data)
+def _description(data: CloudFile, source: str) -> CloudDescription:
+    groups = _host_groups(data["host_groups"])
     images = tuple(
         ImageSpec(i["name"], i["disk_format"], i.get("container_format", "bare"),
                   {str(k): _text(v) for k, v in i.get("properties", {}).items()})
@@ -618,7 +637,7 @@ def _description(data: Mapping[str, Any], source: str) -> CloudDescription:
         description=data.get("description", ""))
 
 
-def _apportion(total: int, weights: Sequence[Mapping[str, Any]]) -> tuple[WorkloadItem, ...]:
+def _apportion(total: int, weights: Sequence[WeightEntry]) -> tuple[WorkloadItem, ...]:
     """``total`` boots shared by weight (largest remainder; ties go to the first listed)."""
     whole = sum(w["weight"] for w in weights)
     shares = [total * w["weight"] / whole for w in weights]
@@ -635,17 +654,34 @@ def with_seed(desc: CloudDescription, seed: int) -> CloudDescription:
     return dataclasses.replace(desc, seed=seed)
 
 
-def flavor_json(flavor: FlavorSpec) -> dict[str, Any]:
-    """The flavor as the compute API's POST /flavors (and os-extra_specs) takes it."""
-    return {"name": flavor.name, "vcpus": flavor.vcpus, "ram": flavor.ram,
-            "disk": flavor.disk, "extra_specs": dict(flavor.extra_specs)}
+class FlavorBody(TypedDict):
+    """A flavor as the compute API's POST /flavors (and os-extra_specs) takes it."""
+
+    name: str
+    vcpus: int
+    ram: int
+    disk: int
+    extra_specs: dict[str, str]
 
 
-def image_json(image: ImageSpec) -> dict[str, Any]:
-    """The image as the compute API's POST /images takes it."""
-    return {"name": image.name, "disk_format": image.disk_format,
-            "container_format": image.container_format,
-            "properties": dict(image.properties)}
+class ImageBody(TypedDict):
+    """An image as the compute API's POST /images takes it."""
+
+    name: str
+    disk_format: str
+    container_format: str
+    properties: dict[str, str]
+
+
+def flavor_json(flavor: FlavorSpec) -> FlavorBody:
+    return FlavorBody(name=flavor.name, vcpus=flavor.vcpus, ram=flavor.ram, disk=flavor.disk,
+                      extra_specs=dict(flavor.extra_specs))
+
+
+def image_json(image: ImageSpec) -> ImageBody:
+    return ImageBody(name=image.name, disk_format=image.disk_format,
+                     container_format=image.container_format,
+                     properties=dict(image.properties))
 
 
 # -- what to play ------------------------------------------------------------------------------
@@ -658,119 +694,3 @@ def boots(desc: CloudDescription) -> list[Boot]:
     if desc.workload.order == "shuffled":
         random.Random(desc.seed).shuffle(pairs)
     return [Boot(index, image, flavor) for index, (image, flavor) in enumerate(pairs)]
-
-
-def host_plans(desc: CloudDescription, libvirt_real: bool, *,
-               workdir: Path | None = None) -> list[tuple[HostGroup, HostPlan]]:
-    """One ``HostPlan`` per host, in the file's order. VMware and Ironic hosts get a
-    simulation file (their simulated vCenter cluster, their Ironic node) written under
-    ``workdir`` (default: a temporary directory removed when the process exits);
-    libvirt hosts are planned by ``moorage.run.libvirt_hosts`` (on real QEMU when
-    ``libvirt_real``)."""
-    plans: list[tuple[HostGroup, HostPlan]] = []
-    simulations: Path | None = None
-    for group in desc.host_groups:
-        for name in group.host_names():
-            if group.driver == "fake":
-                plan = fake_plan(group, name)
-            elif group.driver == "libvirt":
-                from moorage.run.libvirt_hosts import libvirt_plan
-                plan = libvirt_plan(group, name, libvirt_real, workdir=workdir)
-            else:
-                if simulations is None:
-                    simulations = _simulation_dir(desc, workdir)
-                maker = vmware_plan if group.driver == "vmware" else ironic_plan
-                plan = maker(group, name, desc, simulations)
-            plans.append((group, plan))
-    return plans
-
-
-def _simulation_dir(desc: CloudDescription, workdir: Path | None) -> Path:
-    if workdir is None:
-        scratch = tempfile.mkdtemp(prefix=f"moorage-{desc.name}-")
-        atexit.register(shutil.rmtree, scratch, True)
-        return Path(scratch)
-    path = workdir / "simulations"
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _described(group: HostGroup, fallback: str) -> str:
-    return group.description or fallback
-
-
-def fake_plan(group: HostGroup, name: str) -> HostPlan:
-    """A fake host of the group's architecture reporting the group's traits and image
-    types, refusing at spawn what it reports unsupported and guests of another
-    architecture."""
-    return HostPlan(name, "fake", fake_options(group),
-                    _described(group, f"fake host of group {group.name}"))
-
-
-def fake_options(group: HostGroup) -> dict[tuple[str, str], object]:
-    """The ``[fake_driver]`` options of a fake group's hosts."""
-    options: dict[tuple[str, str], object] = {
-        ("fake_driver", "architecture"): group.architecture or FAKE_ARCHITECTURE,
-        ("fake_driver", "vcpus"): group.capacity.vcpus,
-        ("fake_driver", "memory_mb"): group.capacity.memory_mb,
-        ("fake_driver", "disk_gb"): group.capacity.disk_gb,
-        ("fake_driver", "traits"): list(group.traits),
-        ("fake_driver", "unsupported_traits"): list(group.unsupported_traits),
-    }
-    types = (list(group.image_types) if group.image_types is not None
-             else backend_image_types(group.image_backend) if group.image_backend
-             else None)
-    if types is not None:
-        options[("fake_driver", "supported_image_types")] = types
-    return options
-
-
-def vmware_plan(group: HostGroup, name: str, desc: CloudDescription,
-                simulations: Path) -> HostPlan:
-    """A VMware compute service managing its own simulated cluster (named after the
-    host): one ESXi host and one datastore of the group's capacity."""
-    simulation = vmware_simulation(group, name, desc)
-    path = simulations / f"{name}.vcenter.json"
-    path.write_text(json.dumps(simulation, indent=2))
-    return HostPlan(name, "vmware", {("vmware", "cluster_name"): name,
-                                     ("vmware", "simulation_file"): str(path)},
-                    _described(group, f"simulated VMware cluster of group {group.name}"))
-
-
-def vmware_simulation(group: HostGroup, name: str, cloud: CloudDescription | str
-                      ) -> dict[str, Any]:
-    """The simulated vCenter of one VMware host of ``group`` (``[vmware]
-    simulation_file``'s content)."""
-    cloud = cloud if isinstance(cloud, str) else cloud.name
-    return {
-        "vcenter_uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{cloud}/{name}/vcenter")),
-        "hosts": [{"name": f"{name}-esx-1", "cpu_threads": group.capacity.vcpus,
-                   "memory_mb": group.capacity.memory_mb}],
-        "datastores": [{"name": f"{name}-datastore1", "capacity_gb": group.capacity.disk_gb,
-                        "free_gb": group.capacity.disk_gb}],
-    }
-
-
-def ironic_plan(group: HostGroup, name: str, desc: CloudDescription,
-                simulations: Path) -> HostPlan:
-    """An Ironic compute service managing one simulated node, available, with the
-    group's resource class, traits and capacity as its properties."""
-    node = ironic_node(group, name, desc)
-    path = simulations / f"{name}.ironic.json"
-    path.write_text(json.dumps([node], indent=2))
-    return HostPlan(name, "ironic", {("ironic", "simulation_file"): str(path)},
-                    _described(group, f"simulated Ironic node of group {group.name}"))
-
-
-def ironic_node(group: HostGroup, name: str, cloud: CloudDescription | str
-                ) -> dict[str, Any]:
-    """The simulated Ironic node record of one host of an Ironic ``group``."""
-    cloud = cloud if isinstance(cloud, str) else cloud.name
-    return {
-        "uuid": str(uuid.uuid5(_UUID_NAMESPACE, f"{cloud}/{name}/node")),
-        "name": name,
-        "resource_class": group.resource_class or DEFAULT_RESOURCE_CLASS,
-        "traits": list(group.traits),
-        "properties": {"cpus": group.capacity.vcpus, "memory_mb": group.capacity.memory_mb,
-                       "local_gb": group.capacity.disk_gb, "cpu_arch": "x86_64"},
-    }

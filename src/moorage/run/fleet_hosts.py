@@ -14,7 +14,8 @@ from oslo_config import cfg
 
 from moorage.compute.fleet import FLEET_DRIVERS, FleetError, FleetHost
 from moorage.conf import load_config
-from moorage.run.description import HostGroup, fake_options, ironic_node, vmware_simulation
+from moorage.run.description import HostGroup
+from moorage.run.host_plans import fake_options, ironic_node, vmware_simulation
 from moorage.virt.driver import ComputeDriver
 from moorage.virt.fake import FakeDriver, FakeHost
 from moorage.virt.ironic.driver import IronicDriver

@@ -22,14 +22,11 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from moorage.embedded import HostPlan
+from moorage.run.description import HostGroup
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.libvirt import host as libvirt_host
-
-if TYPE_CHECKING:
-    from moorage.run.description import HostGroup
 
 REAL_DRIVER = "libvirt"
 RECORDED_DRIVER = "libvirt-recorded"

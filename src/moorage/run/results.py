@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TypedDict
 
 NO_VALID_HOST = frozenset({"NoValidHost", "MaxRetriesExceeded"})
 
@@ -135,7 +135,7 @@ class ConfigurationResult:
         return sorted(((h, f, n) for (h, f), n in counts.items()),
                       key=lambda item: (-item[2], item[0], item[1]))
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {
             "configuration": self.configuration.name,
             "description": self.configuration.description,
@@ -162,6 +162,23 @@ class ConfigurationResult:
         }
 
 
+class WorkloadBoot(TypedDict):
+    """One boot of the workload, in the order it is played."""
+
+    index: int
+    image: str
+    flavor: str
+
+
+class Machine(TypedDict, total=False):
+    """Where the run ran, for whoever compares two runs' figures."""
+
+    platform: str
+    python: str
+    cpus: int | None
+    moorage: str
+
+
 @dataclass
 class RunResult:
     """A whole run: the cloud it played, how, and each configuration's result."""
@@ -169,13 +186,13 @@ class RunResult:
     cloud_name: str
     cloud_file: str
     seed: int
-    hosts: list[dict[str, Any]]        # name, group, driver, real (libvirt on QEMU?) ...
-    workload: list[dict[str, Any]]     # index, image, flavor
+    hosts: list[dict[str, object]]     # name, group, driver, real (libvirt on QEMU?) ...
+    workload: list[WorkloadBoot]
     configurations: list[ConfigurationResult] = field(default_factory=list)
-    machine: dict[str, Any] = field(default_factory=dict)
+    machine: Machine = field(default_factory=Machine)
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "cloud": self.cloud_name,
             "cloud_file": self.cloud_file,

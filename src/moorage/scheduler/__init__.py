@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from moorage.scheduler.filter_records import FilterRecord
     from moorage.scheduler.manager import Scheduler
     from moorage.scheduler.request_filters import RequestFilterFailed
     from moorage.scheduler.types import (
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
         AllocationRequest,
         Catalog,
         Destination,
-        FilterRecord,
         HostInfo,
         NoValidHost,
         RequestSpec,
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
 _HOMES = {
     "Scheduler": "manager",
     "RequestFilterFailed": "request_filters",
+    "FilterRecord": "filter_records",
     **dict.fromkeys(("Aggregate", "AllocationRequest", "Catalog", "Destination",
-                     "FilterRecord", "HostInfo", "NoValidHost", "RequestSpec", "Selection"),
-                    "types"),
+                     "HostInfo", "NoValidHost", "RequestSpec", "Selection"), "types"),
 }
 
 __all__ = [

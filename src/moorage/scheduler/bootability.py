@@ -18,39 +18,26 @@ nothing, whatever it reports.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from oslo_config import cfg
 
 from moorage.conf import option_value
-from moorage.model.image import TRAIT_PREFIX, Image
+from moorage.model.image import Image
+from moorage.model.vocabulary import PROPERTY_FAMILIES, Prefilter, prefiltered
+from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.request_filters import (
-    IMAGE_METADATA_PREFIXES,
     STATUS_DISABLED,
     checkable_image_type_trait,
     image_metadata_traits,
 )
-from moorage.virt import traits
-
-
-class Prefilter(enum.StrEnum):
-    """The request filters an operator turns on, by their ``[scheduler]`` option."""
-
-    IMAGE_METADATA = "image_metadata_prefilter"
-    IMAGE_TYPE = "query_placement_for_image_type_support"
-
 
 PREFILTERS: tuple[Prefilter, ...] = tuple(Prefilter)
 
-# The trait families each prefilter requires a member of: the device-model families of
-# the image metadata table, in its order, and the image types.
+# The trait families each prefilter requires a member of, in the vocabulary's order.
 FAMILIES: Mapping[Prefilter, tuple[str, ...]] = {
-    Prefilter.IMAGE_METADATA: tuple(dict.fromkeys(
-        prefix for _, prefix in IMAGE_METADATA_PREFIXES)),
-    Prefilter.IMAGE_TYPE: (traits.IMAGE_TYPE,),
-}
+    p: tuple(dict.fromkeys(named.prefix for named in prefiltered(p))) for p in PREFILTERS}
 ALL_FAMILIES: tuple[str, ...] = tuple(f for p in PREFILTERS for f in FAMILIES[p])
 
 
@@ -81,7 +68,7 @@ class Requirement:
     own ``trait:NAME=required`` properties, which are required whatever the options."""
 
     trait: str
-    origin: str  # "disk_format=vmdk", "hw_vif_model=e1000", "trait:HW_CPU_X86_AVX2=required"
+    origin: Origin  # disk_format=vmdk, hw_vif_model=e1000, trait:HW_CPU_X86_AVX2=required
     prefilter: Prefilter | None
 
     @property
@@ -89,7 +76,7 @@ class Requirement:
         return family_of(self.trait) if self.prefilter is not None else None
 
     def __str__(self) -> str:
-        return f"{self.trait} ({self.origin})"
+        return f"{self.trait} ({self.origin.setting})"
 
 
 def image_requirements(image: Image) -> tuple[Requirement, ...]:
@@ -98,12 +85,12 @@ def image_requirements(image: Image) -> tuple[Requirement, ...]:
     found: list[Requirement] = []
     image_type = checkable_image_type_trait(image.disk_format)
     if image_type is not None:
-        found.append(Requirement(image_type, f"disk_format={image.disk_format}",
-                                 Prefilter.IMAGE_TYPE))
+        found.append(Requirement(image_type, Origin(OriginKind.IMAGE, "disk_format",
+                                                    image.disk_format), Prefilter.IMAGE_TYPE))
     for trait, origin in image_metadata_traits(image.properties).traits.items():
         found.append(Requirement(trait, origin, Prefilter.IMAGE_METADATA))
     for trait in sorted(image.properties.traits_required):
-        found.append(Requirement(trait, f"{TRAIT_PREFIX}{trait}=required", None))
+        found.append(Requirement(trait, Origin.image_trait(trait), None))
     return tuple(found)
 
 
@@ -240,6 +227,5 @@ def unreported_families(prefilters: Iterable[Prefilter],
 
 def properties_of_family(family: str) -> tuple[str, ...]:
     """The image properties whose values require a trait of ``family``."""
-    if family == traits.IMAGE_TYPE:
-        return ("disk_format",)
-    return tuple(prop for prop, prefix in IMAGE_METADATA_PREFIXES if prefix == family)
+    return tuple(named.name for named in PROPERTY_FAMILIES
+                 if named.prefix == family and named.prefilter is not None)

@@ -11,23 +11,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from moorage.model.image import TRAIT_PREFIX
 from moorage.scheduler.decisions import Decisions, Exclusion, Relaxation, Together, listed
-from moorage.scheduler.request_filters import (
-    STATUS_DISABLED,
-    image_metadata_traits,
-    image_type_trait,
-)
+from moorage.scheduler.filter_records import TRAIT_CONSTRAINTS, Origin, OriginKind
 from moorage.scheduler.resource_request import EXTRA_SPEC, ResourceRequest
 from moorage.scheduler.types import Rejection, RequestSpec
 
 
-def _ran(spec: RequestSpec, name: str) -> bool:
-    return any(r.name == name and r.ran for r in spec.filter_records)
-
-
 def trait_origins(spec: RequestSpec) -> dict[str, list[str]]:
-    """trait -> where the request got it, for every trait the request names."""
+    """trait -> where the request got it, for every trait the request names: the
+    flavor's and the image's own, then what each request filter recorded adding."""
     origins: dict[str, list[str]] = {}
 
     def add(trait: str, origin: str) -> None:
@@ -36,15 +28,14 @@ def trait_origins(spec: RequestSpec) -> dict[str, list[str]]:
     for key, value in sorted(spec.flavor.extra_specs.items()):
         match = EXTRA_SPEC.match(key)
         if match and match.group(1) == "trait" and value in ("required", "forbidden"):
-            add(match.group(3), f"flavor extra spec {key}={value}")
+            add(match.group(3), Origin(OriginKind.FLAVOR_EXTRA_SPEC, key, value).describe())
     for trait in sorted(spec.image.properties.traits_required):
-        add(trait, f"image property {TRAIT_PREFIX}{trait}=required")
-    if _ran(spec, "transform_image_metadata"):
-        for trait, origin in image_metadata_traits(spec.image.properties).traits.items():
-            add(trait, f"image property {origin}")
-    if _ran(spec, "require_image_type_support") and not spec.is_bfv:
-        add(image_type_trait(spec.image.disk_format), f"image disk_format={spec.image.disk_format}")
-    add(STATUS_DISABLED, "request filter compute_status_filter: no disabled host")
+        add(trait, Origin.image_trait(trait).describe())
+    for record in spec.filter_records:
+        for addition in record.added:
+            if addition.constraint in TRAIT_CONSTRAINTS:
+                for trait in addition.names:
+                    add(trait, addition.source())
     return origins
 
 

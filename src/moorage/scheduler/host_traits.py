@@ -37,13 +37,9 @@ from dataclasses import dataclass, field
 
 import os_traits
 
+from moorage.model.vocabulary import Prefilter
 from moorage.placement.client import PlacementClient, PlacementError, Provider, ProviderQuery
-from moorage.scheduler.bootability import (
-    HostTraits,
-    Prefilter,
-    properties_of_family,
-    unreported_families,
-)
+from moorage.scheduler.bootability import HostTraits, properties_of_family, unreported_families
 
 LOG = logging.getLogger(__name__)
 

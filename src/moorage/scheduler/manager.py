@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 
 from oslo_config import cfg
 
-from moorage.compute.provider_tree import provider_uuid
 from moorage.conf import check_options
 from moorage.placement.client import (
     Candidates,
@@ -39,8 +38,16 @@ from moorage.placement.client import (
     ProviderQuery,
     ProviderSummary,
 )
-from moorage.scheduler import explain
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.decisions import LISTED_WEIGHED, Decisions, Exclusion, Weighed
+from moorage.scheduler.explain import (
+    deciding_key,
+    describe_rejections,
+    describe_request,
+    filter_exclusions,
+    placement_decisions,
+)
+from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
@@ -183,7 +190,7 @@ class Scheduler:
             decisions.deciding = max(filtered, key=lambda e: e.excluded).key if filtered \
                 else "host filters"
             raise self._no_valid_host(
-                explain.describe_rejections(len(offer.hosts), offer.rejections), details,
+                describe_rejections(len(offer.hosts), offer.rejections), details,
                 decisions)
         # 5. weighers (by root provider: a host may offer several nodes)
         by_root = {h.root_uuid: h for h in offer.hosts}
@@ -261,8 +268,8 @@ class Scheduler:
         # 4. host filters
         filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
         passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
-        for exclusion in (explain.filter_exclusions("request", len(states), excluded)
-                          + explain.filter_exclusions("host filter", len(kept), rejected)):
+        for exclusion in (filter_exclusions("request", len(states), excluded)
+                          + filter_exclusions("host filter", len(kept), rejected)):
             decisions.exclude(exclusion)
         decisions.passing = len(passing)
         truncated = request.limit is not None and len(
@@ -313,21 +320,20 @@ class Scheduler:
             reason = f"{REBUILD_FORBIDDEN} (forbidden: {', '.join(forbidden)})"
             raise NoValidHost(Unschedulable(reason, reason, Decisions(deciding="rebuild"),
                                             host=host, forbidden_image_traits=tuple(forbidden)))
-        needed = {t: f"image property trait:{t}=required"
-                  for t in image.properties.traits_required}
+        needed = {t: Origin.image_trait(t) for t in image.properties.traits_required}
         sched = self.conf.scheduler
         if sched.image_metadata_prefilter:
-            needed.update({t: f"image property {origin}" for t, origin in
-                           image_metadata_traits(image.properties).traits.items()})
+            needed.update(image_metadata_traits(image.properties).traits)
         if sched.query_placement_for_image_type_support and not spec.is_bfv:
-            needed[image_type_trait(image.disk_format)] = f"image disk_format={image.disk_format}"
+            needed[image_type_trait(image.disk_format)] = Origin(
+                OriginKind.IMAGE, "disk_format", image.disk_format)
         held, _ = self.placement.allocations(spec.instance_uuid)
         on_providers: set[str] = set()
         for traits in self.placement.concurrently(self.placement.traits, list(held)):
             on_providers |= set(traits)
         missing = sorted(set(needed) - on_providers)
         if missing:
-            named = ", ".join(f"{t} (from {needed[t]})" for t in missing)
+            named = ", ".join(f"{t} (from {needed[t].describe()})" for t in missing)
             raise NoValidHost(Unschedulable(
                 f"{REBUILD_UNSATISFIED} Missing on host {host}: {named}",
                 f"{REBUILD_UNSATISFIED} Missing on the server's host: {named}",
@@ -345,7 +351,7 @@ class Scheduler:
         _, rejections = run_filters([state], spec, rebuild_filters,
                                     FilterOptions.from_conf(self.conf))
         if rejections:
-            reason = explain.describe_rejections(1, rejections)
+            reason = describe_rejections(1, rejections)
             raise NoValidHost(Unschedulable(reason, reason, Decisions(deciding="rebuild"),
                                             host=host, rejections=tuple(rejections)))
 
@@ -387,26 +393,26 @@ class Scheduler:
         except PlacementError as exc:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.
-                described = explain.describe_request(request, spec, self._aggregate_names())
+                described = describe_request(request, spec, self._aggregate_names())
                 decisions = Decisions(deciding="placement refused")
                 raise self._no_valid_host(
                     f"placement refused the request for: {described}: {exc}", details,
                     decisions) from None
             raise
         if candidates.explanation is not None:
-            decisions = explain.placement_decisions(
+            decisions = placement_decisions(
                 candidates.explanation, spec, self._host_of, self._aggregate_names)
         else:
             decisions = Decisions()
         if not candidates.allocation_requests:
             if candidates.explanation is None:
                 decisions.notes = self._diagnose(request)
-            described = explain.describe_request(request, spec, self._aggregate_names())
+            described = describe_request(request, spec, self._aggregate_names())
             reason = "placement returned no allocation candidates for: " + described
             said = decisions.explanation()
             if said:
                 reason += ". " + said
-            decisions.deciding = explain.deciding_key(decisions)
+            decisions.deciding = deciding_key(decisions)
             raise self._no_valid_host(reason, details, decisions)
         return candidates, decisions
 

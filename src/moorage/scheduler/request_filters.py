@@ -3,7 +3,8 @@
 An ordered list of small functions, upstream's order (nova's ``request_filter``).
 Each is gated by its option, changes the spec (root_required, root_forbidden,
 member_of, forbidden_aggregates) and returns a ``FilterRecord`` saying what it
-added; ``process_request_spec`` appends the records to ``spec.filter_records``,
+added, from which origin and why (``filter_records.Addition``, made where the filter
+decides); ``process_request_spec`` appends the records to ``spec.filter_records``,
 which the compute API keeps with the server so that a user can see why a host was
 (not) chosen.
 
@@ -23,29 +24,23 @@ from dataclasses import dataclass
 
 from oslo_config import cfg
 
+from moorage.model import vocabulary
 from moorage.model.flavor import required_traits
 from moorage.model.image import ImageProperties
-from moorage.scheduler.types import Aggregate, Catalog, FilterRecord, RequestSpec
-from moorage.virt import traits
+from moorage.model.vocabulary import Prefilter
+from moorage.scheduler.filter_records import (
+    Addition,
+    Constraint,
+    FilterRecord,
+    Origin,
+    OriginKind,
+)
+from moorage.scheduler.types import Aggregate, Catalog, RequestSpec
 
 # Upstream's aggregate metadata conventions.
 TENANT_KEY_PREFIX = "filter_tenant_id"
 AGGREGATE_TRAIT_PREFIX = "trait:"
 STATUS_DISABLED = "COMPUTE_STATUS_DISABLED"
-
-# image property -> trait prefix, in upstream's order. hw_viommu_model uses os-traits'
-# real prefix COMPUTE_VIOMMU_MODEL (upstream computes COMPUTE_VIOMMU_*, which does not
-# exist, and so drops the whole filter for any image that sets it).
-IMAGE_METADATA_PREFIXES: tuple[tuple[str, str], ...] = (
-    ("hw_cdrom_bus", traits.STORAGE_BUS),
-    ("hw_disk_bus", traits.STORAGE_BUS),
-    ("hw_video_model", traits.GRAPHICS_MODEL),
-    ("hw_vif_model", traits.VIF_MODEL),
-    ("hw_architecture", traits.HW_ARCH),
-    ("hw_emulation_architecture", traits.EMULATED_ARCH),
-    ("hw_viommu_model", traits.VIOMMU_MODEL),
-)
-
 
 # The seed's next candidates for the same pattern: image properties (and their legacy
 # names) whose values os-traits would need a family for. It has none (3.9.0): the
@@ -83,14 +78,14 @@ RequestFilter = Callable[[RequestSpec, FilterContext], FilterRecord]
 # -- pure translations ------------------------------------------------------------------
 def image_type_trait(disk_format: str) -> str:
     """``qcow2`` -> ``COMPUTE_IMAGE_TYPE_QCOW2`` (unchecked; upstream upper-cases only)."""
-    return f"{traits.IMAGE_TYPE}_{disk_format.upper()}"
+    return f"{vocabulary.IMAGE_TYPE}_{disk_format.upper()}"
 
 
 def checkable_image_type_trait(disk_format: str) -> str | None:
     """The trait ``require_image_type_support`` requires for ``disk_format``; None when
     os-traits has no such trait (the filter notes the format instead)."""
     trait = image_type_trait(disk_format)
-    return trait if trait in traits.KNOWN else None
+    return trait if trait in vocabulary.KNOWN else None
 
 
 @dataclass(frozen=True)
@@ -98,24 +93,24 @@ class TraitTranslation:
     """Image properties as traits: each trait with the property that asked for it, and
     a note for each value no trait expresses."""
 
-    traits: Mapping[str, str]  # trait -> "hw_vif_model=e1000"
+    traits: Mapping[str, Origin]  # trait -> image property hw_vif_model=e1000
     notes: tuple[str, ...]
 
 
 def image_metadata_traits(properties: ImageProperties) -> TraitTranslation:
     """The traits a host needs for the image's hw_* device models and architectures."""
-    found: dict[str, str] = {}
+    found: dict[str, Origin] = {}
     notes: list[str] = []
-    for name, prefix in IMAGE_METADATA_PREFIXES:
-        value = getattr(properties, name)
+    for named in vocabulary.prefiltered(Prefilter.IMAGE_METADATA):
+        value = getattr(properties, named.name)
         if value is None:
             continue
-        trait = traits.trait_name(prefix, str(value))
-        origin = f"{name}={value}"
-        if trait in traits.KNOWN:
+        trait = named.trait(str(value))
+        origin = Origin(OriginKind.IMAGE_PROPERTY, named.name, str(value))
+        if trait in vocabulary.KNOWN:
             found.setdefault(trait, origin)
         else:
-            notes.append(f"{origin}: os-traits {traits.OS_TRAITS_VERSION} has no trait "
+            notes.append(f"{origin.setting}: os-traits {vocabulary.OS_TRAITS_VERSION} has no trait "
                          f"{trait}, so placement cannot check it; the host checks it when "
                          "it spawns the guest")
     for names, family in UNTRANSLATED_PROPERTIES:
@@ -123,7 +118,7 @@ def image_metadata_traits(properties: ImageProperties) -> TraitTranslation:
             value = properties.other.get(prop)
             if value is None:
                 continue
-            notes.append(f"{prop}={value}: os-traits {traits.OS_TRAITS_VERSION} has no "
+            notes.append(f"{prop}={value}: os-traits {vocabulary.OS_TRAITS_VERSION} has no "
                          f"{family}_* traits, so placement cannot check it; "
                          "ImagePropertiesFilter checks it among the candidates")
             break
@@ -155,11 +150,11 @@ def aggregate_required_traits(aggregate: Aggregate) -> frozenset[str]:
 
 
 def isolated_aggregates(aggregates: Iterable[Aggregate],
-                        requested: frozenset[str]) -> frozenset[str]:
+                        requested: frozenset[str]) -> dict[str, frozenset[str]]:
     """Aggregates reserved (by required-trait metadata) for requests that require
-    traits this request does not."""
-    return frozenset(agg.uuid for agg in aggregates
-                     if (needs := aggregate_required_traits(agg)) and not needs <= requested)
+    traits this request does not: uuid -> the traits it lacks."""
+    return {agg.uuid: needs - requested for agg in aggregates
+            if (needs := aggregate_required_traits(agg)) and not needs <= requested}
 
 
 # -- the filters, in upstream's order ---------------------------------------------------
@@ -172,7 +167,10 @@ def require_tenant_aggregate(spec: RequestSpec, ctx: FilterContext) -> FilterRec
     allowed = tenant_aggregates(ctx.aggregates(), spec.project_id)
     if allowed:
         spec.member_of.append(allowed)
-        return FilterRecord(name, True, (f"member_of:in:{','.join(sorted(allowed))}",))
+        return FilterRecord(name, True, (Addition(
+            Constraint.MEMBER_OF, tuple(sorted(allowed)),
+            Origin(OriginKind.AGGREGATE_METADATA, f"{TENANT_KEY_PREFIX}*", spec.project_id),
+            "the aggregates that admit the project"),))
     if sched.placement_aggregate_required_for_tenants:
         raise RequestFilterFailed(
             f"no host aggregate admits project {spec.project_id} (no aggregate has "
@@ -195,7 +193,10 @@ def map_az_to_placement_aggregate(spec: RequestSpec, ctx: FilterContext) -> Filt
             f"no aggregate defines availability zone {spec.availability_zone}; "
             "the AvailabilityZoneFilter host filter decides",))
     spec.member_of.append(in_zone)
-    return FilterRecord(name, True, (f"member_of:in:{','.join(sorted(in_zone))}",))
+    return FilterRecord(name, True, (Addition(
+        Constraint.MEMBER_OF, tuple(sorted(in_zone)),
+        Origin(OriginKind.AGGREGATE_METADATA, "availability_zone", spec.availability_zone),
+        "the requested availability zone"),))
 
 
 def require_image_type_support(spec: RequestSpec, ctx: FilterContext) -> FilterRecord:
@@ -214,13 +215,18 @@ def require_image_type_support(spec: RequestSpec, ctx: FilterContext) -> FilterR
             f"disk_format={spec.image.disk_format!r}: os-traits has no trait "
             f"{image_type_trait(disk_format)}; not checked by placement",))
     spec.root_required.add(trait)
-    return FilterRecord(name, True, (f"root_required:{trait}",))
+    return FilterRecord(name, True, (Addition(
+        Constraint.ROOT_REQUIRED, (trait,), Origin(OriginKind.IMAGE, "disk_format", disk_format),
+        "the host must read the image's disk format"),))
 
 
 def compute_status_filter(spec: RequestSpec, ctx: FilterContext) -> FilterRecord:
     """Never a disabled host (its provider carries COMPUTE_STATUS_DISABLED). Always on."""
+    name = "compute_status_filter"
     spec.root_forbidden.add(STATUS_DISABLED)
-    return FilterRecord("compute_status_filter", True, (f"root_forbidden:{STATUS_DISABLED}",))
+    return FilterRecord(name, True, (Addition(
+        Constraint.ROOT_FORBIDDEN, (STATUS_DISABLED,), Origin(OriginKind.REQUEST_FILTER, name),
+        "no disabled host"),))
 
 
 def isolate_aggregates(spec: RequestSpec, ctx: FilterContext) -> FilterRecord:
@@ -228,10 +234,14 @@ def isolate_aggregates(spec: RequestSpec, ctx: FilterContext) -> FilterRecord:
     name = "isolate_aggregates"
     if not ctx.conf.scheduler.enable_isolated_aggregate_filtering:
         return FilterRecord(name, False)
-    forbidden = isolated_aggregates(ctx.aggregates(), required_traits(spec.flavor, spec.image))
-    spec.forbidden_aggregates |= forbidden
-    return FilterRecord(name, True, tuple(f"forbidden_aggregates:{agg}"
-                                          for agg in sorted(forbidden)))
+    lacking = isolated_aggregates(ctx.aggregates(), required_traits(spec.flavor, spec.image))
+    spec.forbidden_aggregates |= lacking.keys()
+    return FilterRecord(name, True, tuple(Addition(
+        Constraint.FORBIDDEN_AGGREGATES, (agg,),
+        Origin(OriginKind.AGGREGATE_METADATA, f"{AGGREGATE_TRAIT_PREFIX}{min(lacking[agg])}",
+               "required"),
+        f"reserved for servers that require {', '.join(sorted(lacking[agg]))}")
+        for agg in sorted(lacking)))
 
 
 def transform_image_metadata(spec: RequestSpec, ctx: FilterContext) -> FilterRecord:
@@ -241,10 +251,10 @@ def transform_image_metadata(spec: RequestSpec, ctx: FilterContext) -> FilterRec
         return FilterRecord(name, False)
     translation = image_metadata_traits(spec.image.properties)
     spec.root_required |= set(translation.traits)
-    return FilterRecord(name, True,
-                        tuple(f"root_required:{trait} ({origin})"
-                              for trait, origin in sorted(translation.traits.items())),
-                        translation.notes)
+    return FilterRecord(name, True, tuple(
+        Addition(Constraint.ROOT_REQUIRED, (trait,), translation.traits[trait],
+                 "the host must offer what the image asks for")
+        for trait in sorted(translation.traits)), translation.notes)
 
 
 ALL_REQUEST_FILTERS: tuple[RequestFilter, ...] = (

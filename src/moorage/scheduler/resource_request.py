@@ -26,17 +26,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-import os_resource_classes
-
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
+from moorage.model.vocabulary import is_resource_class_name
 from moorage.scheduler.types import RequestSpec
 
 # resources[SUFFIX]:CLASS = amount, trait[SUFFIX]:NAME = required|forbidden
 EXTRA_SPEC = re.compile(r"^(resources|trait)([a-zA-Z0-9_-]{1,64})?:(.*)$")
 GROUP_POLICIES = ("none", "isolate")
 TRAIT_VALUES = ("required", "forbidden")
-STANDARD_CLASSES = frozenset(os_resource_classes.STANDARDS)
 UNNUMBERED = ""
 
 
@@ -156,10 +154,6 @@ def group_params(group: RequestGroup) -> list[tuple[str, str]]:
     return params
 
 
-def is_resource_class(name: str) -> bool:
-    return name in STANDARD_CLASSES or bool(re.match(r"^CUSTOM_[A-Z0-9_]+$", name))
-
-
 @dataclass(frozen=True)
 class FlavorGroups:
     """What a flavor's extra specs ask: groups by suffix, the policy, and notes on
@@ -191,7 +185,7 @@ def flavor_groups(extra_specs: Mapping[str, str]) -> FlavorGroups:
         group = groups.setdefault(suffix, RequestGroup(suffix))
         if kind == "resources":
             amount = _amount(value)
-            if not is_resource_class(name):
+            if not is_resource_class_name(name):
                 notes.append(f"extra spec {key} ignored: {name!r} is not a standard or "
                              "CUSTOM_* resource class")
             elif amount is None:

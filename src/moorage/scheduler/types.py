@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Protocol
 
@@ -13,20 +13,10 @@ from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
+from moorage.scheduler.filter_records import FilterRecord, records_json
 
 # provider uuid -> {resource class: amount}: one allocation request, as placement gives it.
 AllocationRequest = Mapping[str, Mapping[str, int]]
-
-
-@dataclass(frozen=True)
-class FilterRecord:
-    """What one request filter did to the spec (upstream only logs this; we keep it)."""
-
-    name: str
-    ran: bool
-    added: Sequence[str] = ()
-    # Things the user should know: a property value no trait expresses, for instance.
-    notes: Sequence[str] = ()
 
 
 @dataclass
@@ -84,20 +74,6 @@ class Rejection:
     reason: str
 
 
-def filter_records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:
-    """The request filters' records as the scheduling record, the fault and the plan
-    store and show them."""
-    return [{"name": r.name, "ran": r.ran, "added": list(r.added), "notes": list(r.notes)}
-            for r in records]
-
-
-def filter_records_from_json(data: Iterable[Mapping[str, Any]]) -> tuple[FilterRecord, ...]:
-    return tuple(FilterRecord(str(r["name"]), bool(r["ran"]),
-                              tuple(str(a) for a in r.get("added", ())),
-                              tuple(str(n) for n in r.get("notes", ())))
-                 for r in data)
-
-
 @dataclass(frozen=True)
 class Unschedulable:
     """Why no host can take a server, as the scheduler found it: the reason in words
@@ -131,7 +107,7 @@ class Unschedulable:
         """The JSON details of the fault that records it (every field but the reasons,
         none empty)."""
         data: dict[str, object] = {
-            "filters": filter_records_json(self.filters) if self.filters else None,
+            "filters": records_json(self.filters) if self.filters else None,
             "request": dict(self.request) if self.request is not None else None,
             "candidates": self.candidates, "sample": self.sample, "widened": self.widened,
             "host": self.host, "requested_host": self.requested_host,
@@ -149,7 +125,7 @@ class Unschedulable:
         return cls(
             reason=reason, user_reason=user_reason,
             decisions=Decisions.from_json(details.get("decisions") or {}),
-            filters=filter_records_from_json(details.get("filters") or ()),
+            filters=tuple(FilterRecord.from_json(r) for r in details.get("filters") or ()),
             request=details.get("request"), candidates=details.get("candidates"),
             sample=details.get("sample"), widened=details.get("widened"),
             host=details.get("host"), requested_host=details.get("requested_host"),

@@ -9,10 +9,11 @@ out says nothing, so the trait is neither added nor removed.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from types import MappingProxyType
 
 import os_traits
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.report import Source, TraitReport
 
 # Image formats (glance disk_format values) a compute host may or may not read.
@@ -45,13 +46,38 @@ CAPABILITY_TRAITS: Mapping[str, str] = {
     "supports_stateless_firmware": os_traits.COMPUTE_SECURITY_STATELESS_FIRMWARE,
     "supports_virtio_fs": os_traits.COMPUTE_STORAGE_VIRTIO_FS,
     "supports_mem_backing_file": os_traits.COMPUTE_MEM_BACKING_FILE,
-    **{image_type_key(f): traits.device_trait(traits.IMAGE_TYPE, f) for f in IMAGE_TYPES},
+    **{image_type_key(f): vocabulary.device_trait(vocabulary.IMAGE_TYPE, f) for f in IMAGE_TYPES},
 }
 
 # Upstream capability keys that stand for no trait (kept so that a typo is an error).
 NON_TRAIT_CAPABILITIES = frozenset(
     {"has_imagecache", "supports_evacuate", "supports_pcpus", "supports_vtpm"}
 )
+
+
+def managed_elsewhere(*, has_imagecache: bool, supports_migrate_to_same_host: bool,
+                      image_types: Collection[str]) -> Mapping[str, bool]:
+    """Upstream's table of a driver whose hypervisor another service manages (vmwareapi:
+    a vCenter cluster; ironic: an Ironic node), in upstream's order. Both declare the
+    same keys and refuse the same guest features; they differ in an image cache, a
+    migration to the same host, and the image types they take (``image_types``)."""
+    return MappingProxyType({
+        "has_imagecache": has_imagecache,
+        "supports_evacuate": False,
+        "supports_migrate_to_same_host": supports_migrate_to_same_host,
+        "supports_attach_interface": True,
+        "supports_multiattach": False,
+        "supports_trusted_certs": False,
+        "supports_pcpus": False,
+        "supports_accelerators": False,
+        "supports_remote_managed_ports": False,
+        "supports_address_space_passthrough": False,
+        "supports_address_space_emulated": False,
+        "supports_stateless_firmware": False,
+        "supports_virtio_fs": False,
+        "supports_mem_backing_file": False,
+        **{image_type_key(f): f in image_types for f in IMAGE_TYPES},
+    })
 
 
 class UnknownCapability(ValueError):

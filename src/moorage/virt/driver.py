@@ -26,9 +26,9 @@ from oslo_config import cfg
 from moorage.model.flavor import Flavor, required_traits
 from moorage.model.image import Image
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import IMAGE_TYPE, PROPERTY_FAMILIES, trait_name
 from moorage.virt.capabilities import capability_reports
 from moorage.virt.report import TraitReport
-from moorage.virt.traits import GRAPHICS_MODEL, IMAGE_TYPE, STORAGE_BUS, VIF_MODEL, trait_name
 
 
 class HypervisorUnavailable(Exception):
@@ -77,23 +77,16 @@ class Guest:
         return required_traits(self.flavor, self.image)
 
 
-# The device models an image asks for, and the trait family each belongs to: what a
-# host must not have reported unsupported for the guest to boot there.
-_DEVICE_PROPERTIES = (
-    ("hw_vif_model", VIF_MODEL),
-    ("hw_disk_bus", STORAGE_BUS),
-    ("hw_cdrom_bus", STORAGE_BUS),
-    ("hw_video_model", GRAPHICS_MODEL),
-)
-
-
 def device_model_traits(image: Image) -> dict[str, str]:
-    """{trait: "property=value"} for the device models ``image`` asks for."""
-    found = {}
-    for name, prefix in _DEVICE_PROPERTIES:
-        value = getattr(image.properties, name)
+    """{trait: "property=value"} for the device models ``image`` asks for (the
+    vocabulary's device models): what a host must not have reported unsupported for
+    the guest to boot there. Of two properties naming one trait, the first in the
+    vocabulary's order is named (hw_cdrom_bus=ide before hw_disk_bus=ide)."""
+    found: dict[str, str] = {}
+    for named in PROPERTY_FAMILIES:
+        value = getattr(image.properties, named.name) if named.device_model else None
         if value:
-            found[trait_name(prefix, value)] = f"{name}={value}"
+            found.setdefault(named.trait(value), f"{named.name}={value}")
     return found
 
 
@@ -115,8 +108,8 @@ class ReportedSupport:
     def check(self, guest: Guest) -> None:
         """The late checks every driver can make from its own reports on the guest's
         node: the image's disk_format is an image type reported supported (unless the
-        guest boots from a volume), no device model the image asks for (hw_vif_model,
-        hw_disk_bus, hw_cdrom_bus, hw_video_model) and no trait the guest requires is
+        guest boots from a volume), no device model the image asks for (the
+        vocabulary's: ``device_model_traits``) and no trait the guest requires is
         reported unsupported. UnsupportedHardware names the first that fails."""
         unsupported = self.unsupported
         image_type = trait_name(IMAGE_TYPE, guest.image.disk_format)

@@ -27,6 +27,7 @@ from oslo_config import cfg
 
 from moorage.model.image import ARCHITECTURES
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import HW_ARCH, KNOWN, reportable, trait_name
 from moorage.virt.capabilities import IMAGE_TYPES, capability_reports, image_type_key
 from moorage.virt.driver import (
     ComputeDriver,
@@ -36,7 +37,6 @@ from moorage.virt.driver import (
     UnsupportedHardware,
 )
 from moorage.virt.report import Source, TraitReport
-from moorage.virt.traits import HW_ARCH, KNOWN, reportable, trait_name
 
 # Upstream's fake driver (nova/virt/fake.py): raw supported, vhd not, other image
 # types not mentioned (so their traits are left alone).

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from moorage.compute.agent import ComputeAgent
-from moorage.compute.provider_tree import provider_uuid
 from moorage.conf import load_config
 from moorage.model.inventory import Inventory
 from moorage.placement.client import PlacementClient, ProviderQuery
+from moorage.placement.provider_names import provider_uuid
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.fake import FakeChild, FakeDriver, FakeHost
 from tests.conftest import PlacementClient as TestClient

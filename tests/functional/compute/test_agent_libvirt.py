@@ -13,8 +13,8 @@ from lxml import etree
 
 from moorage.compute.agent import ComputeAgent
 from moorage.conf import load_config
+from moorage.model import vocabulary
 from moorage.placement.client import PlacementClient
-from moorage.virt import traits
 from moorage.virt.libvirt import host
 from moorage.virt.loader import load_driver
 from tests.conftest import PlacementClient as TestClient
@@ -27,8 +27,8 @@ def _live(uri: str, machine: str, xpath: str) -> set[str]:
 
 def _known(prefix: str, values: set[str]) -> set[str]:
     """The traits os-traits defines for these values (QEMU lists a few it has no name for)."""
-    names = {traits.trait_name(prefix, v) for v in values}
-    return {n for n in names if n in traits.KNOWN}
+    names = {vocabulary.trait_name(prefix, v) for v in values}
+    return {n for n in names if n in vocabulary.KNOWN}
 
 
 @pytest.mark.parametrize("machine", ["q35", "pc"])
@@ -52,10 +52,10 @@ def test_agent_reports_exactly_the_buses_and_video_models_qemu_offers(
     buses = _live(libvirt_embed_uri, machine, "//devices/disk/enum[@name='bus']/value/text()")
     video = _live(libvirt_embed_uri, machine,
                   "//devices/video/enum[@name='modelType']/value/text()")
-    assert {t for t in reported if t.startswith(traits.STORAGE_BUS + "_")} == _known(
-        traits.STORAGE_BUS, buses)
-    assert {t for t in reported if t.startswith(traits.GRAPHICS_MODEL + "_")} == _known(
-        traits.GRAPHICS_MODEL, video)
+    assert {t for t in reported if t.startswith(vocabulary.STORAGE_BUS + "_")} == _known(
+        vocabulary.STORAGE_BUS, buses)
+    assert {t for t in reported if t.startswith(vocabulary.GRAPHICS_MODEL + "_")} == _known(
+        vocabulary.GRAPHICS_MODEL, video)
     assert ("COMPUTE_STORAGE_BUS_IDE" in reported) == (machine == "pc")
     # NIC models come from the qemu table; the node is a compute node with a size.
     assert {"COMPUTE_NET_VIF_MODEL_E1000", "COMPUTE_NET_VIF_MODEL_VIRTIO",

@@ -27,12 +27,12 @@ import requests
 
 from moorage.compute.client import AgentUnreachable, SpawnFailed
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
-from moorage.compute.provider_tree import provider_uuid
 from moorage.compute.remote import HTTPAgentClient, LocalAgentClient
 from moorage.compute.wire import spawn_request
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.placement.launcher import free_port
+from moorage.placement.provider_names import provider_uuid
 from moorage.virt.driver import ComputeDriver, Guest
 from moorage.virt.fake import FakeDriver, FakeHost, RunRule
 from moorage.virt.libvirt import host

@@ -10,6 +10,7 @@ import pytest
 
 from moorage.compute.agent import ComputeAgent
 from moorage.run import description
+from moorage.run.host_plans import host_plans
 from moorage.run.player import CONFIGURATIONS, play_on, stage_of
 from moorage.run.results import ConfigurationResult
 from moorage.run.stage import Stage
@@ -58,8 +59,7 @@ def _stage(tmp_path: Path, name: str) -> tuple[Stage, description.CloudDescripti
     path.write_text(CLOUD)
     cloud = description.load_cloud(path)
     # The libvirt host from recorded capabilities: an agent of its own, not in the fleet.
-    plans = [plan for _, plan in description.host_plans(cloud, False,
-                                                        workdir=tmp_path / name)]
+    plans = [plan for _, plan in host_plans(cloud, False, workdir=tmp_path / name)]
     return stage_of(plans, tmp_path / name), cloud
 
 

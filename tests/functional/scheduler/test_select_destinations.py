@@ -10,10 +10,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from moorage.compute.provider_tree import provider_uuid
 from moorage.model.flavor import Flavor
 from moorage.model.inventory import Inventory
 from moorage.placement.client import PlacementClient
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler import NoValidHost, Scheduler
 from moorage.scheduler.types import Aggregate, RequestSpec
 from tests.conftest import PlacementClient as HttpPlacement
@@ -79,7 +79,8 @@ def test_prefilter_sends_e1000_only_to_hosts_that_have_it(cloud: Cloud) -> None:
     assert held == {provider_uuid("libvirt1"): {"VCPU": 2, "MEMORY_MB": 512, "DISK_GB": 1}}
     assert generation is not None
     record = next(r for r in s.filter_records if r.name == "transform_image_metadata")
-    assert record.added == ("root_required:COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)",)
+    assert [(a.names, a.origin.setting) for a in record.added] == [
+        (("COMPUTE_NET_VIF_MODEL_E1000",), "hw_vif_model=e1000")]
 
 
 def test_without_prefilter_any_host_and_alternates(cloud: Cloud) -> None:

@@ -13,8 +13,8 @@ from typing import Any
 import requests
 
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
-from moorage.compute.provider_tree import provider_uuid
 from moorage.placement.launcher import PlacementProcess, ServerProcess
+from moorage.placement.provider_names import provider_uuid
 
 FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE"})
 HEADERS = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"}

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from moorage.scheduler.filter_records import Constraint, FilterRecord, Origin, OriginKind
 from tests.functional.servers.conftest import Cloud, fake_host
 
 X = "CUSTOM_X"
@@ -49,8 +50,9 @@ def boot_as(cloud: Cloud, token: str, flavor: str, image: str, **extra: Any) -> 
     return cloud.wait(response.json()["server"]["id"])
 
 
-def filter_record(server: Mapping[str, Any], name: str) -> dict[str, Any]:
-    return dict(next(f for f in server["moorage:scheduling"]["filters"] if f["name"] == name))
+def filter_record(server: Mapping[str, Any], name: str) -> FilterRecord:
+    return FilterRecord.from_json(next(f for f in server["moorage:scheduling"]["filters"]
+                                       if f["name"] == name))
 
 
 def no_valid_host(server: Mapping[str, Any]) -> str:
@@ -81,8 +83,9 @@ def test_isolated_aggregate_keeps_out_servers_that_do_not_require_its_trait(
         assert server["status"] == "ACTIVE", server.get("fault")
         assert server["OS-EXT-SRV-ATTR:host"] == "plain"
     record = filter_record(server, "isolate_aggregates")
-    assert record["ran"] is True
-    assert [a.split(":")[0] for a in record["added"]] == ["forbidden_aggregates"]
+    assert record.ran is True
+    assert [(a.constraint, a.origin.setting) for a in record.added] == [
+        (Constraint.FORBIDDEN_AGGREGATES, f"trait:{X}=required")]
 
 
 def test_without_isolation_the_largest_host_wins(make_cloud: Any) -> None:
@@ -92,7 +95,7 @@ def test_without_isolation_the_largest_host_wins(make_cloud: Any) -> None:
     aggregate(cloud, "x-only", ["iso"], {f"trait:{X}": "required"})
     server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
     assert server["OS-EXT-SRV-ATTR:host"] == "iso"
-    assert filter_record(server, "isolate_aggregates")["ran"] is False
+    assert filter_record(server, "isolate_aggregates").ran is False
 
 
 def test_flavor_requiring_the_trait_lands_in_the_isolated_aggregate(isolated: Cloud) -> None:
@@ -100,7 +103,7 @@ def test_flavor_requiring_the_trait_lands_in_the_isolated_aggregate(isolated: Cl
     server = isolated.boot_and_wait(flavor, isolated.image("raw", "raw"))
     assert server["status"] == "ACTIVE", server.get("fault")
     assert server["OS-EXT-SRV-ATTR:host"] == "iso"
-    assert filter_record(server, "isolate_aggregates")["added"] == []
+    assert filter_record(server, "isolate_aggregates").added == ()
 
 
 def test_image_requiring_the_trait_lands_in_the_isolated_aggregate(isolated: Cloud) -> None:
@@ -123,14 +126,14 @@ def test_aggregate_requiring_two_traits_takes_flavor_and_image_together(
     both = cloud.boot_and_wait(flavor_x, image_y)
     assert both["status"] == "ACTIVE", both.get("fault")
     assert both["OS-EXT-SRV-ATTR:host"] == "plain"
-    assert filter_record(both, "isolate_aggregates")["added"] == []
+    assert filter_record(both, "isolate_aggregates").added == ()
     cloud.ok("PUT", f"/os-services/{_service_id(cloud, 'plain')}", {"status": "disabled"})
     both = cloud.boot_and_wait(flavor_x, image_y)
     assert both["OS-EXT-SRV-ATTR:host"] == "iso"
     # A subset of the aggregate's traits is not enough: "iso" stays closed.
     subset = cloud.boot_and_wait(flavor_x, cloud.image("raw", "raw"))
     no_valid_host(subset)
-    assert filter_record(subset, "isolate_aggregates")["added"] != []
+    assert filter_record(subset, "isolate_aggregates").added != ()
 
 
 def test_disjoint_traits_keep_the_server_out(isolated: Cloud) -> None:
@@ -146,7 +149,7 @@ def test_every_host_isolated_is_no_valid_host(isolated: Cloud) -> None:
     aggregate(isolated, "y-only", ["plain"], {f"trait:{Y}": "required"})
     server = isolated.boot_and_wait(isolated.flavor("small"), isolated.image("raw", "raw"))
     no_valid_host(server)
-    assert len(filter_record(server, "isolate_aggregates")["added"]) == 2
+    assert len(filter_record(server, "isolate_aggregates").added) == 2
     assert isolated.allocations(server["id"]) == {}
 
 
@@ -189,13 +192,14 @@ def test_tenant_aggregate_holds_its_project(make_cloud: Any) -> None:
         mine = boot_as(cloud, USER, flavor, image)
         assert mine["status"] == "ACTIVE", mine.get("fault")
         assert mine["OS-EXT-SRV-ATTR:host"] == "small"
-    added = filter_record(mine, "require_tenant_aggregate")["added"]
-    assert len(added) == 1 and added[0].startswith("member_of:in:")
+    (added,) = filter_record(mine, "require_tenant_aggregate").added
+    assert added.constraint is Constraint.MEMBER_OF
+    assert added.origin == Origin(OriginKind.AGGREGATE_METADATA, "filter_tenant_id*", "project1")
     # A project no aggregate names may go anywhere (the option does not fence hosts).
     other = boot_as(cloud, OTHER, flavor, image)
     assert other["OS-EXT-SRV-ATTR:host"] == "big"
-    assert filter_record(other, "require_tenant_aggregate")["notes"] == [
-        "no aggregate names project project2; any host may take it"]
+    assert filter_record(other, "require_tenant_aggregate").notes == (
+        "no aggregate names project project2; any host may take it",)
 
 
 def test_tenant_aggregate_keys_are_a_prefix(make_cloud: Any) -> None:
@@ -248,7 +252,7 @@ def test_availability_zone_by_the_host_filter_only(make_cloud: Any) -> None:
     assert server["OS-EXT-AZ:availability_zone"] == "az2"
     scheduling = server["moorage:scheduling"]
     # Placement offered every host; the host filter turned "a" away.
-    assert filter_record(server, "map_az_to_placement_aggregate")["ran"] is False
+    assert filter_record(server, "map_az_to_placement_aggregate").ran is False
     assert (scheduling["candidates"], scheduling["hosts_passing_filters"]) == (3, 2)
     assert scheduling["alternates"] == ["c"]
     # Without a zone, "a" (the largest, in the default zone) is fine.
@@ -263,8 +267,9 @@ def test_availability_zone_by_the_placement_query(make_cloud: Any) -> None:
     assert server["status"] == "ACTIVE", server.get("fault")
     assert server["OS-EXT-SRV-ATTR:host"] == "b"
     scheduling = server["moorage:scheduling"]
-    added = filter_record(server, "map_az_to_placement_aggregate")["added"]
-    assert len(added) == 1 and added[0].startswith("member_of:in:")
+    (added,) = filter_record(server, "map_az_to_placement_aggregate").added
+    assert added.constraint is Constraint.MEMBER_OF
+    assert added.origin == Origin(OriginKind.AGGREGATE_METADATA, "availability_zone", "az2")
     # Placement itself offered only the zone's hosts.
     assert (scheduling["candidates"], scheduling["hosts_passing_filters"]) == (2, 2)
 

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from moorage import __version__ as MOORAGE_VERSION
-from moorage.virt.traits import OS_TRAITS_VERSION
+from moorage.model.vocabulary import OS_TRAITS_VERSION
 from tests.functional.cli.test_compute_api_cli import failed
 from tests.functional.cli.test_compute_server_cli import Moorage, moorage, ok
 from tests.functional.servers.conftest import Cloud, fake_host

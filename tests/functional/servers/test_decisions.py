@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from moorage.scheduler.filter_records import Constraint, FilterRecord
 from tests.functional.servers.conftest import fake_host
 
 QCOW2 = "COMPUTE_IMAGE_TYPE_QCOW2"
@@ -107,8 +108,10 @@ def test_a_boot_records_its_decisions(cloud: Any) -> None:
     assert decisions["chosen"] == server["OS-EXT-SRV-ATTR:host"] == "big"
     assert _exclusion(decisions, QCOW2)["hosts"] == ["v1"]
     assert decisions["passing"] == 3 and decisions["weighed"][0]["host"] == "big"
-    added = {f["name"]: f["added"] for f in server["moorage:scheduling"]["filters"]}
-    assert added["require_image_type_support"] == [f"root_required:{QCOW2}"]
+    added = {f["name"]: FilterRecord.from_json(f).added
+             for f in server["moorage:scheduling"]["filters"]}
+    assert [(a.constraint, a.names) for a in added["require_image_type_support"]] == [
+        (Constraint.ROOT_REQUIRED, (QCOW2,))]
 
 
 def test_the_dry_run_matches_the_boot_that_follows(cloud: Any) -> None:
@@ -120,8 +123,9 @@ def test_the_dry_run_matches_the_boot_that_follows(cloud: Any) -> None:
     assert plan["schedulable"] is True and plan["operation"] == "build"
     assert cloud.ok("GET", "/servers")["servers"] == before  # nothing written
     assert _used(cloud) == 0  # nothing claimed
-    added = {f["name"]: f["added"] for f in plan["filters"] if f["ran"]}
-    assert added["require_image_type_support"] == [f"root_required:{QCOW2}"]
+    added = {f["name"]: FilterRecord.from_json(f).added for f in plan["filters"] if f["ran"]}
+    assert [(a.constraint, a.names) for a in added["require_image_type_support"]] == [
+        (Constraint.ROOT_REQUIRED, (QCOW2,))]
     server = cloud.boot_and_wait(flavor, image)
     assert server["OS-EXT-SRV-ATTR:host"] == plan["host"] == "big"
     assert plan["decisions"]["weighed"] == server["moorage:scheduling"]["decisions"][

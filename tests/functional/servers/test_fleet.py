@@ -8,8 +8,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from moorage.compute.provider_tree import provider_uuid
-from moorage.run.description import HostGroup, fake_options
+from moorage.placement.provider_names import provider_uuid
+from moorage.run.description import HostGroup
+from moorage.run.host_plans import fake_options
 from tests.functional.servers.conftest import Cloud, HostSpec
 
 E1000 = "COMPUTE_NET_VIF_MODEL_E1000"

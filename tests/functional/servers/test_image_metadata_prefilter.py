@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moorage.scheduler.filter_records import Constraint, FilterRecord, Origin, OriginKind
 from moorage.scheduler.manager import Scheduler
 from tests.functional.servers.conftest import fake_host
 
@@ -46,10 +47,13 @@ def test_prefilter_on_sends_e1000_only_to_capable_host(make_cloud: Any) -> None:
         assert server["status"] == "ACTIVE", server.get("fault")
         assert server["OS-EXT-SRV-ATTR:host"] == "small"
         assert cloud.spawn_attempts(server) == ["small"]
-        record = {f["name"]: f for f in server["moorage:scheduling"]["filters"]}
-        assert record["transform_image_metadata"]["ran"] is True
-        assert f"root_required:{E1000} (hw_vif_model=e1000)" in record[
-            "transform_image_metadata"]["added"]
+        record = {f["name"]: FilterRecord.from_json(f)
+                  for f in server["moorage:scheduling"]["filters"]}
+        assert record["transform_image_metadata"].ran is True
+        assert [(a.constraint, a.names, a.origin) for a in record[
+            "transform_image_metadata"].added] == [
+            (Constraint.ROOT_REQUIRED, (E1000,),
+             Origin(OriginKind.IMAGE_PROPERTY, "hw_vif_model", "e1000"))]
     # A virtio image still goes to the big hosts.
     plain = cloud.boot_and_wait(flavor, cloud.image("plain", "raw"))
     assert plain["OS-EXT-SRV-ATTR:host"] in ("big1", "big2")

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from moorage.scheduler.filter_records import Constraint, FilterRecord, Origin, OriginKind
 from tests.functional.servers.conftest import HostSpec, fake_host
 
 
@@ -34,10 +35,13 @@ def test_vmdk_reaches_only_vmware(filtered: Any) -> None:
     assert server["status"] == "ACTIVE", server.get("fault")
     assert server["OS-EXT-SRV-ATTR:host"] == "vcenter"
     assert filtered.spawn_attempts(server) == ["vcenter"]
-    record = {f["name"]: f for f in server["moorage:scheduling"]["filters"]}
-    assert record["require_image_type_support"]["ran"] is True
-    assert any("COMPUTE_IMAGE_TYPE_VMDK" in a
-               for a in record["require_image_type_support"]["added"])
+    record = {f["name"]: FilterRecord.from_json(f)
+              for f in server["moorage:scheduling"]["filters"]}
+    assert record["require_image_type_support"].ran is True
+    assert [(a.constraint, a.names, a.origin)
+            for a in record["require_image_type_support"].added] == [
+        (Constraint.ROOT_REQUIRED, ("COMPUTE_IMAGE_TYPE_VMDK",),
+         Origin(OriginKind.IMAGE, "disk_format", "vmdk"))]
 
 
 def test_qcow2_never_lands_on_raw_only_ceph(filtered: Any) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from lxml import etree
 
+from moorage.scheduler.filter_records import FilterRecord
 from moorage.virt.libvirt import host as libvirt_host
 from tests.functional.servers.conftest import Cloud, HostSpec, fake_host
 
@@ -128,9 +129,10 @@ def test_igb_with_the_prefilter_on_and_only_the_libvirt_host_is_no_valid_host(
     assert cloud.spawn_attempts(server) == []  # placement said no: QEMU never asked
     assert server["id"] not in cloud.guests(KVM)
     assert cloud.allocations(server["id"]) == {}
-    record = {f["name"]: f for f in server["moorage:scheduling"]["filters"]}
-    assert f"root_required:{IGB} (hw_vif_model=igb)" in record[
-        "transform_image_metadata"]["added"]
+    record = {f["name"]: FilterRecord.from_json(f)
+              for f in server["moorage:scheduling"]["filters"]}
+    assert [(a.names, a.origin.setting) for a in record["transform_image_metadata"].added] == [
+        ((IGB,), "hw_vif_model=igb")]
 
 
 def test_igb_with_the_prefilter_off_fails_late_on_libvirt_and_reschedules(

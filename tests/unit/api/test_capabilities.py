@@ -18,10 +18,10 @@ from moorage.api.capabilities.census import (
     host_offers,
 )
 from moorage.api.handlers.capabilities import prefers_html
+from moorage.model import vocabulary
 from moorage.model.image import parse_properties
 from moorage.placement.client import Candidates, ProviderSummary
 from moorage.scheduler.request_filters import image_metadata_traits
-from moorage.virt import traits
 
 NODE_A, NODE_B, NODE_C = "aaaaaaaa-0000-0000-0000-000000000001", \
     "bbbbbbbb-0000-0000-0000-000000000002", "cccccccc-0000-0000-0000-000000000003"
@@ -47,7 +47,7 @@ def test_labels_come_from_the_trait_names(trait: str, label: str) -> None:
 
 def test_families_are_os_traits_prefixes() -> None:
     members = [family.members for family in families.FAMILIES]
-    assert all(m and m <= traits.KNOWN for m in members)
+    assert all(m and m <= vocabulary.KNOWN for m in members)
     assert sum(len(m) for m in members) == len(frozenset().union(*members)), "overlap"
     assert families.family_of("COMPUTE_NET_VIF_MODEL_E1000").key == "nic_models"  # type: ignore[union-attr]
     assert families.family_of(os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT).key == "firmware"  # type: ignore[union-attr]
@@ -66,7 +66,7 @@ def test_property_table_is_the_request_filters_translation() -> None:
                 found = image_metadata_traits(parse_properties({name: row.value})).traits
                 expected = next(iter(found), None)  # type: ignore[assignment]
             assert row.trait == expected, (name, row.value)
-            assert row.trait is None or row.trait in traits.KNOWN
+            assert row.trait is None or row.trait in vocabulary.KNOWN
     vif = {r.value: r.trait for r in table["hw_vif_model"]}
     assert vif["e1000"] == "COMPUTE_NET_VIF_MODEL_E1000"
     assert {r.value: r.trait for r in table["hw_architecture"]}["armv7l"] is None
@@ -120,7 +120,7 @@ def test_below_the_floor_reads_as_not_offered() -> None:
     assert disk.checked_by is catalogue.CheckedBy.HOST
 
 
-@given(st.dictionaries(st.sampled_from(sorted(traits.KNOWN)), st.integers(1, 6)),
+@given(st.dictionaries(st.sampled_from(sorted(vocabulary.KNOWN)), st.integers(1, 6)),
        st.integers(1, 5))
 def test_no_count_below_the_floor_is_ever_shown(counts: dict[str, int], floor: int) -> None:
     shown = catalogue.to_json(catalogue.build(

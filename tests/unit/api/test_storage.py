@@ -17,11 +17,11 @@ from moorage.api.lookups import Definitions
 from moorage.api.storage import aggregates, catalog_state, flavors, migration, services
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
-from moorage.compute.provider_tree import provider_uuid
 from moorage.db.database import Database
 from moorage.lifecycle.states import ServerStatus
 from moorage.lifecycle.store import instances_by_host
 from moorage.model.flavor import Flavor
+from moorage.placement.provider_names import provider_uuid
 from tests.lifecycle_paths import bring
 
 

@@ -28,12 +28,25 @@ from tests.cli_runner import run_moorage
 SCHEDULING: Json = {
     "filters": [
         {"name": "compute_status_filter", "ran": True,
-         "added": ["!COMPUTE_STATUS_DISABLED"], "notes": []},
+         "added": [{"constraint": "root_forbidden", "names": ["COMPUTE_STATUS_DISABLED"],
+                    "origin": {"kind": "request_filter", "name": "compute_status_filter"},
+                    "why": "no disabled host"}], "notes": []},
         {"name": "transform_image_metadata", "ran": True,
-         "added": ["COMPUTE_NET_VIF_MODEL_E1000"],
+         "added": [{"constraint": "root_required", "names": ["COMPUTE_NET_VIF_MODEL_E1000"],
+                    "origin": {"kind": "image_property", "name": "hw_vif_model",
+                               "value": "e1000"},
+                    "why": "the host must offer what the image asks for"}],
          "notes": ["hw_video_model=gop has no trait: not filtered on"]},
         {"name": "require_image_type_support", "ran": False, "added": [], "notes": []},
         {"name": "isolate_aggregates", "ran": True, "added": [], "notes": []},
+        # as rows stored before the records were typed
+        {"name": "map_az_to_placement_aggregate", "ran": True,
+         "added": ["member_of:in:a1,a2"], "notes": []},
+        {"name": "transform_image_metadata", "ran": True,
+         "added": ["root_required:COMPUTE_GRAPHICS_MODEL_QXL (hw_video_model=qxl)"],
+         "notes": []},
+        # neither form: shown as given
+        {"name": "odd", "ran": True, "added": ["?"]},
     ],
     "candidates": 3,
     "attempts": [
@@ -49,11 +62,17 @@ FAULT: Json = {"code": 500, "message": "Exceeded maximum number of retries.",
 def test_filter_lines() -> None:
     lines = [filter_line(f) for f in SCHEDULING["filters"]]
     assert lines == [
-        "compute_status_filter: added !COMPUTE_STATUS_DISABLED",
-        "transform_image_metadata: added COMPUTE_NET_VIF_MODEL_E1000; "
+        "compute_status_filter: forbidden host trait COMPUTE_STATUS_DISABLED "
+        "(no disabled host)",
+        "transform_image_metadata: required host trait COMPUTE_NET_VIF_MODEL_E1000 "
+        "(image property hw_vif_model=e1000); "
         "note: hw_video_model=gop has no trait: not filtered on",
         "require_image_type_support: off",
         "isolate_aggregates: ran, added nothing",
+        "map_az_to_placement_aggregate: in one of aggregates a1, a2",
+        "transform_image_metadata: required host trait COMPUTE_GRAPHICS_MODEL_QXL "
+        "(image property hw_video_model=qxl)",
+        'odd: {"added": ["?"], "name": "odd", "ran": true}',
     ]
 
 
@@ -211,7 +230,8 @@ def test_server_show_table(fake_api: Callable[[list[Json]], None],
     assert code == 0
     assert "| fault             | 500: Exceeded maximum number of retries." in out
     assert "|                   |   reason: MaxRetriesExceeded" in out
-    assert "transform_image_metadata: added COMPUTE_NET_VIF_MODEL_E1000; note:" in out
+    assert ("transform_image_metadata: required host trait COMPUTE_NET_VIF_MODEL_E1000 "
+            "(image property hw_vif_model=e1000); note:") in out
     assert "2. kvm-2: ok" in out
     assert "| image             | N/A (booted from volume)" in out
     assert "| flavor            | small" in out

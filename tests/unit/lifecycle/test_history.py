@@ -21,7 +21,14 @@ from moorage.lifecycle.history import (
 from moorage.model.disclosure import host_fields
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import Decisions, Exclusion, for_user
-from moorage.scheduler.types import FilterRecord, Rejection, Unschedulable
+from moorage.scheduler.filter_records import (
+    Addition,
+    Constraint,
+    FilterRecord,
+    Origin,
+    OriginKind,
+)
+from moorage.scheduler.types import Rejection, Unschedulable
 
 UUID = "6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"
 CREATED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -32,6 +39,9 @@ def failed(host: str, kind: str = "UnsupportedHardware", detail: str = "no e1000
     return history.attempt_failed(host, host, kind, detail, feature)
 
 
+E1000_RECORD = FilterRecord("transform_image_metadata", True, (Addition(
+    Constraint.ROOT_REQUIRED, ("COMPUTE_NET_VIF_MODEL_E1000",),
+    Origin(OriginKind.IMAGE_PROPERTY, "hw_vif_model", "e1000")),))
 DEFINE_ERROR = ("SpawnFailed", "libvirt refused the domain on kvm1 (10.1.2.3)", None)
 
 
@@ -100,7 +110,7 @@ def _unschedulable(**fields: object) -> Unschedulable:
 
 
 def test_no_valid_host_keeps_the_schedulers_record_and_its_users_reason() -> None:
-    why = _unschedulable(filters=(FilterRecord("transform_image_metadata", True, ("x",)),),
+    why = _unschedulable(filters=(E1000_RECORD,),
                          candidates=3, missing_traits=("X",), providers=("p1",))
     fault = history.no_valid_host(why.reason, why)
     stored = fault.to_json()
@@ -248,7 +258,7 @@ def _record() -> SchedulingRecord:
     decisions = Decisions(hosts=3, chosen="h2", alternates=["h3"])
     decisions.exclude(Exclusion("placement", "required trait X", "X", 1, 3, hosts=("h1",)))
     return SchedulingRecord(
-        "resize", (FilterRecord("f", True, ("root_required:X",)),), candidates=2,
+        "resize", (E1000_RECORD,), candidates=2,
         hosts_passing_filters=2, alternates=("h3",), decisions=decisions,
         error="spawn on h2 failed", error_for_user="spawn failed", seconds=0.25,
         attempts=(failed("h2"),),

@@ -8,7 +8,14 @@ from moorage.lifecycle.specs import request_spec, scheduling_record
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
-from moorage.scheduler.types import Destination, FilterRecord, Selection, filter_records_json
+from moorage.scheduler.filter_records import (
+    Addition,
+    Constraint,
+    FilterRecord,
+    Origin,
+    OriginKind,
+)
+from moorage.scheduler.types import Destination, Selection
 
 UUID = "6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"
 SMALL = Flavor("small", 1, 512, root_gb=1)
@@ -57,31 +64,21 @@ def test_request_specs_are_fresh_each_time() -> None:
     assert second.root_required == set() and second.filter_records == []
 
 
-def test_filter_records_json() -> None:
-    records = [FilterRecord("compute_status_filter", True,
-                            ("root_forbidden:COMPUTE_STATUS_DISABLED",)),
-               FilterRecord("transform_image_metadata", False),
-               FilterRecord("map_az_to_placement_aggregate", True, (), ("no zone",))]
-    assert filter_records_json(records) == [
-        {"name": "compute_status_filter", "ran": True,
-         "added": ["root_forbidden:COMPUTE_STATUS_DISABLED"], "notes": []},
-        {"name": "transform_image_metadata", "ran": False, "added": [], "notes": []},
-        {"name": "map_az_to_placement_aggregate", "ran": True, "added": [],
-         "notes": ["no zone"]},
-    ]
-
-
 def test_scheduling_record_of_a_selection() -> None:
     spec = request_spec(record())
-    spec.filter_records.append(FilterRecord("compute_status_filter", True, ("a",)))
+    spec.filter_records.append(FilterRecord("compute_status_filter", True, (Addition(
+        Constraint.ROOT_FORBIDDEN, ("COMPUTE_STATUS_DISABLED",),
+        Origin(OriginKind.REQUEST_FILTER, "compute_status_filter"), "no disabled host"),)))
     decisions = Decisions(hosts=9, candidates=5, passing=3, chosen="h1",
                           alternates=["h2", "h3"])
     selection = Selection(destination("h1"), [destination("h2"), destination("h3")],
                           candidates=5, hosts_passing_filters=3, decisions=decisions)
     assert scheduling_record(spec, "build", selection).to_json() == {
         "operation": "build",
-        "filters": [{"name": "compute_status_filter", "ran": True, "added": ["a"],
-                     "notes": []}],
+        "filters": [{"name": "compute_status_filter", "ran": True, "added": [{
+            "constraint": "root_forbidden", "names": ["COMPUTE_STATUS_DISABLED"],
+            "origin": {"kind": "request_filter", "name": "compute_status_filter"},
+            "why": "no disabled host"}], "notes": []}],
         "candidates": 5,
         "hosts_passing_filters": 3,
         "alternates": ["h2", "h3"],

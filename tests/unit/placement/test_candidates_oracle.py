@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import uuid as uuidlib
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.engine.candidates import Candidates, find_candidates
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.engine.request import CandidateRequest, Candidates, RequestGroup
+from moorage.placement.engine.request import CandidateRequest, RequestGroup
 from moorage.placement.storage.records import Inventory
 from tests.unit.placement.oracle import SHARING, Cloud, Key, Provider, oracle
 
@@ -184,8 +184,26 @@ def test_limit_returns_a_subset_of_the_right_size(
     assert set(randomized) <= expected
 
 
+# in_tree naming a sharing provider: a suffixed group may be served by that lender
+# for a host it shares with, so in_tree alone does not exclude the host.
+_LENT_IN_TREE = (
+    Cloud([
+        Provider(uuid=str(uuidlib.UUID(int=1000)), aggregates=frozenset(AGGREGATES[:1]),
+                 inventories={"VCPU": Inventory(4, 0, 1, 4, 1, 1.0)}),
+        Provider(uuid=str(uuidlib.UUID(int=9000)), aggregates=frozenset(AGGREGATES[:1]),
+                 inventories={"DISK_GB": Inventory(4, 0, 1, 4, 1, 1.0)},
+                 traits=frozenset([SHARING])),
+    ]),
+    CandidateRequest(groups=(
+        RequestGroup(resources={"VCPU": 1}),
+        RequestGroup(suffix="1", resources={"DISK_GB": 1}, in_tree=str(uuidlib.UUID(int=9000))),
+    )),
+)
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
+@example(_LENT_IN_TREE)
 def test_explanation_is_consistent_with_the_candidates(
         scenario: tuple[Cloud, CandidateRequest]) -> None:
     """Every host that offers a candidate is counted viable and satisfies each

@@ -19,11 +19,11 @@ from moorage.run.description import (
     backend_image_types,
     boots,
     flavor_json,
-    host_plans,
     image_json,
     load_cloud,
     with_seed,
 )
+from moorage.run.host_plans import host_plans
 
 # A valid small cloud; the bad-input cases below each change one line of it.
 GOOD = """\

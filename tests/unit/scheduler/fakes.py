@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 from oslo_config import cfg
 
-from moorage.compute.provider_tree import provider_uuid as _provider_uuid
 from moorage.conf import load_config
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
+from moorage.placement.provider_names import provider_uuid as _provider_uuid
 from moorage.scheduler.types import Aggregate, HostInfo, Liveness, RequestSpec
 
 INSTANCE = "0b1c2d3e-4f50-4a61-8b72-9c8d7e6f5a41"

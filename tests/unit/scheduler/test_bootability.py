@@ -8,10 +8,10 @@ from collections.abc import Mapping
 import pytest
 
 from moorage.model.image import Image
+from moorage.model.vocabulary import Prefilter
 from moorage.scheduler.bootability import (
     PREFILTERS,
     HostTraits,
-    Prefilter,
     Requirement,
     assess,
     configured_prefilters,
@@ -22,6 +22,7 @@ from moorage.scheduler.bootability import (
     unbootable_reason,
     unreported_families,
 )
+from moorage.scheduler.filter_records import Origin, OriginKind
 from tests.unit.scheduler.fakes import conf
 
 META, TYPE = Prefilter.IMAGE_METADATA, Prefilter.IMAGE_TYPE
@@ -159,11 +160,19 @@ def test_requirements_say_where_each_trait_comes_from() -> None:
     found = image_requirements(image("vmdk", hw_vif_model="VirtualE1000",
                                      hw_disk_bus="sata", trait__HW_CPU_X86_AVX2="required"))
     assert found == (
-        Requirement("COMPUTE_IMAGE_TYPE_VMDK", "disk_format=vmdk", TYPE),
-        Requirement("COMPUTE_STORAGE_BUS_SATA", "hw_disk_bus=sata", META),
-        Requirement("COMPUTE_NET_VIF_MODEL_E1000", "hw_vif_model=e1000", META),
-        Requirement("HW_CPU_X86_AVX2", "trait:HW_CPU_X86_AVX2=required", None),
+        Requirement("COMPUTE_IMAGE_TYPE_VMDK", Origin(OriginKind.IMAGE, "disk_format", "vmdk"),
+                    TYPE),
+        Requirement("COMPUTE_STORAGE_BUS_SATA",
+                    Origin(OriginKind.IMAGE_PROPERTY, "hw_disk_bus", "sata"), META),
+        Requirement("COMPUTE_NET_VIF_MODEL_E1000",
+                    Origin(OriginKind.IMAGE_PROPERTY, "hw_vif_model", "e1000"), META),
+        Requirement("HW_CPU_X86_AVX2",
+                    Origin(OriginKind.IMAGE_PROPERTY, "trait:HW_CPU_X86_AVX2", "required"), None),
     )
+    assert [str(r) for r in found] == [
+        "COMPUTE_IMAGE_TYPE_VMDK (disk_format=vmdk)", "COMPUTE_STORAGE_BUS_SATA (hw_disk_bus=sata)",
+        "COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)",
+        "HW_CPU_X86_AVX2 (trait:HW_CPU_X86_AVX2=required)"]
     assert [r.family for r in found] == [
         "COMPUTE_IMAGE_TYPE", "COMPUTE_STORAGE_BUS", "COMPUTE_NET_VIF_MODEL", None]
 

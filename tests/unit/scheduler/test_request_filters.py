@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import pytest
 
+from moorage.model import vocabulary
 from moorage.model.image import ImageProperties, parse_properties
+from moorage.scheduler.filter_records import Addition, Constraint, Origin, OriginKind
 from moorage.scheduler.request_filters import (
     ALL_REQUEST_FILTERS,
     UNTRANSLATED_PROPERTIES,
     FilterContext,
+    RequestFilter,
     RequestFilterFailed,
     compute_status_filter,
     image_metadata_traits,
@@ -20,8 +23,7 @@ from moorage.scheduler.request_filters import (
     require_tenant_aggregate,
     transform_image_metadata,
 )
-from moorage.scheduler.types import Aggregate
-from moorage.virt import traits
+from moorage.scheduler.types import Aggregate, RequestSpec
 from tests.unit.scheduler.fakes import FakeCatalog, conf, spec
 
 
@@ -50,7 +52,8 @@ def ctx(catalog: FakeCatalog | None = None, /, **options: object) -> FilterConte
 def test_property_becomes_trait(prop: str, value: str, trait: str) -> None:
     translation = image_metadata_traits(parse_properties({prop: value}))
     assert set(translation.traits) == {trait}
-    assert translation.traits[trait].startswith(f"{prop}=")
+    origin = translation.traits[trait]
+    assert (origin.kind, origin.name) == (OriginKind.IMAGE_PROPERTY, prop)
     assert translation.notes == ()
 
 
@@ -79,7 +82,7 @@ def test_hypervisor_type_and_vm_mode_are_noted_for_want_of_traits(
                                                           "hw_vif_model": "e1000"}))
     assert set(translation.traits) == {"COMPUTE_NET_VIF_MODEL_E1000"}
     assert translation.notes == (
-        f"{prop}={value}: os-traits {traits.OS_TRAITS_VERSION} has no {family}_* traits, so "
+        f"{prop}={value}: os-traits {vocabulary.OS_TRAITS_VERSION} has no {family}_* traits, so "
         "placement cannot check it; ImagePropertiesFilter checks it among the candidates",)
 
 
@@ -87,7 +90,7 @@ def test_os_traits_still_has_no_hypervisor_or_vm_mode_traits() -> None:
     """When os-traits names them, these properties become prefilter traits: this fails
     until the request filter translates them."""
     for _names, family in UNTRANSLATED_PROPERTIES:
-        assert traits.family(family) == frozenset(), family
+        assert vocabulary.family(family) == frozenset(), family
 
 
 def test_unset_properties_add_nothing() -> None:
@@ -106,7 +109,9 @@ def test_transform_image_metadata_on() -> None:
     record = transform_image_metadata(s, ctx(scheduler__image_metadata_prefilter=True))
     assert record.ran
     assert s.root_required == {"COMPUTE_NET_VIF_MODEL_E1000", "COMPUTE_STORAGE_BUS_SATA"}
-    assert "root_required:COMPUTE_NET_VIF_MODEL_E1000 (hw_vif_model=e1000)" in record.added
+    assert Addition(Constraint.ROOT_REQUIRED, ("COMPUTE_NET_VIF_MODEL_E1000",),
+                    Origin(OriginKind.IMAGE_PROPERTY, "hw_vif_model", "e1000"),
+                    "the host must offer what the image asks for") in record.added
     assert len(record.notes) == 1 and "armv7l" in record.notes[0]
 
 
@@ -136,7 +141,10 @@ def test_require_image_type_support_on() -> None:
     record = require_image_type_support(
         s, ctx(scheduler__query_placement_for_image_type_support=True))
     assert s.root_required == {"COMPUTE_IMAGE_TYPE_VMDK"}
-    assert record.added == ("root_required:COMPUTE_IMAGE_TYPE_VMDK",)
+    assert record.added == (Addition(
+        Constraint.ROOT_REQUIRED, ("COMPUTE_IMAGE_TYPE_VMDK",),
+        Origin(OriginKind.IMAGE, "disk_format", "vmdk"),
+        "the host must read the image's disk format"),)
 
 
 def test_require_image_type_support_skips_volume_backed() -> None:
@@ -175,7 +183,8 @@ def test_tenant_aggregates_limit_the_project() -> None:
     record = require_tenant_aggregate(
         s, ctx(catalog, scheduler__limit_tenants_to_placement_aggregate=True))
     assert s.member_of == [frozenset({"a1", "a2"})]
-    assert record.added == ("member_of:in:a1,a2",)
+    assert [(a.constraint, a.names) for a in record.added] == [
+        (Constraint.MEMBER_OF, ("a1", "a2"))]
 
 
 def test_tenant_without_aggregate() -> None:
@@ -246,3 +255,68 @@ def test_process_records_a_failing_filter() -> None:
             scheduler__placement_aggregate_required_for_tenants=True))
     assert s.filter_records[-1].name == "require_tenant_aggregate"
     assert s.filter_records[-1].notes
+
+
+# -- what each filter records: the constraint, from which origin, and why ----------------
+TENANTS = FakeCatalog(aggregate_list=[agg("a2", {"filter_tenant_id2": "project-a"}),
+                                      agg("a1", {"filter_tenant_id": "project-a"})])
+ZONES = FakeCatalog(aggregate_list=[agg("a1", zone="az1"), agg("a3", zone="az2")])
+ISOLATED = FakeCatalog(aggregate_list=[
+    agg("gpu", {"trait:CUSTOM_GPU": "required"}),
+    agg("fast", {"trait:CUSTOM_SSD": "required", "trait:CUSTOM_FAST": "required"})])
+ON = {"scheduler__limit_tenants_to_placement_aggregate": True,
+      "scheduler__query_placement_for_image_type_support": True,
+      "scheduler__enable_isolated_aggregate_filtering": True,
+      "scheduler__image_metadata_prefilter": True}
+RECORDS: list[tuple[RequestSpec, FakeCatalog, list[tuple[Constraint, tuple[str, ...], Origin,
+                                                         str]]]] = [
+    (spec(), TENANTS, [(Constraint.MEMBER_OF, ("a1", "a2"),
+                        Origin(OriginKind.AGGREGATE_METADATA, "filter_tenant_id*", "project-a"),
+                        "the aggregates that admit the project")]),
+    (spec(availability_zone="az1"), ZONES, [
+        (Constraint.MEMBER_OF, ("a1",),
+         Origin(OriginKind.AGGREGATE_METADATA, "availability_zone", "az1"),
+         "the requested availability zone")]),
+    (spec(disk_format="raw"), FakeCatalog(), [
+        (Constraint.ROOT_REQUIRED, ("COMPUTE_IMAGE_TYPE_RAW",),
+         Origin(OriginKind.IMAGE, "disk_format", "raw"),
+         "the host must read the image's disk format")]),
+    (spec(), FakeCatalog(), [
+        (Constraint.ROOT_FORBIDDEN, ("COMPUTE_STATUS_DISABLED",),
+         Origin(OriginKind.REQUEST_FILTER, "compute_status_filter"), "no disabled host")]),
+    (spec(extra_specs={"trait:CUSTOM_FAST": "required"}), ISOLATED, [
+        (Constraint.FORBIDDEN_AGGREGATES, ("fast",),
+         Origin(OriginKind.AGGREGATE_METADATA, "trait:CUSTOM_SSD", "required"),
+         "reserved for servers that require CUSTOM_SSD"),
+        (Constraint.FORBIDDEN_AGGREGATES, ("gpu",),
+         Origin(OriginKind.AGGREGATE_METADATA, "trait:CUSTOM_GPU", "required"),
+         "reserved for servers that require CUSTOM_GPU")]),
+    (spec(properties={"hw_vif_model": "VirtualE1000", "hw_architecture": "x86_64"}),
+     FakeCatalog(), [
+         (Constraint.ROOT_REQUIRED, ("COMPUTE_NET_VIF_MODEL_E1000",),
+          Origin(OriginKind.IMAGE_PROPERTY, "hw_vif_model", "e1000"),
+          "the host must offer what the image asks for"),
+         (Constraint.ROOT_REQUIRED, ("HW_ARCH_X86_64",),
+          Origin(OriginKind.IMAGE_PROPERTY, "hw_architecture", "x86_64"),
+          "the host must offer what the image asks for")]),
+]
+
+
+@pytest.mark.parametrize(("request_filter", "case"),
+                         list(zip(ALL_REQUEST_FILTERS, RECORDS, strict=True)),
+                         ids=[f.__name__ for f in ALL_REQUEST_FILTERS])
+def test_each_filter_records_what_from_where_and_why(
+        request_filter: RequestFilter, case: tuple[RequestSpec, FakeCatalog, list[
+            tuple[Constraint, tuple[str, ...], Origin, str]]]) -> None:
+    s, catalog, expected = case
+    record = request_filter(s, ctx(catalog, **ON))
+    assert record.name == request_filter.__name__ and record.ran
+    assert [(a.constraint, a.names, a.origin, a.why) for a in record.added] == expected
+
+
+def test_isolation_names_every_trait_the_request_lacks() -> None:
+    (addition,) = isolate_aggregates(spec(), ctx(FakeCatalog(aggregate_list=[
+        agg("fast", {"trait:CUSTOM_SSD": "required", "trait:CUSTOM_FAST": "required"})]),
+        scheduler__enable_isolated_aggregate_filtering=True)).added
+    assert addition.why == "reserved for servers that require CUSTOM_FAST, CUSTOM_SSD"
+    assert addition.origin.setting == "trait:CUSTOM_FAST=required"

@@ -9,12 +9,12 @@ import pytest
 
 from moorage.model.flavor import Flavor
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import UnknownTrait
 from moorage.virt.capabilities import UnknownCapability
 from moorage.virt.driver import Guest, UnsupportedHardware
 from moorage.virt.fake import UPSTREAM_CAPABILITIES, FakeChild, FakeDriver, FakeHost, RunRule
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
-from moorage.virt.traits import UnknownTrait
 from tests.unit.virt.builders import by_trait, config, guest
 
 RAW, VHD, QCOW2 = (os_traits.COMPUTE_IMAGE_TYPE_RAW, os_traits.COMPUTE_IMAGE_TYPE_VHD,

@@ -9,12 +9,12 @@ import os_traits
 import pytest
 
 from moorage.model.inventory import Inventory
+from moorage.model.vocabulary import UnknownTrait
 from moorage.virt.driver import HypervisorUnavailable, UnsupportedHardware
 from moorage.virt.ironic.driver import IronicDriver, resource_class_name
 from moorage.virt.ironic.simulator import IronicSimulator, SimulatedNode
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
-from moorage.virt.traits import UnknownTrait
 from tests.unit.virt.builders import config, guest
 
 GOLD = "1b0c6d1e-0000-4000-8000-000000000001"

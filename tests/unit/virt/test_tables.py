@@ -11,8 +11,8 @@ from collections.abc import Iterable
 import os_traits
 import pytest
 
+from moorage.model import vocabulary
 from moorage.model.image import DISK_BUSES, SCSI_MODELS, VIF_MODELS
-from moorage.virt import traits
 from moorage.virt.capabilities import (
     CAPABILITY_TRAITS,
     IMAGE_TYPES,
@@ -35,7 +35,7 @@ CAPABILITY_TABLES = {
 
 
 def unknown(names: Iterable[str]) -> set[str]:
-    return {n for n in names if n not in OS_TRAITS and not traits.is_custom(n)}
+    return {n for n in names if n not in OS_TRAITS and not vocabulary.is_custom(n)}
 
 
 def test_the_shared_capability_table_names_only_os_traits() -> None:
@@ -71,8 +71,8 @@ def test_vmware_device_tables_name_only_os_traits_and_image_vocabulary() -> None
     assert {bus for bus, _ in vmware.CONTROLLER_BUS.values()} <= set(DISK_BUSES)
     assert {m for _, m in vmware.CONTROLLER_BUS.values() if m} <= set(SCSI_MODELS)
     # every NIC model and disk bus an image can ask for has its trait
-    assert unknown(traits.trait_name(traits.VIF_MODEL, m) for m in VIF_MODELS) == set()
-    assert unknown(traits.trait_name(traits.STORAGE_BUS, b) for b in DISK_BUSES) == set()
+    assert unknown(vocabulary.trait_name(vocabulary.VIF_MODEL, m) for m in VIF_MODELS) == set()
+    assert unknown(vocabulary.trait_name(vocabulary.STORAGE_BUS, b) for b in DISK_BUSES) == set()
 
 
 def all_reports() -> dict[str, list[str]]:
@@ -100,6 +100,6 @@ def test_every_reported_trait_is_in_os_traits(driver: str) -> None:
 def test_a_table_drifting_from_os_traits_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     # As if os-traits no longer had VMXNET3: the VMware driver refuses to report
     # instead of dropping the name.
-    monkeypatch.setattr(traits, "KNOWN", traits.KNOWN - {"COMPUTE_NET_VIF_MODEL_VMXNET3"})
-    with pytest.raises(traits.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_VMXNET3"):
+    monkeypatch.setattr(vocabulary, "KNOWN", vocabulary.KNOWN - {"COMPUTE_NET_VIF_MODEL_VMXNET3"})
+    with pytest.raises(vocabulary.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_VMXNET3"):
         all_reports()

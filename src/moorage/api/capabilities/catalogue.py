@@ -17,6 +17,7 @@ from typing import Any
 
 from moorage.api.capabilities import families, properties
 from moorage.api.capabilities.census import RESOURCES, Census
+from moorage.model.vocabulary import PROPERTY_FAMILIES, Prefilter
 
 
 class Availability(enum.StrEnum):
@@ -99,13 +100,10 @@ def build(census: Census, floor: int, prefiltered: frozenset[str]) -> Catalogue:
 def prefiltered_properties(image_type_filter: bool, image_metadata_filter: bool
                            ) -> frozenset[str]:
     """The properties placement checks, given the two prefilter options."""
-    names: set[str] = set()
-    if image_type_filter:
-        names.add(properties.DISK_FORMAT)
-    if image_metadata_filter:
-        names.update(name for name, _ in properties.requirements()
-                     if name != properties.DISK_FORMAT)
-    return frozenset(names)
+    on = {Prefilter.IMAGE_TYPE: image_type_filter,
+          Prefilter.IMAGE_METADATA: image_metadata_filter}
+    return frozenset(named.name for named in PROPERTY_FAMILIES
+                     if named.prefilter is not None and on[named.prefilter])
 
 
 def to_json(catalogue: Catalogue) -> dict[str, Any]:

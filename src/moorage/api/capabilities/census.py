@@ -23,11 +23,11 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 
-from moorage.compute.provider_tree import provider_uuid
+from moorage.model import vocabulary
 from moorage.placement.client import Candidates, PlacementClient
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.request_filters import STATUS_DISABLED
 from moorage.scheduler.types import Catalog
-from moorage.virt import traits
 
 # The resources whose free amounts are shown, in this order.
 RESOURCES = ("VCPU", "MEMORY_MB", "DISK_GB")
@@ -82,7 +82,7 @@ def census(offers: Iterable[HostOffer]) -> dict[str, TraitOffer]:
     free: dict[str, dict[str, int]] = {}
     for offer in offers:
         for trait in offer.traits:
-            if traits.is_custom(trait):
+            if vocabulary.is_custom(trait):
                 continue
             hosts[trait] = hosts.get(trait, 0) + 1
             summed = free.setdefault(trait, dict.fromkeys(RESOURCES, 0))

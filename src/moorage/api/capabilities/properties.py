@@ -11,13 +11,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from moorage.model.image import enum_values, parse_properties
-from moorage.scheduler.request_filters import (
-    IMAGE_METADATA_PREFIXES,
-    image_metadata_traits,
-    image_type_trait,
-)
-from moorage.virt import traits
+from moorage.model import vocabulary
+from moorage.model.image import parse_properties
+from moorage.scheduler.request_filters import image_metadata_traits, image_type_trait
 
 DISK_FORMAT = "disk_format"
 
@@ -39,17 +35,19 @@ def _hw_trait(name: str, value: str) -> str | None:
 
 def _disk_format_trait(value: str) -> str | None:
     trait = image_type_trait(value)
-    return trait if trait in traits.KNOWN else None
+    return trait if trait in vocabulary.KNOWN else None
+
+
+def _trait(name: str, value: str) -> str | None:
+    return _disk_format_trait(value) if name == DISK_FORMAT else _hw_trait(name, value)
 
 
 @functools.cache
 def requirements() -> tuple[tuple[str, tuple[PropertyRequirement, ...]], ...]:
-    """Per property (``disk_format`` first, then the request filters' order), every
-    value it allows and the trait that value requires."""
-    table = [(DISK_FORMAT, tuple(PropertyRequirement(DISK_FORMAT, value,
-                                                     _disk_format_trait(value))
-                                 for value in enum_values(DISK_FORMAT)))]
-    for name, _prefix in IMAGE_METADATA_PREFIXES:
-        table.append((name, tuple(PropertyRequirement(name, value, _hw_trait(name, value))
-                                  for value in enum_values(name))))
-    return tuple(table)
+    """Per property a prefilter checks (``disk_format`` first, then the request
+    filters' order: the vocabulary's), every value it allows and the trait that value
+    requires."""
+    return tuple(
+        (named.name, tuple(PropertyRequirement(named.name, value, _trait(named.name, value))
+                           for value in named.values))
+        for named in vocabulary.PROPERTY_FAMILIES if named.prefilter is not None)

@@ -27,12 +27,12 @@ from typing import Any
 
 from moorage.api import image_admission
 from moorage.api.errors import BadRequest, Conflict, NotFound
-from moorage.api.extra_specs import is_valid_trait_name
 from moorage.api.handlers.common import integer, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import images as store
 from moorage.api.storage.images import VISIBILITIES, ImageRecord
 from moorage.model.image import TRAIT_PREFIX, Image, InvalidImageProperty
+from moorage.model.vocabulary import is_trait_name
 from moorage.web import Response
 
 
@@ -70,7 +70,7 @@ def _properties(value: object) -> dict[str, str]:
         text = str(raw)
         if name.startswith(TRAIT_PREFIX):
             trait = name[len(TRAIT_PREFIX):]
-            if not is_valid_trait_name(trait):
+            if not is_trait_name(trait):
                 raise BadRequest(f"Invalid image property {name}: {trait!r} is not a trait; "
                                  "allowed: an os-traits name or CUSTOM_ followed by A-Z, "
                                  "0-9 and _.")
@@ -132,7 +132,7 @@ def create_image(req: ApiRequest) -> Response:
             raise Conflict(f"Image with ID {image_id} already exists.")
         record = store.create_image(writer.conn, record)
     return json_response({**_view(req, record), image_admission.FIELD: bootable}, status=201,
-                         headers=[("location", req.url_for(f"/v2.1/images/{image_id}"))])
+                         headers=[("location", req.absolute_url(f"/v2.1/images/{image_id}"))])
 
 
 def list_images(req: ApiRequest) -> Response:

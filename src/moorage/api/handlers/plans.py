@@ -18,8 +18,9 @@ from moorage.api.handlers import servers
 from moorage.api.http import ApiRequest, json_response
 from moorage.lifecycle.specs import move_spec, request_spec
 from moorage.scheduler.decisions import for_user
+from moorage.scheduler.filter_records import records_json
 from moorage.scheduler.manager import Scheduler
-from moorage.scheduler.types import NoValidHost, RequestSpec, filter_records_json
+from moorage.scheduler.types import NoValidHost, RequestSpec
 from moorage.web import Response
 
 OPERATIONS = ("server", "resize", "migrate")
@@ -47,7 +48,7 @@ def plan(req: ApiRequest) -> Response:
                  "alternates": [d.host for d in selection.alternates], "message": None,
                  "decisions": selection.decisions.to_json()}
     found["operation"] = "build" if operation == "server" else operation
-    found["filters"] = filter_records_json(spec.filter_records)
+    found["filters"] = records_json(spec.filter_records)
     if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
         found.update(host=None, node=None, alternates=[],
                      decisions=for_user(found["decisions"]))

@@ -16,9 +16,9 @@ def _version(req: ApiRequest) -> dict[str, Any]:
     return {
         "id": "v2.1", "status": "CURRENT", "version": VERSION, "min_version": VERSION,
         "updated": "2013-07-23T11:33:21Z",
-        "links": [{"rel": "self", "href": req.url_for("/v2.1/")},
+        "links": [{"rel": "self", "href": req.absolute_url("/v2.1/")},
                   {"rel": "describedby", "type": "application/json",
-                   "href": req.url_for("/openapi.json")}],
+                   "href": req.absolute_url("/openapi.json")}],
         "media-types": [{"base": "application/json",
                          "type": "application/vnd.openstack.compute+json;version=2.1"}],
     }

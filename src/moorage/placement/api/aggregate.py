@@ -7,32 +7,41 @@ one is a 409, and every PUT increments it (even when nothing changed), as upstre
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
+from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.api.common import GENERATION_CONFLICT, provider_or_404
-from moorage.placement.api.schema import validator
+from moorage.placement.api.schema import Body, Schema
 from moorage.placement.http import BadRequest, Conflict, NotFound, Request, Response, since
 from moorage.placement.storage import aggregates as aggregate_store
 from moorage.placement.storage import providers
 
 GENERATION_VERSION = (1, 19)
 
-_UUIDS = {"type": "array", "items": {"type": "string", "format": "uuid"}, "uniqueItems": True}
-PUT_1_1 = validator(_UUIDS)
-PUT_1_19 = validator({
+_UUIDS: Schema = {
+    "type": "array", "items": {"type": "string", "format": "uuid"}, "uniqueItems": True}
+
+
+class ProviderAggregates(TypedDict):
+    aggregates: list[str]
+    resource_provider_generation: int
+
+
+PUT_1_1 = Body(_UUIDS, list[str])
+PUT_1_19 = Body({
     "type": "object",
     "properties": {"aggregates": _UUIDS, "resource_provider_generation": {"type": "integer"}},
     "required": ["aggregates", "resource_provider_generation"],
     "additionalProperties": False,
-})
+}, ProviderAggregates)
 
 # The aggregate uuid column is 36 characters wide: the 8-4-4-4-12 spelling.
 MAX_UUID_LENGTH = 36
 
 
-def _body(req: Request, uuids: list[str], generation: int) -> dict[str, Any]:
-    body: dict[str, Any] = {"aggregates": uuids}
+def _body(req: Request, uuids: list[str], generation: int) -> dict[str, JSONValue]:
+    body: dict[str, JSONValue] = {"aggregates": uuids}
     if req.version >= GENERATION_VERSION:
         body["resource_provider_generation"] = generation
     return body
@@ -58,8 +67,12 @@ def set_aggregates(req: Request) -> Response:
     with req.service.index.fresh() as index:
         provider_or_404(index, uuid)
     with_generation = req.version >= GENERATION_VERSION
-    data = req.json_body(PUT_1_19 if with_generation else PUT_1_1)
-    uuids: list[str] = data["aggregates"] if with_generation else data
+    expected: int | None = None
+    if with_generation:
+        data = req.json_body(PUT_1_19)
+        uuids, expected = data["aggregates"], data["resource_provider_generation"]
+    else:
+        uuids = req.json_body(PUT_1_1)
     too_long = [u for u in uuids if len(u) > MAX_UUID_LENGTH]
     if too_long:
         raise BadRequest(
@@ -71,7 +84,7 @@ def set_aggregates(req: Request) -> Response:
         if provider is None:
             raise NotFound(f"No resource provider with uuid {uuid} found")
         generation = provider.generation
-        if with_generation and generation != data["resource_provider_generation"]:
+        if with_generation and generation != expected:
             raise Conflict(GENERATION_CONFLICT, code=errors.CONCURRENT_UPDATE)
         aggregate_store.set_for_provider(w, provider.id, uuids)
         if with_generation:

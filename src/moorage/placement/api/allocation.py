@@ -14,20 +14,19 @@ The body of a claim changed shape over the microversions:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import NotRequired, TypedDict, TypeVar
 
-import jsonschema
-
+from moorage.jsonvalue import JSONValue
 from moorage.placement.api.params import is_uuid_like
 from moorage.placement.api.schema import (
     CONSUMER_TYPE_PATTERN,
     GROUP_SUFFIX_1_33,
     RC_PATTERN,
     UUID_PATTERN,
+    Body,
+    Schema,
     canonical_uuid,
-    validator,
 )
 from moorage.placement.http import BadRequest, Conflict, NotFound, Request, Response, since
 from moorage.placement.microversion import VERSIONS, Version
@@ -41,17 +40,57 @@ UPDATE = "placement:allocations:update"
 DELETE = "placement:allocations:delete"
 PROVIDER_LIST = "placement:resource_providers:allocations:list"
 
+T = TypeVar("T")
+
+
 # -- request bodies ----------------------------------------------------------------------
-_AMOUNTS = {
+class ProviderRef(TypedDict):
+    uuid: str
+
+
+class ListedAllocation(TypedDict):
+    resource_provider: ProviderRef
+    resources: dict[str, int]
+
+
+class ListedClaim(TypedDict):
+    """One consumer's claim before 1.12: a list; its owner required from 1.8."""
+
+    allocations: list[ListedAllocation]
+    project_id: NotRequired[str]
+    user_id: NotRequired[str]
+
+
+class ProviderAllocation(TypedDict):
+    generation: NotRequired[int]
+    resources: dict[str, int]
+
+
+class ConsumerClaim(TypedDict):
+    """One consumer's claim from 1.12, keyed by provider uuid."""
+
+    allocations: dict[str, ProviderAllocation]
+    project_id: str
+    user_id: str
+    consumer_generation: NotRequired[int | None]  # required from 1.28
+    # From 1.34; accepted, not stored. As upstream's schema, a key that is not a group's
+    # suffix may hold anything.
+    mappings: NotRequired[dict[str, JSONValue]]
+    consumer_type: NotRequired[str]  # required from 1.38
+
+
+_AMOUNTS: Schema = {
     "type": "object",
     "minProperties": 1,
     "patternProperties": {RC_PATTERN: {"type": "integer", "minimum": 1}},
     "additionalProperties": False,
 }
-_EXTERNAL_ID = {"type": "string", "minLength": 1, "maxLength": 255}
-_LISTED: dict[str, Any] = {
-    "type": "object",
-    "properties": {
+_EXTERNAL_ID: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+
+
+def _listed_schema(*, with_owner: bool) -> Schema:
+    """The list-shaped claim (before 1.12); ``with_owner``: from 1.8."""
+    properties: Schema = {
         "allocations": {
             "type": "array",
             "minItems": 1,
@@ -70,14 +109,22 @@ _LISTED: dict[str, Any] = {
                 "additionalProperties": False,
             },
         },
-    },
-    "required": ["allocations"],
-    "additionalProperties": False,
-}
-_LISTED_1_8 = copy.deepcopy(_LISTED)
-_LISTED_1_8["properties"].update(project_id=_EXTERNAL_ID, user_id=_EXTERNAL_ID)
-_LISTED_1_8["required"] += ["project_id", "user_id"]
-_MAPPINGS = {
+    }
+    required = ["allocations"]
+    if with_owner:
+        properties.update(project_id=_EXTERNAL_ID, user_id=_EXTERNAL_ID)
+        required += ["project_id", "user_id"]
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
+LISTED = Body(_listed_schema(with_owner=False), ListedClaim)
+LISTED_1_8 = Body(_listed_schema(with_owner=True), ListedClaim)
+_MAPPINGS: Schema = {
     "type": "object",
     "minProperties": 1,
     "patternProperties": {
@@ -88,9 +135,9 @@ _MAPPINGS = {
 }
 
 
-def consumer_schema(version: Version, *, allow_empty: bool) -> dict[str, Any]:
+def consumer_schema(version: Version, *, allow_empty: bool) -> Schema:
     """The dict-shaped (1.12+) claim of one consumer, as ``version`` accepts it."""
-    properties: dict[str, Any] = {
+    properties: Schema = {
         "allocations": {
             "type": "object",
             "minProperties": 0 if allow_empty else 1,
@@ -126,7 +173,7 @@ def consumer_schema(version: Version, *, allow_empty: bool) -> dict[str, Any]:
     }
 
 
-def consumers_schema(version: Version, *, min_consumers: int) -> dict[str, Any]:
+def consumers_schema(version: Version, *, min_consumers: int) -> Schema:
     """Claims of several consumers keyed by consumer uuid (POST /allocations, reshaper)."""
     return {
         "type": "object",
@@ -136,57 +183,59 @@ def consumers_schema(version: Version, *, min_consumers: int) -> dict[str, Any]:
     }
 
 
-def _put_schema(version: Version) -> dict[str, Any]:
-    if version < (1, 8):
-        return _LISTED
-    if version < (1, 12):
-        return _LISTED_1_8
-    return consumer_schema(version, allow_empty=version >= (1, 28))
-
-
 def by_version(
-    build: Callable[[Version], dict[str, Any]], changes: Iterable[tuple[int, int]]
-) -> dict[Version, jsonschema.protocols.Validator]:
-    """A validator for every microversion from the first of ``changes`` on, compiling
-    one per version at which the schema changes."""
+    build: Callable[[Version], Body[T]], changes: Iterable[tuple[int, int]]
+) -> dict[Version, Body[T]]:
+    """A body for every microversion from the first of ``changes`` on, compiling one
+    per version at which the schema changes."""
     changed = set(changes)
-    made: dict[Version, jsonschema.protocols.Validator] = {}
-    current: jsonschema.protocols.Validator | None = None
+    made: dict[Version, Body[T]] = {}
+    current: Body[T] | None = None
     for version in VERSIONS:
         if version in changed:
-            current = validator(build(version))
+            current = build(version)
         if current is not None:
             made[version] = current
     return made
 
 
-PUT_SCHEMAS = by_version(_put_schema, [(1, 0), (1, 8), (1, 12), (1, 28), (1, 34), (1, 38)])
+# PUT /allocations/{consumer_uuid} from 1.12 (before: LISTED, LISTED_1_8).
+PUT_SCHEMAS = by_version(
+    lambda v: Body(consumer_schema(v, allow_empty=v >= (1, 28)), ConsumerClaim),
+    [(1, 12), (1, 28), (1, 34), (1, 38)],
+)
 POST_SCHEMAS = by_version(
-    lambda v: consumers_schema(v, min_consumers=1), [(1, 13), (1, 28), (1, 34), (1, 38)]
+    lambda v: Body(consumers_schema(v, min_consumers=1), dict[str, ConsumerClaim]),
+    [(1, 13), (1, 28), (1, 34), (1, 38)],
 )
 
 
-def claim_from(req: Request, consumer_uuid: str, data: dict[str, Any]) -> Claim:
-    """The claim of one consumer from its validated body (either shape)."""
-    amounts = data["allocations"]
-    if isinstance(amounts, list):
-        # Before 1.12; a provider listed twice keeps its last entry, as upstream.
-        resources = {item["resource_provider"]["uuid"]: item["resources"] for item in amounts}
-    else:
-        resources = {rp_uuid: item["resources"] for rp_uuid, item in amounts.items()}
-    project_id, user_id = data.get("project_id"), data.get("user_id")
-    if project_id is None or user_id is None:
-        conf = req.service.conf.placement
-        project_id = conf.incomplete_consumer_project_id
-        user_id = conf.incomplete_consumer_user_id
+def claim_from(req: Request, consumer_uuid: str, data: ConsumerClaim) -> Claim:
+    """The claim of one consumer from its validated (1.12+) body."""
     return Claim(
         consumer_uuid=consumer_uuid,
-        project_id=project_id,
-        user_id=user_id,
-        resources=resources,
+        project_id=data["project_id"],
+        user_id=data["user_id"],
+        resources={rp_uuid: item["resources"] for rp_uuid, item in data["allocations"].items()},
         check_generation=req.version >= (1, 28),
         expected_generation=data.get("consumer_generation"),
         consumer_type=data.get("consumer_type"),
+    )
+
+
+def _listed_claim(req: Request, consumer_uuid: str, data: ListedClaim) -> Claim:
+    """The claim of one consumer from its validated list-shaped body (before 1.12).
+    Before 1.8 it names no owner: the configured ``incomplete_consumer_*`` ids are
+    recorded."""
+    # A provider listed twice keeps its last entry, as upstream.
+    resources = {item["resource_provider"]["uuid"]: item["resources"]
+                 for item in data["allocations"]}
+    conf = req.service.conf.placement
+    return Claim(
+        consumer_uuid=consumer_uuid,
+        project_id=data.get("project_id", conf.incomplete_consumer_project_id),
+        user_id=data.get("user_id", conf.incomplete_consumer_user_id),
+        resources=resources,
     )
 
 
@@ -216,8 +265,11 @@ def set_consumer_allocations(req: Request) -> Response:
     if not is_uuid_like(consumer_uuid):
         raise BadRequest(f"Malformed consumer_uuid: {consumer_uuid}")
     consumer_uuid = canonical_uuid(consumer_uuid)
-    data = req.json_body(PUT_SCHEMAS[req.version])
-    claim = claim_from(req, consumer_uuid, data)
+    if req.version < (1, 12):
+        listed = req.json_body(LISTED if req.version < (1, 8) else LISTED_1_8)
+        claim = _listed_claim(req, consumer_uuid, listed)
+    else:
+        claim = claim_from(req, consumer_uuid, req.json_body(PUT_SCHEMAS[req.version]))
     return _claim(req, [claim], f"Unable to allocate inventory for consumer {consumer_uuid}: ")
 
 
@@ -251,7 +303,7 @@ def list_consumer_allocations(req: Request) -> Response:
         held = allocations.for_consumer(conn, req.path_params["consumer_uuid"])
     if held is None:
         return req.json_response({"allocations": {}})
-    body: dict[str, Any] = {
+    body: dict[str, JSONValue] = {
         "allocations": {
             rp_uuid: {"generation": generation, "resources": amounts}
             for rp_uuid, (generation, amounts) in held.providers.items()
@@ -281,11 +333,12 @@ def list_provider_allocations(req: Request) -> Response:
             )
         held = allocations.for_provider(conn, provider.id)
     with_generation = req.version >= (1, 28)
-    consumers: dict[str, Any] = {}
+    consumers: dict[str, JSONValue] = {}
     for consumer_uuid, (generation, amounts) in held.consumers.items():
-        entry: dict[str, Any] = {"resources": amounts}
+        entry: dict[str, JSONValue] = {"resources": amounts}
         if with_generation:
             entry["consumer_generation"] = generation
         consumers[consumer_uuid] = entry
-    body = {"allocations": consumers, "resource_provider_generation": provider.generation}
+    body: dict[str, JSONValue] = {
+        "allocations": consumers, "resource_provider_generation": provider.generation}
     return req.json_response(body, last_modified=held.last_modified)

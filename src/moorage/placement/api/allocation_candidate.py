@@ -8,23 +8,19 @@ renders them for the requested microversion.
 
 from __future__ import annotations
 
-import copy
 import re
-from typing import Any
+from typing import Required, TypedDict
 
 import orjson
 
+from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.api import params
-from moorage.placement.api.schema import GROUP_SUFFIX, GROUP_SUFFIX_1_33, validator
-from moorage.placement.engine.candidates import find_candidates
+from moorage.placement.api.schema import GROUP_SUFFIX, GROUP_SUFFIX_1_33, Schema, validator
+from moorage.placement.engine.candidates import Candidates, find_candidates
 from moorage.placement.engine.explain import MAX_LISTED, Counted, Explanation
 from moorage.placement.engine.index import ProviderIndex
-from moorage.placement.engine.request import (
-    CandidateRequest,
-    Candidates,
-    RequestGroup,
-)
+from moorage.placement.engine.request import CandidateRequest, RequestGroup
 from moorage.placement.http import (
     BadRequest,
     JSONPieces,
@@ -36,51 +32,42 @@ from moorage.placement.http import (
 from moorage.placement.microversion import Version
 from moorage.placement.storage.records import ProviderRecord
 
+
 # -- query schemas, one per microversion that changed them -------------------------
-_S_1_10: dict[str, Any] = {
-    "type": "object",
-    "properties": {"resources": {"type": "string"}},
-    "required": ["resources"],
-    "additionalProperties": False,
-}
-_S_1_16 = copy.deepcopy(_S_1_10)
-_S_1_16["properties"]["limit"] = {
+def _one_group(properties: Schema) -> Schema:
+    """Before 1.25: one unsuffixed request group, its resources required."""
+    return {"type": "object", "properties": properties, "required": ["resources"],
+            "additionalProperties": False}
+
+
+def _granular(properties: Schema, suffix: str, keys: tuple[str, ...]) -> Schema:
+    """From 1.25: the ``keys`` of each request group, suffixed by ``suffix``."""
+    return {"type": "object", "properties": properties, "additionalProperties": False,
+            "patternProperties": {f"^{key}({suffix})?$": {"type": "string"} for key in keys}}
+
+
+_LIMIT: Schema = {
     "type": ["integer", "string"], "pattern": "^[1-9][0-9]*$", "minimum": 1, "minLength": 1,
 }
-_S_1_17 = copy.deepcopy(_S_1_16)
-_S_1_17["properties"]["required"] = {"type": ["string"]}
-_S_1_21 = copy.deepcopy(_S_1_17)
-_S_1_21["properties"]["member_of"] = {"type": ["string"]}
-_S_1_25 = copy.deepcopy(_S_1_21)
-for _key in ("resources", "required", "member_of"):
-    del _S_1_25["properties"][_key]
-del _S_1_25["required"]
-_S_1_25["patternProperties"] = {
-    f"^{key}({GROUP_SUFFIX})?$": {"type": "string"}
-    for key in ("resources", "required", "member_of")
-}
-_S_1_25["properties"]["group_policy"] = {"type": "string", "enum": ["none", "isolate"]}
-_S_1_31 = copy.deepcopy(_S_1_25)
-_S_1_31["patternProperties"][f"^in_tree({GROUP_SUFFIX})?$"] = {"type": "string"}
-_S_1_33 = copy.deepcopy(_S_1_31)
-_S_1_33["patternProperties"] = {
-    f"^{key}({GROUP_SUFFIX_1_33})?$": {"type": "string"}
-    for key in ("resources", "required", "member_of", "in_tree")
-}
-_S_1_35 = copy.deepcopy(_S_1_33)
-_S_1_35["properties"]["root_required"] = {"type": ["string"]}
-_S_1_36 = copy.deepcopy(_S_1_35)
-_S_1_36["properties"]["same_subtree"] = {"type": ["string"]}
+_P_1_10: Schema = {"resources": {"type": "string"}}
+_P_1_16: Schema = {**_P_1_10, "limit": _LIMIT}
+_P_1_17: Schema = {**_P_1_16, "required": {"type": ["string"]}}
+_P_1_21: Schema = {**_P_1_17, "member_of": {"type": ["string"]}}
+_P_1_25: Schema = {"limit": _LIMIT, "group_policy": {"type": "string", "enum": ["none", "isolate"]}}
+_P_1_35: Schema = {**_P_1_25, "root_required": {"type": ["string"]}}
+_P_1_36: Schema = {**_P_1_35, "same_subtree": {"type": ["string"]}}
+_KEYS = ("resources", "required", "member_of")
+_KEYS_1_31 = (*_KEYS, "in_tree")
 _SCHEMAS = (
-    ((1, 36), validator(_S_1_36)),
-    ((1, 35), validator(_S_1_35)),
-    ((1, 33), validator(_S_1_33)),
-    ((1, 31), validator(_S_1_31)),
-    ((1, 25), validator(_S_1_25)),
-    ((1, 21), validator(_S_1_21)),
-    ((1, 17), validator(_S_1_17)),
-    ((1, 16), validator(_S_1_16)),
-    ((1, 10), validator(_S_1_10)),
+    ((1, 36), validator(_granular(_P_1_36, GROUP_SUFFIX_1_33, _KEYS_1_31))),
+    ((1, 35), validator(_granular(_P_1_35, GROUP_SUFFIX_1_33, _KEYS_1_31))),
+    ((1, 33), validator(_granular(_P_1_25, GROUP_SUFFIX_1_33, _KEYS_1_31))),
+    ((1, 31), validator(_granular(_P_1_25, GROUP_SUFFIX, _KEYS_1_31))),
+    ((1, 25), validator(_granular(_P_1_25, GROUP_SUFFIX, _KEYS))),
+    ((1, 21), validator(_one_group(_P_1_21))),
+    ((1, 17), validator(_one_group(_P_1_17))),
+    ((1, 16), validator(_one_group(_P_1_16))),
+    ((1, 10), validator(_one_group(_P_1_10))),
 )
 
 _GROUP_KEY = re.compile(rf"^(resources|required|member_of|in_tree)({GROUP_SUFFIX})?$")
@@ -95,10 +82,22 @@ def _all(query: list[tuple[str, str]], name: str) -> list[str]:
     return [v for k, v in query if k == name]
 
 
-def _groups(query: list[tuple[str, str]], version: Version) -> dict[str, dict[str, Any]]:
+class _Group(TypedDict, total=False):
+    """A request group as the query string gives it, before it is a RequestGroup."""
+
+    suffix: Required[str]
+    resources: dict[str, int]
+    required_traits: params.AnyOfTraits
+    forbidden_traits: frozenset[str]
+    member_of: list[frozenset[str]]
+    forbidden_aggregates: frozenset[str]
+    in_tree: str
+
+
+def _groups(query: list[tuple[str, str]], version: Version) -> dict[str, _Group]:
     """The request groups by suffix, in order of first appearance, as plain dicts."""
     pattern = _GROUP_KEY_1_33 if version >= (1, 33) else _GROUP_KEY
-    groups: dict[str, dict[str, Any]] = {}
+    groups: dict[str, _Group] = {}
     for key, value in query:
         found = pattern.match(key)
         if not found:
@@ -122,7 +121,7 @@ def _groups(query: list[tuple[str, str]], version: Version) -> dict[str, dict[st
     return groups
 
 
-def _check_groups(groups: dict[str, dict[str, Any]], same_subtrees: list[frozenset[str]],
+def _check_groups(groups: dict[str, _Group], same_subtrees: list[frozenset[str]],
                   version: Version) -> None:
     """Upstream's rules on which groups may lack resources."""
     if version >= (1, 36):
@@ -256,7 +255,7 @@ def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
     if cached is None:
         by_id = index.by_id
         all_classes = version >= (1, 27)
-        summary: dict[str, Any] = {"resources": {
+        summary: dict[str, JSONValue] = {"resources": {
             rc: {"capacity": inventory.capacity, "used": record.used(rc)}
             for rc, inventory in record.inventories.items()
             if all_classes or rc in requested
@@ -321,7 +320,7 @@ def _allocation_requests(version: Version, by_id: dict[int, ProviderRecord],
         return
     items = []
     for candidate in found.requests:
-        item: dict[str, Any] = {"allocations": {
+        item: dict[str, JSONValue] = {"allocations": {
             by_id[p].uuid: {"resources": amounts} for p, amounts in candidate.allocations.items()
         }}
         if with_mappings:
@@ -375,10 +374,10 @@ def explain_listing(req: Request) -> int | None:
     return int(value)
 
 
-def _explanation(found: Explanation, by_id: dict[int, ProviderRecord]) -> dict[str, Any]:
-    def constraint(counted: Counted) -> dict[str, Any]:
+def _explanation(found: Explanation, by_id: dict[int, ProviderRecord]) -> dict[str, JSONValue]:
+    def constraint(counted: Counted) -> dict[str, JSONValue]:
         c = counted.constraint
-        item: dict[str, Any] = {"kind": c.kind, "group": c.group, "names": list(c.names),
+        item: dict[str, JSONValue] = {"kind": c.kind, "group": c.group, "names": list(c.names),
                                 "satisfied": counted.satisfied, "excluded": counted.excluded,
                                 "excluded_roots": [by_id[i].uuid for i in counted.excluded_ids]}
         if c.amount is not None:

@@ -8,13 +8,13 @@ clients and operators match on them.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.api.common import provider_or_404
-from moorage.placement.api.schema import RC_PATTERN, validator
+from moorage.placement.api.schema import RC_PATTERN, Body, Schema
 from moorage.placement.http import (
     BadRequest,
     Conflict,
@@ -32,35 +32,68 @@ MAX_INT = 0x7FFFFFFF
 # Largest single-precision float: upstream's column type bounds allocation_ratio.
 MAX_FLOAT = 3.40282e38
 
-# What an inventory holds when the client leaves a field out.
-DEFAULTS: dict[str, int | float] = {
-    "reserved": 0,
-    "min_unit": 1,
-    "max_unit": MAX_INT,
-    "step_size": 1,
-    "allocation_ratio": 1.0,
-}
 
-_ONE: dict[str, Any] = {
+
+class InventoryFields(TypedDict):
+    """An inventory as a request body gives it: the fields left out take their
+    defaults (``inventory_from``)."""
+
+    total: int
+    reserved: NotRequired[int]
+    min_unit: NotRequired[int]
+    max_unit: NotRequired[int]
+    step_size: NotRequired[int]
+    allocation_ratio: NotRequired[float]
+
+
+class InventoryRecord(InventoryFields):
+    """One of the inventories of PUT .../inventories."""
+
+    resource_provider_generation: NotRequired[int]
+
+
+class InventoryUpdate(InventoryFields):
+    """PUT .../inventories/{resource_class}."""
+
+    resource_provider_generation: int
+
+
+class NewInventory(InventoryFields):
+    """POST .../inventories."""
+
+    resource_provider_generation: NotRequired[int]
+    resource_class: str
+
+
+class ProviderInventories(TypedDict):
+    """PUT .../inventories: all of a provider's inventories."""
+
+    resource_provider_generation: int
+    inventories: dict[str, InventoryRecord]
+
+
+_FIELDS: Schema = {
+    "resource_provider_generation": {"type": "integer"},
+    "total": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
+    "reserved": {"type": "integer", "maximum": MAX_INT, "minimum": 0},
+    "min_unit": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
+    "max_unit": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
+    "step_size": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
+    "allocation_ratio": {"type": "number", "maximum": MAX_FLOAT},
+}
+_ONE: Schema = {
     "type": "object",
-    "properties": {
-        "resource_provider_generation": {"type": "integer"},
-        "total": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
-        "reserved": {"type": "integer", "maximum": MAX_INT, "minimum": 0},
-        "min_unit": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
-        "max_unit": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
-        "step_size": {"type": "integer", "maximum": MAX_INT, "minimum": 1},
-        "allocation_ratio": {"type": "number", "maximum": MAX_FLOAT},
-    },
+    "properties": _FIELDS,
     "required": ["total", "resource_provider_generation"],
     "additionalProperties": False,
 }
-_POST = copy.deepcopy(_ONE)
-_POST["properties"]["resource_class"] = {"type": "string", "pattern": RC_PATTERN}
-_POST["required"] = ["total", "resource_class"]
-_RECORD = copy.deepcopy(_ONE)
-_RECORD["required"] = ["total"]
-_ALL = {
+_POST: Schema = {
+    **_ONE,
+    "properties": {**_FIELDS, "resource_class": {"type": "string", "pattern": RC_PATTERN}},
+    "required": ["total", "resource_class"],
+}
+_RECORD: Schema = {**_ONE, "required": ["total"]}
+_ALL: Schema = {
     "type": "object",
     "properties": {
         "resource_provider_generation": {"type": "integer"},
@@ -76,9 +109,9 @@ _ALL = {
     "additionalProperties": False,
 }
 
-PUT_ONE = validator(_ONE)
-POST = validator(_POST)
-PUT_ALL = validator(_ALL)
+PUT_ONE = Body(_ONE, InventoryUpdate)
+POST = Body(_POST, NewInventory)
+PUT_ALL = Body(_ALL, ProviderInventories)
 
 LIST = "placement:resource_providers:inventories:list"
 CREATE = "placement:resource_providers:inventories:create"
@@ -87,16 +120,16 @@ UPDATE = "placement:resource_providers:inventories:update"
 DELETE = "placement:resource_providers:inventories:delete"
 
 
-def inventory_from(data: dict[str, Any]) -> Inventory:
-    """An inventory from validated request fields, defaults filled in."""
-    values = {**DEFAULTS, **data}
+def inventory_from(data: InventoryFields) -> Inventory:
+    """An inventory from validated request fields, with the defaults upstream gives
+    the fields a client leaves out. (JSON Schema's integers include 1.0: int().)"""
     return Inventory(
-        total=int(values["total"]),
-        reserved=int(values["reserved"]),
-        min_unit=int(values["min_unit"]),
-        max_unit=int(values["max_unit"]),
-        step_size=int(values["step_size"]),
-        allocation_ratio=float(values["allocation_ratio"]),
+        total=int(data["total"]),
+        reserved=int(data.get("reserved", 0)),
+        min_unit=int(data.get("min_unit", 1)),
+        max_unit=int(data.get("max_unit", MAX_INT)),
+        step_size=int(data.get("step_size", 1)),
+        allocation_ratio=float(data.get("allocation_ratio", 1.0)),
     )
 
 
@@ -129,7 +162,7 @@ def list_inventories(req: Request) -> Response:
     req.authorize(LIST)
     with req.service.index.fresh() as index:
         record = provider_or_404(index, req.path_params["uuid"])
-        body = {
+        body: dict[str, JSONValue] = {
             "resource_provider_generation": record.generation,
             "inventories": {rc: serialize(inv) for rc, inv in record.inventories.items()},
         }
@@ -160,9 +193,8 @@ def create_inventory(req: Request) -> Response:
     with req.service.db.writer() as w:
         provider = _locked_provider(w, uuid)
         data = req.json_body(POST)
-        resource_class = data.pop("resource_class")
+        resource_class = data["resource_class"]
         # As upstream, a generation in the body is accepted and not compared.
-        data.pop("resource_provider_generation", None)
         inventory = inventory_from(data)
         _check_capacity(req, uuid, [(resource_class, inventory)], prefix)
         try:
@@ -185,7 +217,7 @@ def update_inventory(req: Request) -> Response:
     with req.service.db.writer() as w:
         provider = _locked_provider(w, uuid)
         data = req.json_body(PUT_ONE)
-        inventories.check_generation(provider, data.pop("resource_provider_generation"))
+        inventories.check_generation(provider, data["resource_provider_generation"])
         inventory = inventory_from(data)
         _check_capacity(req, uuid, [(resource_class, inventory)],
                         f"Unable to update inventory for resource provider {uuid}")
@@ -224,7 +256,7 @@ def set_inventories(req: Request) -> Response:
             ) from None
         except inventories.InventoryInUse as exc:
             raise Conflict(f"update conflict: {exc.message}", code=exc.code) from None
-    body = {
+    body: dict[str, JSONValue] = {
         "resource_provider_generation": generation,
         "inventories": {rc: serialize(inventory) for rc, inventory in wanted.items()},
     }

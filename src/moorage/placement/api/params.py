@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 
-from moorage.placement.http import BadRequest
+from moorage.placement.errors import BadRequest
 
 # A required-traits expression: a list of any-of sets, all of which must hold.
 AnyOfTraits = list[frozenset[str]]

@@ -8,10 +8,10 @@ POST /allocations of the same microversion (``mappings`` from 1.34,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from moorage.placement.api import allocation, inventory
-from moorage.placement.api.schema import UUID_PATTERN
+from moorage.placement.api.schema import UUID_PATTERN, Body
 from moorage.placement.http import BadRequest, Conflict, Request, Response, since
 from moorage.placement.microversion import Version
 from moorage.placement.storage import allocations, reshaper
@@ -21,8 +21,15 @@ from moorage.placement.storage.reshaper import ProviderInventories
 RESHAPE = "placement:reshaper:reshape"
 
 
-def _schema(version: Version) -> dict[str, Any]:
-    return {
+class Reshape(TypedDict):
+    """The whole new inventories of some providers, and allocations of some consumers."""
+
+    inventories: dict[str, inventory.ProviderInventories]
+    allocations: dict[str, allocation.ConsumerClaim]
+
+
+def _body(version: Version) -> Body[Reshape]:
+    return Body({
         "type": "object",
         "properties": {
             "inventories": {
@@ -36,10 +43,10 @@ def _schema(version: Version) -> dict[str, Any]:
         },
         "required": ["inventories", "allocations"],
         "additionalProperties": False,
-    }
+    }, Reshape)
 
 
-SCHEMAS = allocation.by_version(_schema, [(1, 30), (1, 34), (1, 38)])
+SCHEMAS = allocation.by_version(_body, [(1, 30), (1, 34), (1, 38)])
 
 
 @since("1.30")

@@ -6,28 +6,35 @@ PUT renames a custom class up to 1.6; from 1.7 it is a bodiless create-or-verify
 from __future__ import annotations
 
 import datetime
-from typing import Any
+from typing import TypedDict
 
 import jsonschema
 
 from moorage.db.clock import utcnow
-from moorage.placement.api.schema import CUSTOM_PATTERN, validator
+from moorage.jsonvalue import JSONValue
+from moorage.model.vocabulary import CUSTOM_PATTERN
+from moorage.placement.api.schema import Body
 from moorage.placement.http import BadRequest, NotFound, Request, Response, since
 from moorage.placement.storage import resource_classes as rc_store
 
-NAMED = validator({
+
+class Named(TypedDict):
+    name: str
+
+
+NAMED = Body({
     "type": "object",
     "properties": {"name": {"type": "string", "pattern": CUSTOM_PATTERN, "maxLength": 255}},
     "required": ["name"],
     "additionalProperties": False,
-})
+}, Named)
 
 
 def class_url(name: str) -> str:
     return f"/resource_classes/{name}"
 
 
-def _serialize(name: str) -> dict[str, Any]:
+def _serialize(name: str) -> dict[str, JSONValue]:
     return {"name": name, "links": [{"rel": "self", "href": class_url(name)}]}
 
 
@@ -96,7 +103,7 @@ def _ensure_class(req: Request) -> Response:
     req.authorize("placement:resource_classes:update")
     name = req.path_params["name"]
     try:
-        NAMED.validate({"name": name})
+        NAMED.validator.validate({"name": name})
     except jsonschema.ValidationError as exc:
         raise BadRequest(f"JSON does not validate: {exc}") from None
     with req.service.index.fresh() as index:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import copy
 import functools
 import uuid as uuidlib
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from moorage.jsonvalue import JSONValue
 from moorage.placement.api import params
 from moorage.placement.api.common import latest
-from moorage.placement.api.schema import canonical_uuid, validator
+from moorage.placement.api.schema import Body, Schema, canonical_uuid, validator
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.engine.provider_filter import ProviderFilter, matching_providers
 from moorage.placement.http import (
@@ -24,56 +24,62 @@ from moorage.placement.microversion import Version
 from moorage.placement.storage import providers
 from moorage.placement.storage.records import ProviderRecord
 
-_POST: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "maxLength": 200},
-        "uuid": {"type": "string", "format": "uuid"},
-    },
-    "required": ["name"],
-    "additionalProperties": False,
-}
-_POST_1_14 = copy.deepcopy(_POST)
-_POST_1_14["properties"]["parent_provider_uuid"] = {
-    "anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]
-}
-_PUT = copy.deepcopy(_POST)
-del _PUT["properties"]["uuid"]
-_PUT_1_14 = copy.deepcopy(_POST_1_14)
-del _PUT_1_14["properties"]["uuid"]
 
-POST = validator(_POST)
-POST_1_14 = validator(_POST_1_14)
-PUT = validator(_PUT)
-PUT_1_14 = validator(_PUT_1_14)
+class NewProvider(TypedDict):
+    """POST /resource_providers (a parent from 1.14)."""
 
-_LIST: dict[str, Any] = {
-    "type": "object",
-    "properties": {"name": {"type": "string"}, "uuid": {"type": "string", "format": "uuid"}},
-    "additionalProperties": False,
-}
-_LIST_1_3 = copy.deepcopy(_LIST)
-_LIST_1_3["properties"]["member_of"] = {"type": "string"}
-_LIST_1_4 = copy.deepcopy(_LIST_1_3)
-_LIST_1_4["properties"]["resources"] = {"type": "string"}
-_LIST_1_14 = copy.deepcopy(_LIST_1_4)
-_LIST_1_14["properties"]["in_tree"] = {"type": "string", "format": "uuid"}
-_LIST_1_18 = copy.deepcopy(_LIST_1_14)
-_LIST_1_18["properties"]["required"] = {"type": "string"}
-LIST_SCHEMAS = (
-    ((1, 18), validator(_LIST_1_18)),
-    ((1, 14), validator(_LIST_1_14)),
-    ((1, 4), validator(_LIST_1_4)),
-    ((1, 3), validator(_LIST_1_3)),
-    ((1, 0), validator(_LIST)),
+    name: str
+    uuid: NotRequired[str]
+    parent_provider_uuid: NotRequired[str | None]
+
+
+class ProviderUpdate(TypedDict):
+    """PUT /resource_providers/{uuid} (a parent from 1.14)."""
+
+    name: str
+    parent_provider_uuid: NotRequired[str | None]
+
+
+def _provider_body(properties: Schema) -> Schema:
+    return {"type": "object", "properties": properties, "required": ["name"],
+            "additionalProperties": False}
+
+
+_NAME: Schema = {"type": "string", "maxLength": 200}
+_UUID: Schema = {"type": "string", "format": "uuid"}
+_PARENT: Schema = {"anyOf": [{"type": "string", "format": "uuid"}, {"type": "null"}]}
+POST = Body(_provider_body({"name": _NAME, "uuid": _UUID}), NewProvider)
+POST_1_14 = Body(_provider_body({"name": _NAME, "uuid": _UUID, "parent_provider_uuid": _PARENT}),
+                 NewProvider)
+PUT = Body(_provider_body({"name": _NAME}), ProviderUpdate)
+PUT_1_14 = Body(_provider_body({"name": _NAME, "parent_provider_uuid": _PARENT}), ProviderUpdate)
+
+# GET /resource_providers: the filters each microversion added.
+_LIST: Schema = {"name": {"type": "string"}, "uuid": {"type": "string", "format": "uuid"}}
+_LIST_1_3: Schema = {**_LIST, "member_of": {"type": "string"}}
+_LIST_1_4: Schema = {**_LIST_1_3, "resources": {"type": "string"}}
+_LIST_1_14: Schema = {**_LIST_1_4, "in_tree": {"type": "string", "format": "uuid"}}
+_LIST_1_18: Schema = {**_LIST_1_14, "required": {"type": "string"}}
+LIST_SCHEMAS = tuple(
+    (version, validator({"type": "object", "properties": filters, "additionalProperties": False}))
+    for version, filters in (((1, 18), _LIST_1_18), ((1, 14), _LIST_1_14), ((1, 4), _LIST_1_4),
+                             ((1, 3), _LIST_1_3), ((1, 0), _LIST))
 )
+
+
+class _Changes(TypedDict, total=False):
+    """The keyword arguments of ``providers.update`` a PUT asks for."""
+
+    name: str | None
+    parent_uuid: str | None
 
 
 def provider_url(uuid: str) -> str:
     return f"/resource_providers/{uuid}"
 
 
-def serialize(req: Request, index: ProviderIndex, record: ProviderRecord) -> dict[str, Any]:
+def serialize(req: Request, index: ProviderIndex, record: ProviderRecord
+              ) -> dict[str, JSONValue]:
     """A provider as the requested microversion shows it."""
     return _representation(req.version, record, *_tree_uuids(index, record))
 
@@ -105,7 +111,7 @@ def serialized(version: Version, index: ProviderIndex, record: ProviderRecord) -
 
 
 def _representation(version: Version, record: ProviderRecord, parent_uuid: str | None,
-                    root_uuid: str) -> dict[str, Any]:
+                    root_uuid: str) -> dict[str, JSONValue]:
     url = provider_url(record.uuid)
     rels = ["inventories", "usages"]
     if version >= (1, 1):
@@ -114,7 +120,7 @@ def _representation(version: Version, record: ProviderRecord, parent_uuid: str |
         rels.append("traits")
     if version >= (1, 11):
         rels.append("allocations")
-    data: dict[str, Any] = {
+    data: dict[str, JSONValue] = {
         "uuid": record.uuid,
         "name": record.name,
         "generation": record.generation,
@@ -174,10 +180,10 @@ def update_provider(req: Request) -> Response:
     with req.service.db.writer() as w:
         provider = providers.get(w.conn, uuid, lock=True)
         data = req.json_body(PUT_1_14 if req.version >= (1, 14) else PUT)
-        kwargs: dict[str, Any] = {"name": data.get("name")}
+        changes: _Changes = {"name": data.get("name")}
         if "parent_provider_uuid" in data:
-            kwargs["parent_uuid"] = data["parent_provider_uuid"]
-        providers.update(w, provider, allow_reparenting=req.version >= (1, 37), **kwargs)
+            changes["parent_uuid"] = data["parent_provider_uuid"]
+        providers.update(w, provider, allow_reparenting=req.version >= (1, 37), **changes)
     index, record = _fresh_record(req, uuid)
     return req.json_response(serialize(req, index, record), last_modified=record.updated_at)
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict
 
 import jsonschema
 
+from moorage.jsonvalue import JSONValue
+from moorage.model.vocabulary import CUSTOM_PATTERN
 from moorage.placement import errors
 from moorage.placement.api.common import GENERATION_CONFLICT, latest
-from moorage.placement.api.schema import CUSTOM_PATTERN, validator
+from moorage.placement.api.schema import Body, Schema, validator
 from moorage.placement.http import (
     BadRequest,
     Conflict,
@@ -22,9 +24,16 @@ from moorage.placement.storage import providers
 from moorage.placement.storage import traits as trait_store
 from moorage.placement.storage.database import Writer
 
-_TRAIT = {"type": "string", "minLength": 1, "maxLength": 255}
+_TRAIT: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
 CUSTOM_TRAIT = validator({**_TRAIT, "pattern": CUSTOM_PATTERN})
-SET_PROVIDER_TRAITS = validator({
+
+
+class ProviderTraits(TypedDict):
+    traits: list[str]
+    resource_provider_generation: int
+
+
+SET_PROVIDER_TRAITS = Body({
     "type": "object",
     "properties": {
         "traits": {"type": "array", "items": _TRAIT},
@@ -32,7 +41,7 @@ SET_PROVIDER_TRAITS = validator({
     },
     "required": ["traits", "resource_provider_generation"],
     "additionalProperties": False,
-})
+}, ProviderTraits)
 LIST_QUERY = validator({
     "type": "object",
     "properties": {"name": {"type": "string"}, "associated": {"type": "string"}},
@@ -44,7 +53,7 @@ def trait_url(name: str) -> str:
     return f"/traits/{name}"
 
 
-def _body(traits: Sequence[trait_store.Trait]) -> dict[str, Any]:
+def _body(traits: Sequence[trait_store.Trait]) -> dict[str, list[str]]:
     return {"traits": sorted(t.name for t in traits)}
 
 
@@ -56,7 +65,15 @@ def _locked_provider(w: Writer, uuid: str) -> providers.ProviderRow:
     return provider
 
 
-def _name_filter(value: str) -> dict[str, Any]:
+class _Filters(TypedDict, total=False):
+    """The keyword arguments of ``traits.listing`` a query asks for."""
+
+    names: list[str]
+    prefix: str
+    associated: bool
+
+
+def _name_filter(value: str) -> _Filters:
     """``in:A,B`` or ``startswith:PREFIX`` as keyword arguments of ``traits.listing``.
 
     Any other operator filters nothing, as upstream.
@@ -80,7 +97,7 @@ def list_traits(req: Request) -> Response:
     req.authorize("placement:traits:list")
     req.validate_query(LIST_QUERY)
     query = req.query_dict()
-    filters = _name_filter(query["name"]) if "name" in query else {}
+    filters: _Filters = _name_filter(query["name"]) if "name" in query else {}
     if "associated" in query:
         associated = query["associated"].lower()
         if associated not in ("true", "false"):
@@ -157,7 +174,7 @@ def list_provider_traits(req: Request) -> Response:
                 f"uuid {uuid} found"
             )
         names, generation = index.ordered_traits(record), record.generation
-    body: dict[str, Any] = {"traits": names, "resource_provider_generation": generation}
+    body: dict[str, JSONValue] = {"traits": names, "resource_provider_generation": generation}
     last_modified = None
     if names and req.version >= (1, 15):
         with req.service.db.reader() as conn:
@@ -175,7 +192,8 @@ def set_provider_traits(req: Request) -> Response:
         if provider.generation != data["resource_provider_generation"]:
             raise Conflict(GENERATION_CONFLICT, code=errors.CONCURRENT_UPDATE)
         traits, generation = trait_store.set_for_provider(w, provider, data["traits"])
-    body = {"traits": [t.name for t in traits], "resource_provider_generation": generation}
+    body: dict[str, JSONValue] = {
+        "traits": [t.name for t in traits], "resource_provider_generation": generation}
     return req.json_response(body, last_modified=latest(t.modified for t in traits))
 
 

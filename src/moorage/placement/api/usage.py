@@ -1,7 +1,8 @@
 """Usages: GET /resource_providers/{uuid}/usages (from the index) and GET /usages (1.9+,
 from the database, grouped by consumer type from 1.38)."""
 
-from moorage.placement.api.schema import CONSUMER_TYPE_PATTERN, validator
+from moorage.jsonvalue import JSONValue
+from moorage.placement.api.schema import CONSUMER_TYPE_PATTERN, Schema, validator
 from moorage.placement.http import Request, Response, since
 from moorage.placement.storage import usages
 
@@ -17,7 +18,7 @@ def list_provider_usages(req: Request) -> Response:
     req.authorize("placement:resource_providers:usages")
     with req.service.index.fresh() as index:
         record = provider_or_404(index, req.path_params["uuid"])
-        body = {
+        body: dict[str, JSONValue] = {
             "resource_provider_generation": record.generation,
             "usages": {rc: record.used(rc) for rc in record.inventories},
         }
@@ -26,8 +27,8 @@ def list_provider_usages(req: Request) -> Response:
 
 # GET /usages query: a project is required; 1.38 adds consumer_type, which may also
 # be "all" or "unknown".
-_OWNER_ID = {"type": "string", "minLength": 1, "maxLength": 255}
-_CONSUMER_TYPE = {"type": "string", "pattern": f"{CONSUMER_TYPE_PATTERN}|^all|^unknown$",
+_OWNER_ID: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+_CONSUMER_TYPE: Schema = {"type": "string", "pattern": f"{CONSUMER_TYPE_PATTERN}|^all|^unknown$",
                   "minLength": 1, "maxLength": 255}
 TOTALS_QUERY = validator({
     "type": "object",
@@ -59,7 +60,7 @@ def total_usages(req: Request) -> Response:
     project_id, user_id = query["project_id"], query.get("user_id")
     with req.service.db.reader() as conn:
         if by_type:
-            found: object = usages.totals_by_type(
+            found: dict[str, dict[str, int]] | dict[str, int] = usages.totals_by_type(
                 conn, project_id, user_id, query.get("consumer_type"))
         else:
             found = usages.totals(conn, project_id, user_id)

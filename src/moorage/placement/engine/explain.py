@@ -127,25 +127,40 @@ def _group_parts(trees: _Trees, group: RequestGroup) -> list[tuple[Constraint, B
         parts.append((Constraint("forbidden", suffix, (name,)),
                       trees.lent(lacking, trees.of(lacking))))
     # Aggregates: a suffixed group's one provider must be in (or out of) them itself;
-    # the unsuffixed group's providers may be through their tree's root.
+    # the unsuffixed group's providers may be through their tree's root, but a
+    # sharing provider lends to it only when a member itself, and never into a tree
+    # whose root is in a forbidden aggregate (as in _Search._match_tree).
     for aggregates in group.member_of:
         members = any_of(index, aggregates, "aggregates")
         within = members if suffix else members | members[trees.root_slot]
         parts.append((Constraint("member_of", suffix, tuple(sorted(aggregates))),
-                      trees.lent(within & holders, trees.of(within & holders))))
+                      trees.lent(members & holders, trees.of(within & holders))))
     if group.forbidden_aggregates:
         inside = any_of(index, group.forbidden_aggregates, "aggregates")
         outside = ~inside if suffix else ~inside & ~inside[trees.root_slot]
+        kept = trees.lent(outside & holders, trees.of(outside & holders))
+        if not suffix:
+            kept &= ~inside
         parts.append((Constraint("forbidden_aggregates", suffix,
-                                 tuple(sorted(group.forbidden_aggregates))),
-                      trees.lent(outside & holders, trees.of(outside & holders))))
+                                 tuple(sorted(group.forbidden_aggregates))), kept))
     if group.in_tree is not None:
-        record = index.by_uuid.get(group.in_tree)
-        mask = index.empty_mask()
-        if record is not None:
-            mask[index.slot_of[record.root_id]] = True
-        parts.append((Constraint("in_tree", suffix, (group.in_tree,)), mask))
+        parts.append((Constraint("in_tree", suffix, (group.in_tree,)),
+                      _in_tree(trees, group.in_tree, bool(suffix))))
     return parts
+
+
+def _in_tree(trees: _Trees, uuid: str, suffixed: bool) -> BoolArray:
+    """Trees a group may be served for under ``in_tree=uuid`` alone: the named tree
+    and, for a suffixed group, every tree a sharing provider of the named tree lends
+    to (the group's one provider may be that lender, as in the candidates); the
+    unsuffixed group takes nothing from outside the named tree."""
+    index = trees.index
+    record = index.by_uuid.get(uuid)
+    if record is None:
+        return index.empty_mask()
+    inside: BoolArray = (trees.root_slot == index.slot_of[record.root_id]) & trees.alive
+    roots = trees.of(inside)
+    return trees.lent(inside, roots) if suffixed else roots
 
 
 def explain(index: ProviderIndex, request: CandidateRequest, viable: BoolArray | None,

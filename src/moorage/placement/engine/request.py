@@ -7,12 +7,8 @@ tree (and sharing providers); each suffixed (granular) group by exactly one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:
-    from moorage.placement.engine.explain import Explanation
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -73,35 +69,3 @@ class AllocationRequest(NamedTuple):
     allocations: dict[int, dict[str, int]]
     mappings: dict[str, tuple[int, ...]]
     anchor: int
-
-
-@dataclass
-class Candidates:
-    """The answer: candidates in order, and the providers to summarize.
-
-    When every candidate is a lone root serving every group by itself (the common
-    flat cloud), they are given compactly as ``lone_ids`` with the shared
-    ``lone_amounts``, and ``requests`` is empty.
-    """
-
-    requests: list[AllocationRequest]
-    # Provider ids whose summaries accompany the candidates.
-    summary_ids: list[int]
-    lone_ids: list[int] = field(default_factory=list)
-    lone_amounts: dict[str, int] = field(default_factory=dict)
-    suffixes: tuple[str, ...] = ()
-    # Each constraint counted on its own (engine/explain.py), when it was asked for.
-    explanation: Explanation | None = None
-
-    def all(self) -> Iterator[AllocationRequest]:
-        """Every candidate as an AllocationRequest, made one at a time for lone roots
-        (a whole cloud of them would be as many objects held at once)."""
-        if self.requests or not self.lone_ids:
-            yield from self.requests
-            return
-        for rp in self.lone_ids:
-            yield AllocationRequest({rp: self.lone_amounts}, {s: (rp,) for s in self.suffixes},
-                                    rp)
-
-    def __len__(self) -> int:
-        return len(self.requests) or len(self.lone_ids)

@@ -27,7 +27,6 @@ import functools
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -141,13 +140,17 @@ class Plan:
 # executing it does, and on PostgreSQL SQLAlchemy's execution path does. The SQL is
 # written with SQLite's ``?`` placeholders.
 
+# A value the claim's SQL binds: ids, uuids, amounts, and timestamps (in the form the
+# backend's driver takes them, ``_stamp``).
+Param = int | str | float | datetime.datetime | None
 
-def _run(conn: Connection, sql: str, params: Iterable[Any] = ()) -> Outcome:
+
+def _run(conn: Connection, sql: str, params: Iterable[Param] = ()) -> Outcome:
     """Execute driver SQL written with ``?`` placeholders, on either backend."""
     return driver_sql(conn, sql, tuple(params))
 
 
-def _run_many(conn: Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+def _run_many(conn: Connection, sql: str, rows: Sequence[tuple[Param, ...]]) -> None:
     """Execute driver SQL once for each row of parameters (SQLite: PostgreSQL inserts
     its rows in one statement, ``_insert``)."""
     conn.exec_driver_sql(sql, rows)
@@ -158,10 +161,11 @@ def _marks(values: Collection[object]) -> str:
     return ", ".join("?" * len(values))
 
 
-def _stamp(conn: Connection, moment: datetime.datetime) -> Any:
+def _stamp(conn: Connection, moment: datetime.datetime) -> Param:
     """A timestamp as the backend's driver takes it (SQLite stores SQLAlchemy's text form)."""
     to_db = _DATETIME.bind_processor(conn.dialect)
-    return to_db(moment) if to_db is not None else moment
+    stamped: Param = to_db(moment) if to_db is not None else moment
+    return stamped
 
 
 _DATETIME = sa.DateTime()
@@ -375,8 +379,8 @@ def _rows_of(rows: int, width: int, extra: str = "") -> str:
     return ", ".join([one] * rows)
 
 
-def _insert(conn: Connection, allocations: list[tuple[Any, ...]],
-            consumers: list[tuple[Any, ...]]) -> None:
+def _insert(conn: Connection, allocations: Sequence[tuple[Param, ...]],
+            consumers: Sequence[tuple[Param, ...]]) -> None:
     """Insert the new allocations and the new consumers. On PostgreSQL in one
     statement (the consumers in a data-modifying CTE): one round trip, not two
     pipelines. ConcurrentClaim when another writer created one of the consumers
@@ -401,12 +405,12 @@ def _insert(conn: Connection, allocations: list[tuple[Any, ...]],
         raise ConcurrentClaim() from None
 
 
-def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Any
-                     ) -> list[tuple[Any, ...]]:
+def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Param
+                     ) -> list[tuple[Param, ...]]:
     """Bump the generation (and owner, type) of the stored consumers, delete those
     left without allocations; the rows of the new consumers, for ``_insert``."""
     conn = w.conn
-    created: list[tuple[Any, ...]] = []
+    created: list[tuple[Param, ...]] = []
     gone: list[int] = []
     for claim in sorted(plan.claims, key=lambda c: c.consumer_uuid):
         stored = plan.consumers.get(claim.consumer_uuid)

@@ -9,28 +9,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import os_resource_classes
-import os_traits
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from moorage.model.vocabulary import KNOWN
 from moorage.placement.storage import schema
 from moorage.placement.storage.database import Database
-
-CUSTOM_PREFIX = "CUSTOM_"
 
 
 def standard_traits() -> frozenset[str]:
     """Every standard trait name os-traits knows."""
-    return frozenset(os_traits.get_traits())
+    return KNOWN
 
 
 def standard_resource_classes() -> tuple[str, ...]:
     """Standard resource class names, in os-resource-classes order."""
     return tuple(os_resource_classes.STANDARDS)
-
-
-def is_custom(name: str) -> bool:
-    return name.startswith(CUSTOM_PREFIX)
 
 
 @dataclass(frozen=True)

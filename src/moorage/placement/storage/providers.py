@@ -6,7 +6,6 @@ Every function takes the ``Writer`` of an open write transaction.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -19,8 +18,11 @@ from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 _rp = schema.resource_providers
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class ProviderRow:
+    """A provider's own row: what a write reads and guards (its generation). The
+    index's ``ProviderRecord`` is this and everything else known of the provider."""
+
     id: int
     uuid: str
     name: str
@@ -61,7 +63,8 @@ _ROOT_OF_ITSELF = (sa.update(_rp).where(_rp.c.id == sa.bindparam("rp_id"))
                    .values(root_provider_id=_rp.c.id))
 
 
-def _provider(row: Any) -> ProviderRow | None:
+def _provider(row: sa.Row[int, str, str, int, int | None, int | None] | None
+              ) -> ProviderRow | None:
     if row is None:
         return None
     return ProviderRow(row[0], row[1], row[2], row[3], row[4], row[5] or row[0])

@@ -13,13 +13,14 @@ import enum
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
+from moorage.placement.storage.providers import ProviderRow
 
 __all__ = ["Changes", "Inventory", "ProviderRecord", "changes_since", "load_all", "versions"]
 
@@ -27,15 +28,9 @@ _rp = schema.resource_providers
 
 
 @dataclass(slots=True)
-class ProviderRecord:
+class ProviderRecord(ProviderRow):
     """Everything about one provider but its allocations' consumers."""
 
-    id: int
-    uuid: str
-    name: str
-    generation: int
-    parent_id: int | None
-    root_id: int
     created_at: datetime.datetime | None
     updated_at: datetime.datetime | None
     traits: frozenset[str] = frozenset()
@@ -147,8 +142,10 @@ class _Kind(enum.IntEnum):
 
 
 # The changes statement's columns after the kind, typed once for every branch of the
-# UNION (a branch leaves the columns it has no use for NULL).
-_SLOTS: tuple[tuple[str, Any], ...] = (
+# UNION (a branch leaves the columns it has no use for NULL); read by name.
+if TYPE_CHECKING:
+    _Columns = tuple[object, ...]
+_SLOTS: tuple[tuple[str, type[sa.BigInteger | sa.Float[float] | sa.String | sa.DateTime]], ...] = (
     ("id", sa.BigInteger), ("n1", sa.BigInteger), ("n2", sa.BigInteger),
     ("n3", sa.BigInteger), ("n4", sa.BigInteger), ("n5", sa.BigInteger),
     ("n6", sa.BigInteger), ("f", sa.Float), ("s1", sa.String), ("s2", sa.String),
@@ -156,7 +153,7 @@ _SLOTS: tuple[tuple[str, Any], ...] = (
 )
 
 
-def _tagged(kind: _Kind, **columns: Any) -> sa.Select[Any]:
+def _tagged(kind: _Kind, **columns: sa.ColumnElement[object]) -> sa.Select[*_Columns]:
     """One branch of the changes statement: ``kind`` and its columns in their slots."""
     unknown = columns.keys() - {name for name, _ in _SLOTS}
     assert not unknown, unknown
@@ -209,13 +206,13 @@ def changes_since(conn: Connection, since: int, catalog_version: int,
     own snapshot, whether or not ``conn`` is in a transaction. None when the
     catalogue is no longer at ``catalog_version`` (the names of its trait and class
     ids are then not known here)."""
-    state: Any = None
+    state: sa.Row[*_Columns] | None = None
     deleted: list[int] = []
     records: dict[int, ProviderRecord] = {}
     traits: dict[int, set[int]] = defaultdict(set)
     aggs: dict[int, set[str]] = defaultdict(set)
-    inventories: list[Any] = []
-    usages: list[Any] = []
+    inventories: list[sa.Row[*_Columns]] = []
+    usages: list[sa.Row[*_Columns]] = []
     for row in conn.execute(_CHANGES, {"since": since}):
         kind = row[0]
         if kind == _Kind.PROVIDER:
@@ -234,6 +231,7 @@ def changes_since(conn: Connection, since: int, catalog_version: int,
             deleted.append(row.id)
         else:
             state = row
+    assert state is not None, "placement_state has its one row from the first migration on"
     if int(state.n2) != catalog_version:
         return None
     for row in inventories:

@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.statements import insert_if_absent
-from moorage.placement.storage import catalog, schema
+from moorage.model.vocabulary import is_custom
+from moorage.placement.storage import schema
 from moorage.placement.storage.database import Writer
 from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 
@@ -25,7 +26,7 @@ class ResourceClass:
 
     @property
     def is_standard(self) -> bool:
-        return not catalog.is_custom(self.name)
+        return not is_custom(self.name)
 
 
 def _select() -> sa.Select[str, datetime.datetime | None, datetime.datetime | None]:
@@ -80,7 +81,7 @@ def rename(w: Writer, name: str, new_name: str) -> None:
     """
     conn = w.conn
     rc_id = _id_of(conn, name)
-    if not catalog.is_custom(name):
+    if not is_custom(name):
         raise InvalidData(f"Cannot update standard resource class {name}")
     if new_name == name:
         return
@@ -106,7 +107,7 @@ def delete(w: Writer, name: str) -> None:
     conn = w.conn
     rc_id = _id_of(conn, name)
     prefix = "Error in delete resource class:"
-    if not catalog.is_custom(name):
+    if not is_custom(name):
         raise InvalidData(f"{prefix} Cannot delete standard resource class {name}.")
     for table in (schema.inventories, schema.allocations):
         # SELECT 1 FROM inventories / allocations WHERE resource_class_id = :id LIMIT 1

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-metadata = sa.MetaData(
-    naming_convention={
-        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
-        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-        "pk": "pk_%(table_name)s",
-    }
-)
+# How constraints and indexes are named, in the tables and in every migration. The
+# compute API's database (moorage.lifecycle.schema) names them the same way.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = sa.MetaData(naming_convention=NAMING_CONVENTION)
 
 
 def _timestamps() -> list[sa.Column[object]]:
@@ -24,6 +26,38 @@ def _timestamps() -> list[sa.Column[object]]:
         sa.Column("created_at", sa.DateTime, nullable=True),
         sa.Column("updated_at", sa.DateTime, nullable=True),
     ]
+
+
+def _numbering(name: str, column: str, type_: sa.types.TypeEngine[str]) -> sa.Table:
+    """A table that gives each ``column`` value (unique) a small integer id, which the
+    other tables refer to it by: upstream's shape for resource classes, traits,
+    aggregates, projects, users and consumer types."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column(column, type_, nullable=False, unique=True),
+        *_timestamps(),
+        sqlite_autoincrement=True,
+    )
+
+
+def _of_providers(name: str, column: str, referred: str) -> sa.Table:
+    """The ``referred`` rows (traits, aggregates) each provider has: one row a pair,
+    indexed both ways."""
+    return sa.Table(
+        name,
+        metadata,
+        sa.Column(
+            "resource_provider_id",
+            sa.Integer,
+            sa.ForeignKey("resource_providers.id"),
+            primary_key=True,
+        ),
+        sa.Column(column, sa.Integer, sa.ForeignKey(f"{referred}.id"), primary_key=True),
+        *_timestamps(),
+        sa.Index(f"ix_{name}_{column}", column),
+    )
 
 
 resource_providers = sa.Table(
@@ -49,23 +83,9 @@ resource_providers = sa.Table(
     sqlite_autoincrement=True,
 )
 
-resource_classes = sa.Table(
-    "resource_classes",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+resource_classes = _numbering("resource_classes", "name", sa.String(255))
 
-traits = sa.Table(
-    "traits",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+traits = _numbering("traits", "name", sa.Unicode(255))
 
 inventories = sa.Table(
     "inventories",
@@ -89,71 +109,18 @@ inventories = sa.Table(
     sqlite_autoincrement=True,
 )
 
-resource_provider_traits = sa.Table(
-    "resource_provider_traits",
-    metadata,
-    sa.Column(
-        "resource_provider_id",
-        sa.Integer,
-        sa.ForeignKey("resource_providers.id"),
-        primary_key=True,
-    ),
-    sa.Column("trait_id", sa.Integer, sa.ForeignKey("traits.id"), primary_key=True),
-    *_timestamps(),
-    sa.Index("ix_resource_provider_traits_trait_id", "trait_id"),
-)
+resource_provider_traits = _of_providers("resource_provider_traits", "trait_id", "traits")
 
-placement_aggregates = sa.Table(
-    "placement_aggregates",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+placement_aggregates = _numbering("placement_aggregates", "uuid", sa.String(36))
 
-resource_provider_aggregates = sa.Table(
-    "resource_provider_aggregates",
-    metadata,
-    sa.Column(
-        "resource_provider_id",
-        sa.Integer,
-        sa.ForeignKey("resource_providers.id"),
-        primary_key=True,
-    ),
-    sa.Column(
-        "aggregate_id", sa.Integer, sa.ForeignKey("placement_aggregates.id"), primary_key=True
-    ),
-    *_timestamps(),
-    sa.Index("ix_resource_provider_aggregates_aggregate_id", "aggregate_id"),
-)
+resource_provider_aggregates = _of_providers("resource_provider_aggregates", "aggregate_id",
+                                             "placement_aggregates")
 
-projects = sa.Table(
-    "projects",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+projects = _numbering("projects", "external_id", sa.String(255))
 
-users = sa.Table(
-    "users",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("external_id", sa.String(255), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+users = _numbering("users", "external_id", sa.String(255))
 
-consumer_types = sa.Table(
-    "consumer_types",
-    metadata,
-    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
-    sa.Column("name", sa.Unicode(255), nullable=False, unique=True),
-    *_timestamps(),
-    sqlite_autoincrement=True,
-)
+consumer_types = _numbering("consumer_types", "name", sa.Unicode(255))
 
 consumers = sa.Table(
     "consumers",

@@ -15,7 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.statements import insert_if_absent, insert_rows
-from moorage.placement.storage import catalog, providers, schema
+from moorage.model.vocabulary import is_custom
+from moorage.placement.storage import providers, schema
 from moorage.placement.storage.database import Writer
 from moorage.placement.storage.errors import Conflict, InvalidData, NotFound
 
@@ -87,7 +88,7 @@ def delete(w: Writer, name: str) -> None:
     trait_id = conn.execute(sa.select(_traits.c.id).where(_traits.c.name == name)).scalar()
     if trait_id is None:
         raise NotFound(f"No such trait(s): {name}.")
-    if not catalog.is_custom(name):
+    if not is_custom(name):
         raise InvalidData(f"Cannot delete standard trait {name}.")
     # SELECT 1 FROM resource_provider_traits WHERE trait_id = :id LIMIT 1
     if conn.execute(sa.select(sa.literal(1)).where(_rpt.c.trait_id == trait_id).limit(1)).first():

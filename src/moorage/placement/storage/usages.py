@@ -8,7 +8,7 @@ the number of distinct consumers of each type.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import Any, TypeVarTuple
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -28,7 +28,11 @@ _ct = schema.consumer_types
 ALL_TYPES = "all"
 
 
-def _owned(query: sa.Select[Any], project_id: str, user_id: str | None) -> sa.Select[Any]:
+Columns = TypeVarTuple("Columns")
+
+
+def _owned(query: sa.Select[*Columns], project_id: str, user_id: str | None
+           ) -> sa.Select[*Columns]:
     """Restrict ``query`` (over allocations) to the consumers of a project (and user)."""
     query = (
         query.join(_consumers, _consumers.c.uuid == _alloc.c.consumer_id)
@@ -66,9 +70,11 @@ def totals_by_type(
     """
     together = consumer_type == ALL_TYPES
     # Grouped by type name (NULL: no type), unless all consumers count together.
-    keys: list[sa.ColumnElement[Any]] = [] if together else [_ct.c.name]
+    keys: list[sa.ColumnElement[str | None]] = [] if together else [_ct.c.name]
 
-    def select(*columns: sa.ColumnElement[Any]) -> sa.Select[Any]:
+    # Its rows: the type's name (unless all consumers count together), then ``columns``.
+    def select(*columns: sa.ColumnElement[str] | sa.ColumnElement[int]
+               ) -> sa.Select[*tuple[Any, ...]]:
         query = _owned(sa.select(*keys, *columns).select_from(_alloc), project_id, user_id)
         query = query.outerjoin(_ct, _ct.c.id == _consumers.c.consumer_type_id)
         if consumer_type == UNKNOWN_TYPE:
@@ -88,13 +94,14 @@ def totals_by_type(
     # SELECT [ct.name,] COUNT(DISTINCT a.consumer_id) FROM ... [GROUP BY ct.name]
     counts = select(sa.func.count(sa.distinct(_alloc.c.consumer_id))).group_by(*keys)
 
-    def label(row: sa.Row[Any]) -> str:
-        return ALL_TYPES if together else (row[0] or UNKNOWN_TYPE)
+    def label(type_name: str | None) -> str:
+        """The key of a row led by ``type_name`` (not a type's name when all count together)."""
+        return ALL_TYPES if together else (type_name or UNKNOWN_TYPE)
 
     found: dict[str, dict[str, int]] = defaultdict(dict)
     for row in conn.execute(sums):
-        found[label(row)][row[-2]] = int(row[-1])
+        found[label(row[0])][row[-2]] = int(row[-1])
     for row in conn.execute(counts):
-        if label(row) in found:
-            found[label(row)]["consumer_count"] = int(row[-1])
+        if label(row[0]) in found:
+            found[label(row[0])]["consumer_count"] = int(row[-1])
     return dict(found)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 import os_resource_classes as orc
 from oslo_config import cfg
 
 from moorage.model.inventory import Inventory
-from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
+from moorage.model.vocabulary import is_custom
+from moorage.virt.capabilities import managed_elsewhere
 from moorage.virt.driver import (
     ComputeDriver,
     Guest,
@@ -42,7 +42,6 @@ from moorage.virt.ironic.simulator import (
 )
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
-from moorage.virt.traits import is_custom
 
 LOG = logging.getLogger(__name__)
 
@@ -50,23 +49,9 @@ LOG = logging.getLogger(__name__)
 IRONIC = "simulated Ironic API"
 
 # Upstream's ironic driver table: qcow2, raw and ami images (ami since Xena).
-CAPABILITIES: Mapping[str, bool] = MappingProxyType({
-    "has_imagecache": False,
-    "supports_evacuate": False,
-    "supports_migrate_to_same_host": False,
-    "supports_attach_interface": True,
-    "supports_multiattach": False,
-    "supports_trusted_certs": False,
-    "supports_pcpus": False,
-    "supports_accelerators": False,
-    "supports_remote_managed_ports": False,
-    "supports_address_space_passthrough": False,
-    "supports_address_space_emulated": False,
-    "supports_stateless_firmware": False,
-    "supports_virtio_fs": False,
-    "supports_mem_backing_file": False,
-    **{image_type_key(f): f in ("qcow2", "raw", "ami") for f in IMAGE_TYPES},
-})
+CAPABILITIES: Mapping[str, bool] = managed_elsewhere(
+    has_imagecache=False, supports_migrate_to_same_host=False,
+    image_types=("qcow2", "raw", "ami"))
 # Power states in which a node's resources are not offered (upstream: ERROR, NOSTATE).
 BAD_POWER_STATES = (None, "error")
 

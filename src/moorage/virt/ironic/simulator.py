@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from moorage.virt import traits
+from moorage.jsonvalue import JSONObject
+from moorage.model import vocabulary
 from moorage.virt.simulation import Reachability
 
 AVAILABLE, ACTIVE = "available", "active"
@@ -46,18 +47,18 @@ class SimulatedNode:
     name: str | None = None
     resource_class: str | None = None
     traits: frozenset[str] = frozenset()
-    properties: Mapping[str, Any] = field(default_factory=dict)
+    properties: JSONObject = field(default_factory=dict)
     provision_state: str = AVAILABLE
     power_state: str | None = POWER_OFF
     maintenance: bool = False
     maintenance_reason: str = ""
     conductor_group: str = ""
     instance_uuid: str | None = None
-    instance_info: Mapping[str, Any] = field(default_factory=dict)
+    instance_info: JSONObject = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.uuid = str(uuidlib.UUID(self.uuid))
-        self.traits = frozenset(traits.reportable(t) for t in self.traits)
+        self.traits = frozenset(vocabulary.reportable(t) for t in self.traits)
         if self.provision_state not in PROVISION_STATES:
             raise ValueError(f"node {self.uuid}: provision_state {self.provision_state!r} "
                              f"is not one of Ironic's: {', '.join(PROVISION_STATES)}")
@@ -112,7 +113,7 @@ class IronicSimulator(Reachability):
         return None
 
     # -- provisioning ------------------------------------------------------------------
-    def deploy(self, node_uuid: str, instance_uuid: str, instance_info: Mapping[str, Any]) -> None:
+    def deploy(self, node_uuid: str, instance_uuid: str, instance_info: JSONObject) -> None:
         """Deploy an instance: available -> active, powered on."""
         self.answer()
         with self._lock:
@@ -147,7 +148,7 @@ class IronicSimulator(Reachability):
             node.maintenance, node.maintenance_reason = on, reason if on else ""
 
     def set_traits(self, node_uuid: str, names: Iterable[str]) -> None:
-        checked = frozenset(traits.reportable(t) for t in names)
+        checked = frozenset(vocabulary.reportable(t) for t in names)
         with self._lock:
             self._record(node_uuid).traits = checked
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from moorage.model import image
-from moorage.virt import traits
+from moorage.model import image, vocabulary
 from moorage.virt.driver import UnsupportedHardware
 from moorage.virt.libvirt import models, switches, tables
 from moorage.virt.libvirt.domcaps import DomainCapabilities
@@ -29,17 +28,17 @@ from moorage.virt.libvirt.qemu_devices import DeviceList
 from moorage.virt.libvirt.tables import Version
 
 # Device-model traits a flavor or image may require, and the model each names.
-BUS_TRAITS: Mapping[str, str] = {traits.trait_name(traits.STORAGE_BUS, bus): bus
+BUS_TRAITS: Mapping[str, str] = {vocabulary.trait_name(vocabulary.STORAGE_BUS, bus): bus
                                  for bus in image.DISK_BUSES}
-VIDEO_TRAITS: Mapping[str, str] = {traits.trait_name(traits.GRAPHICS_MODEL, model): model
+VIDEO_TRAITS: Mapping[str, str] = {vocabulary.trait_name(vocabulary.GRAPHICS_MODEL, model): model
                                    for model in image.VIDEO_MODELS}
 # Traits whose support depends on the guest's machine type: the host's reports
 # describe its default machine type, so for these the checks below, which look
 # at the guest's own, decide.
-PER_PLATFORM_PREFIXES = (f"{traits.STORAGE_BUS}_", f"{traits.GRAPHICS_MODEL}_",
-                         f"{traits.VIF_MODEL}_", f"{traits.SOUND_MODEL}_",
-                         f"{traits.VIOMMU_MODEL}_", "HW_CPU_", "COMPUTE_SECURITY_TPM_",
-                         f"{traits.FIRMWARE}_", switches.SECURE_BOOT)
+PER_PLATFORM_PREFIXES = (f"{vocabulary.STORAGE_BUS}_", f"{vocabulary.GRAPHICS_MODEL}_",
+                         f"{vocabulary.VIF_MODEL}_", f"{vocabulary.SOUND_MODEL}_",
+                         f"{vocabulary.VIOMMU_MODEL}_", "HW_CPU_", "COMPUTE_SECURITY_TPM_",
+                         f"{vocabulary.FIRMWARE}_", switches.SECURE_BOOT)
 
 
 @dataclass(frozen=True)
@@ -106,8 +105,8 @@ def check_architecture(config: GuestConfig, target: Target) -> None:
     domain_type = config.platform.domain_type
     if target.arch is not None and domain_type in target.arch.domains:
         return
-    prefix = traits.EMULATED_ARCH if config.platform.emulated else traits.HW_ARCH
-    raise _refuse(traits.trait_name(prefix, config.arch),
+    prefix = vocabulary.EMULATED_ARCH if config.platform.emulated else vocabulary.HW_ARCH
+    raise _refuse(vocabulary.trait_name(prefix, config.arch),
                   f"{config.platform.arch} asks for {config.arch}, but this host runs no "
                   f"{domain_type} guests of that architecture")
 
@@ -146,7 +145,7 @@ def check_disk_bus(config: GuestConfig, target: Target) -> None:
     not QEMU's) and in the machine type's domain capabilities (Q35 has no IDE)."""
     caps = target.capabilities
     root = config.root
-    feature = traits.trait_name(traits.STORAGE_BUS, root.bus.value)
+    feature = vocabulary.trait_name(vocabulary.STORAGE_BUS, root.bus.value)
     table = tables.DEVICE_BUSES.get(target.virt_type, ())
     if root.bus.value not in table:
         raise _refuse(feature, f"{root.bus} is not a disk bus of virt_type "
@@ -165,7 +164,7 @@ def check_video_model(config: GuestConfig, target: Target) -> None:
     caps = target.capabilities
     if config.video is None or caps is None or config.video.value in caps.video_models:
         return
-    raise _refuse(traits.trait_name(traits.GRAPHICS_MODEL, config.video.value),
+    raise _refuse(vocabulary.trait_name(vocabulary.GRAPHICS_MODEL, config.video.value),
                   f"video model {config.video}: {_where(config, target)} "
                   f"{_offers(caps.video_models)}")
 
@@ -197,26 +196,26 @@ def check_vif_model(config: GuestConfig, target: Target) -> None:
     vif = config.vif
     if vif is None:
         return
-    feature = traits.trait_name(traits.VIF_MODEL, vif.value)
-    if target.virt_type not in tables.QEMU_VIRT_TYPES:
+    feature = vocabulary.trait_name(vocabulary.VIF_MODEL, vif.value)
+    if target.virt_type not in vocabulary.QEMU_VIRT_TYPES:
         table = tables.VIF_MODELS.get(target.virt_type, ())
         if vif.value not in table:
             raise _refuse(feature, f"NIC model {vif} is not one of virt_type "
                                    f"{target.virt_type} ({', '.join(table) or 'none'})")
         return
-    _check_model(config, target, vif, traits.VIF_MODEL, "NIC model", models.nic)
+    _check_model(config, target, vif, vocabulary.VIF_MODEL, "NIC model", models.nic)
 
 
 def check_sound(config: GuestConfig, target: Target) -> None:
     """The sound model's devices are this emulator's, on buses of this machine type."""
-    _check_model(config, target, config.sound, traits.SOUND_MODEL, "sound model",
+    _check_model(config, target, config.sound, vocabulary.SOUND_MODEL, "sound model",
                  models.sound)
 
 
 def check_viommu(config: GuestConfig, target: Target) -> None:
     """libvirt builds this vIOMMU on this machine type (intel: q35; smmuv3: aarch64
     virt; virtio: either, libvirt >= 8.3), and the emulator has its device."""
-    _check_model(config, target, config.viommu, traits.VIOMMU_MODEL, "vIOMMU",
+    _check_model(config, target, config.viommu, vocabulary.VIOMMU_MODEL, "vIOMMU",
                  models.viommu)
 
 
@@ -228,7 +227,7 @@ def _check_model(config: GuestConfig, target: Target, chosen: Choice | None, pre
         return
     decision = decide(chosen.value, target.platform(config.arch))
     if decision.supported is False:
-        raise _refuse(traits.trait_name(prefix, chosen.value),
+        raise _refuse(vocabulary.trait_name(prefix, chosen.value),
                       f"{what} {chosen}: {decision.reason}")
 
 
@@ -276,7 +275,7 @@ def check_firmware(config: GuestConfig, target: Target) -> None:
     if firmware.type.value == "bios":
         if firmware.type.source == "default":
             return  # not asked for: the board boots what it has
-        decision = models.bios(caps, config.arch, target.virt_type in tables.QEMU_VIRT_TYPES)
+        decision = models.bios(caps, config.arch, target.virt_type in vocabulary.QEMU_VIRT_TYPES)
         if decision.supported is False:
             raise _refuse(tables.FIRMWARE_TRAITS["bios"],
                           f"BIOS ({firmware.type.source}): {_where(config, target)} has "

@@ -25,8 +25,7 @@ from pathlib import Path
 
 import os_traits
 
-from moorage.model import image
-from moorage.virt import traits
+from moorage.model import image, vocabulary
 from moorage.virt.libvirt import domcaps, hostcaps, models, qemu_devices, switches, tables
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.models import Decision, GuestPlatform
@@ -88,7 +87,7 @@ class HostFacts:
 
     @property
     def runs_qemu(self) -> bool:
-        return self.virt_type in tables.QEMU_VIRT_TYPES
+        return self.virt_type in vocabulary.QEMU_VIRT_TYPES
 
     def versions(self) -> str:
         known = []
@@ -211,12 +210,12 @@ def arch_reports(facts: HostFacts) -> list[TraitReport]:
     """HW_ARCH_<host> and COMPUTE_ARCH_<guest arch> for the guests QEMU emulates. As
     upstream, only architectures os-traits names are reported, and only as True."""
     reports = []
-    host_trait = traits.trait_name(traits.HW_ARCH, facts.host_arch)
-    if host_trait in traits.KNOWN:
+    host_trait = vocabulary.trait_name(vocabulary.HW_ARCH, facts.host_arch)
+    if host_trait in vocabulary.KNOWN:
         reports.append(TraitReport(host_trait, True, facts.arch_source, facts.arch_detail))
     for arch, guest in sorted(facts.guests.items()):
-        trait = traits.trait_name(traits.EMULATED_ARCH, arch)
-        if trait in traits.KNOWN:
+        trait = vocabulary.trait_name(vocabulary.EMULATED_ARCH, arch)
+        if trait in vocabulary.KNOWN:
             reports.append(TraitReport(trait, True, Source.DOMAIN_CAPABILITIES, guest.label))
     return reports
 
@@ -232,14 +231,14 @@ def storage_bus_reports(facts: HostFacts) -> list[TraitReport]:
     if not facts.runs_qemu:
         supported = tables.DEVICE_BUSES.get(facts.virt_type, ())
         detail = f"disk buses of virt_type {facts.virt_type}"
-        return [TraitReport(traits.device_trait(traits.STORAGE_BUS, bus), bus in supported,
+        return [TraitReport(vocabulary.device_trait(vocabulary.STORAGE_BUS, bus), bus in supported,
                             Source.DRIVER_TABLE, detail) for bus in universe]
-    return _from_domcaps(facts, traits.STORAGE_BUS, universe, lambda c: c.disk_buses)
+    return _from_domcaps(facts, vocabulary.STORAGE_BUS, universe, lambda c: c.disk_buses)
 
 
 def video_model_reports(facts: HostFacts) -> list[TraitReport]:
     """Video models from the domain capabilities, for every virt type (there is no table)."""
-    return _from_domcaps(facts, traits.GRAPHICS_MODEL, image.VIDEO_MODELS,
+    return _from_domcaps(facts, vocabulary.GRAPHICS_MODEL, image.VIDEO_MODELS,
                          lambda c: c.video_models)
 
 
@@ -248,18 +247,18 @@ def vif_model_reports(facts: HostFacts) -> list[TraitReport]:
     a bus of the host's machine type (``models.nic``); otherwise the virt type's table."""
     if not facts.runs_qemu:
         table = tables.VIF_MODELS.get(facts.virt_type, ())
-        return [TraitReport(traits.device_trait(traits.VIF_MODEL, model), model in table,
+        return [TraitReport(vocabulary.device_trait(vocabulary.VIF_MODEL, model), model in table,
                             Source.DRIVER_TABLE, f"NIC models of virt_type {facts.virt_type}")
                 for model in models.NIC_MODELS]
-    return _decided(facts, traits.VIF_MODEL, models.NIC_MODELS, models.nic)
+    return _decided(facts, vocabulary.VIF_MODEL, models.NIC_MODELS, models.nic)
 
 
 def viommu_reports(facts: HostFacts) -> list[TraitReport]:
     """Every vIOMMU model, as libvirt would build it on the host's machine type."""
     names = [*models.VIOMMU_MODELS, "auto"]
     if not facts.runs_qemu:
-        return _not_qemu(facts, traits.VIOMMU_MODEL, names, "vIOMMU")
-    return _decided(facts, traits.VIOMMU_MODEL, names, models.viommu)
+        return _not_qemu(facts, vocabulary.VIOMMU_MODEL, names, "vIOMMU")
+    return _decided(facts, vocabulary.VIOMMU_MODEL, names, models.viommu)
 
 
 def tpm_reports(facts: HostFacts) -> list[TraitReport]:
@@ -295,8 +294,8 @@ def sound_reports(facts: HostFacts) -> list[TraitReport]:
     """Every sound model: its devices in the emulator's list (the PC speaker: a PC
     machine type), virtio also by libvirt's version."""
     if not facts.runs_qemu:
-        return _not_qemu(facts, traits.SOUND_MODEL, models.SOUND_MODELS, "sound")
-    return _decided(facts, traits.SOUND_MODEL, models.SOUND_MODELS, models.sound)
+        return _not_qemu(facts, vocabulary.SOUND_MODEL, models.SOUND_MODELS, "sound")
+    return _decided(facts, vocabulary.SOUND_MODEL, models.SOUND_MODELS, models.sound)
 
 
 def firmware_reports(facts: HostFacts) -> list[TraitReport]:
@@ -360,7 +359,7 @@ def notes(facts: HostFacts) -> list[str]:
             for value in listed:
                 if value not in known:
                     found.append(f"{host_guest.label} list {what} {value}, which os-traits "
-                                 f"{traits.OS_TRAITS_VERSION} has no trait for")
+                                 f"{vocabulary.OS_TRAITS_VERSION} has no trait for")
     return found
 
 
@@ -460,7 +459,7 @@ def _from_domcaps(facts: HostFacts, prefix: str, universe: Iterable[str],
     guest = facts.host_guest
     listed = values(guest.capabilities) if guest else ()
     detail = guest.label if guest else _no_domcaps(facts)
-    return [TraitReport(traits.device_trait(prefix, value), value in listed,
+    return [TraitReport(vocabulary.device_trait(prefix, value), value in listed,
                         Source.DOMAIN_CAPABILITIES, detail) for value in universe]
 
 
@@ -470,14 +469,14 @@ def _decided(facts: HostFacts, prefix: str, names: Iterable[str],
     platform; an undecidable one (no device list) is left unsaid (``notes`` says why)."""
     guest = facts.host_guest
     if guest is None:
-        return [TraitReport(traits.device_trait(prefix, name), False,
+        return [TraitReport(vocabulary.device_trait(prefix, name), False,
                             Source.DOMAIN_CAPABILITIES, _no_domcaps(facts)) for name in names]
     platform = facts.platform(guest)
     reports = []
     for name in names:
         decision = decide(name, platform)
         if decision.supported is not None:
-            reports.append(TraitReport(traits.device_trait(prefix, name), decision.supported,
+            reports.append(TraitReport(vocabulary.device_trait(prefix, name), decision.supported,
                                        decision.source, f"{guest.label}: {decision.reason}"))
     return reports
 
@@ -485,7 +484,7 @@ def _decided(facts: HostFacts, prefix: str, names: Iterable[str],
 def _not_qemu(facts: HostFacts, prefix: str, names: Iterable[str], what: str
               ) -> list[TraitReport]:
     detail = f"Moorage builds {what} devices for QEMU guests only (virt_type {facts.virt_type})"
-    return [TraitReport(traits.device_trait(prefix, name), False, Source.CONFIGURATION, detail)
+    return [TraitReport(vocabulary.device_trait(prefix, name), False, Source.CONFIGURATION, detail)
             for name in names]
 
 

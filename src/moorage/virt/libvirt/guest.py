@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
+from moorage.model import vocabulary
 from moorage.model.image import Image
 from moorage.virt.driver import Guest, UnsupportedHardware
 from moorage.virt.libvirt import defaults, switches
@@ -30,7 +31,6 @@ from moorage.virt.libvirt.domcaps import DomainCapabilities
 
 LOG = logging.getLogger(__name__)
 
-QEMU_VIRT_TYPES = ("kvm", "qemu")
 # Our own element under <metadata>: which instance, flavor and image a domain is.
 METADATA_NS = "https://moorage.dev/xmlns/libvirt/instance/1.0"
 # Where upstream's MAC addresses start (OpenStack's OUI).
@@ -179,7 +179,7 @@ def platform(image: Image, settings: Settings, host_arch: str) -> Platform:
     host's); machine type (the image's ``hw_machine_type``, else ``[libvirt]
     hw_machine_type`` for the architecture, else upstream's board for it); domain type."""
     props = image.properties
-    if settings.virt_type not in QEMU_VIRT_TYPES:
+    if settings.virt_type not in vocabulary.QEMU_VIRT_TYPES:
         raise UnsupportedHardware(
             f"virt_type={settings.virt_type}",
             "Moorage builds guests for QEMU only ([libvirt] virt_type kvm or qemu)")

@@ -15,24 +15,29 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TypeVar
 
 from lxml import etree
 
+from moorage.model import vocabulary
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.libvirt import discovery, domcaps, hostcaps, reaper, tables
+from moorage.virt.libvirt.bindings import Connection
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.hostcaps import HostCapabilities
 from moorage.virt.libvirt.tables import Version
 
 LOG = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The usual URI per virt type when [libvirt] connection_uri is empty (as upstream).
 DEFAULT_URIS = {
@@ -45,7 +50,7 @@ DEFAULT_URIS = {
 DOMAIN_TYPES = {"kvm": "kvm", "qemu": "qemu", "lxc": "lxc", "parallels": "vz"}
 
 _lock = threading.Lock()
-_connections: dict[str, Any] = {}
+_connections: dict[str, Connection] = {}
 _event_loop_started = False
 _quiet = False
 
@@ -54,11 +59,11 @@ def default_uri(virt_type: str) -> str:
     return DEFAULT_URIS[virt_type]
 
 
-def _libvirt() -> Any:
+def _libvirt() -> ModuleType:
     """The libvirt module, quiet (its errors become our exceptions, not stderr lines)."""
     global _quiet
     try:
-        import libvirt
+        libvirt = importlib.import_module("libvirt")
     except ImportError:
         raise HypervisorUnavailable(
             "libvirt-python is not installed (pip install 'moorage[libvirt]')") from None
@@ -68,7 +73,7 @@ def _libvirt() -> Any:
     return libvirt
 
 
-def _start_event_loop(libvirt: Any) -> None:
+def _start_event_loop(libvirt: ModuleType) -> None:
     """libvirt's default event loop, once per process (the embedded driver needs it)."""
     global _event_loop_started
     if _event_loop_started:
@@ -83,7 +88,7 @@ def _start_event_loop(libvirt: Any) -> None:
     _event_loop_started = True
 
 
-def connect(uri: str) -> Any:
+def connect(uri: str) -> Connection:
     """This process's connection to ``uri``, opened on first use and reused after."""
     libvirt = _libvirt()
     with _lock:
@@ -95,12 +100,12 @@ def connect(uri: str) -> Any:
             # This process is that libvirt's daemon: its QEMU processes are ours to reap.
             reaper.adopt_orphans()
         try:
-            conn = libvirt.open(uri)
+            opened: Connection = libvirt.open(uri)
         except libvirt.libvirtError as exc:
             raise HypervisorUnavailable(
                 f"cannot connect to libvirt at {uri}: {_reason(exc)}") from None
-        _connections[uri] = conn
-        return conn
+        _connections[uri] = opened
+        return opened
 
 
 def open_uris() -> list[str]:
@@ -145,14 +150,14 @@ class Host:
         self._cpus: dict[tuple[str, str | None, str], frozenset[str] | None] = {}
         self._cpu_lock = threading.Lock()
 
-    def connection(self) -> Any:
+    def connection(self) -> Connection:
         return connect(self.uri)
 
-    def _call(self, what: str, call: str, *args: Any) -> Any:
+    def _call(self, what: str, call: Callable[[Connection], T]) -> T:
         """One libvirt call; its failure is HypervisorUnavailable saying what was asked."""
         libvirt = _libvirt()
         try:
-            return getattr(self.connection(), call)(*args)
+            return call(self.connection())
         except libvirt.libvirtError as exc:
             raise HypervisorUnavailable(
                 f"libvirt at {self.uri} cannot give {what}: {_reason(exc)}") from None
@@ -160,7 +165,7 @@ class Host:
     def capabilities(self) -> HostCapabilities:
         """The host capabilities (the first call makes libvirt probe every emulator)."""
         if self._capabilities is None:
-            xml = self._call("its host capabilities", "getCapabilities")
+            xml = self._call("its host capabilities", lambda c: c.getCapabilities())
             self._capabilities = hostcaps.parse(xml, f"host capabilities of {self.uri}")
         return self._capabilities
 
@@ -209,17 +214,18 @@ class Host:
         return features
 
     def libvirt_version(self) -> Version:
-        return tables.version_from_number(self._call("its version", "getLibVersion"))
+        return tables.version_from_number(
+            self._call("its version", lambda c: c.getLibVersion()))
 
     def hypervisor(self) -> tuple[str, Version]:
         """The hypervisor's name (QEMU, LXC...) and version."""
-        name = self._call("the hypervisor's name", "getType")
-        number = self._call("the hypervisor's version", "getVersion")
+        name = self._call("the hypervisor's name", lambda c: c.getType())
+        number = self._call("the hypervisor's version", lambda c: c.getVersion())
         return name, tables.version_from_number(number)
 
     def node_info(self) -> NodeInfo:
-        arch, memory_mb, cpus, *_ = self._call("the host's size", "getInfo")
-        return NodeInfo(arch, memory_mb, cpus)
+        arch, memory_mb, cpus, *_ = self._call("the host's size", lambda c: c.getInfo())
+        return NodeInfo(str(arch), int(memory_mb), int(cpus))
 
     def probe(self, virt_type: str, machine_types: Mapping[str, str]) -> HostFacts:
         """Everything discovery needs, asked once: see ``discovery`` for how machine
@@ -242,7 +248,7 @@ class Host:
                 probed = self.domain_capabilities(
                     guest.arch, configured, virt_type, guest.emulator_for(virt_type))
             except libvirt.libvirtError as exc:
-                if guest.arch == host_arch and virt_type in tables.QEMU_VIRT_TYPES:
+                if guest.arch == host_arch and virt_type in vocabulary.QEMU_VIRT_TYPES:
                     raise HypervisorUnavailable(
                         f"libvirt at {self.uri} cannot run {virt_type} guests for "
                         f"{guest.arch}: {_reason(exc)}") from None
@@ -265,7 +271,7 @@ class Host:
                     f"libvirt at {self.uri} has no host-model CPU for {virt_type} "
                     f"{guest.arch} guests"),
             )
-        if virt_type in tables.QEMU_VIRT_TYPES and host_arch not in guests:
+        if virt_type in vocabulary.QEMU_VIRT_TYPES and host_arch not in guests:
             raise HypervisorUnavailable(
                 f"libvirt at {self.uri} has no {virt_type} guests for the host "
                 f"architecture {host_arch}")

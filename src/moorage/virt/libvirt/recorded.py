@@ -26,7 +26,6 @@ from moorage.virt.libvirt import (
     checks,
     domcaps,
     hostcaps,
-    models,
     qemu_devices,
     spawn,
     switches,
@@ -37,7 +36,7 @@ from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts, MachineTypeError
 from moorage.virt.libvirt.domcaps import DomainCapabilities
 from moorage.virt.libvirt.driver import InvalidConfiguration, LibvirtDriver
-from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
+from moorage.virt.libvirt.guest import GuestConfig, Platform
 from moorage.virt.libvirt.host import NodeInfo
 from moorage.virt.libvirt.hostcaps import GuestArch, HostCapabilities
 from moorage.virt.libvirt.qemu_devices import DeviceList
@@ -210,9 +209,9 @@ class RecordedLibvirtDriver(LibvirtDriver):
         where = guest_config.platform(guest.image, chosen, self.facts.host_arch)
         wants_cpu = bool(switches.cpu_features(guest.requested_traits))
         target = self._target(where, wants_cpu)
-        if validation.DOMAIN_SCHEMA.exists():
-            return spawn.configure(guest, chosen, where, target)
-        return _configure_unvalidated(guest, chosen, where, target)
+        # libvirt's schema when this machine has it (a recording needs no libvirt).
+        return spawn.configure(guest, chosen, where, target,
+                               validate=validation.DOMAIN_SCHEMA.exists())
 
     def _target(self, where: Platform, wants_cpu_features: bool) -> Target:
         """What the recording machine offers the guest's platform (``spawn._target``
@@ -235,13 +234,3 @@ class RecordedLibvirtDriver(LibvirtDriver):
         return Target(self.virt_type, arch, caps, features, device_list(arch_name),
                       _device_problem(arch_name), LIBVIRT_VERSION, QEMU_VERSION)
 
-
-def _configure_unvalidated(guest: Guest, chosen: Settings, where: Platform,
-                           target: Target) -> tuple[GuestConfig, etree._Element]:
-    """``spawn.configure`` without libvirt's schema (not installed on this machine)."""
-    emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
-    config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
-                                  str(Path(chosen.instances_path) / guest.uuid),
-                                  models.auto_viommu(target.platform(where.arch.value)))
-    checks.check(config, target)
-    return config, guest_config.domain_xml(config)

@@ -14,14 +14,18 @@ Every domain Moorage defines carries its ``<metadata>`` element, so that
 
 from __future__ import annotations
 
+import importlib
 import logging
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 from lxml import etree
+from oslo_config import cfg
 
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
 from moorage.virt.libvirt import checks, discovery, models, switches, validation
@@ -30,8 +34,10 @@ from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
 
 if TYPE_CHECKING:
-    from moorage.virt.libvirt.driver import LibvirtDriver
+    from moorage.virt.libvirt.bindings import Domain
+    from moorage.virt.libvirt.discovery import HostFacts
     from moorage.virt.libvirt.host import Host
+    from moorage.virt.report import TraitReport
 
 LOG = logging.getLogger(__name__)
 
@@ -48,7 +54,29 @@ class SpawnFailed(RuntimeError):
     """libvirt or QEMU refused a guest that passed every check (its message says why)."""
 
 
-def settings(driver: LibvirtDriver) -> Settings:
+class Driver(Protocol):
+    """What running guests reads of the driver it works for
+    (``moorage.virt.libvirt.driver.LibvirtDriver``, which calls this module)."""
+
+    @property
+    def conf(self) -> cfg.ConfigOpts: ...
+
+    @property
+    def virt_type(self) -> str: ...
+
+    @property
+    def machine_types(self) -> Mapping[str, str]: ...
+
+    @property
+    def host(self) -> Host: ...
+
+    @property
+    def facts(self) -> HostFacts: ...
+
+    def trait_reports(self, node: str) -> list[TraitReport]: ...
+
+
+def settings(driver: Driver) -> Settings:
     conf = driver.conf
     images_type = str(conf.libvirt.images_type)
     if images_type not in DISK_FORMATS:
@@ -60,7 +88,7 @@ def settings(driver: LibvirtDriver) -> Settings:
                     disk_format=DISK_FORMATS[images_type])
 
 
-def prepare(driver: LibvirtDriver, guest: Guest) -> tuple[GuestConfig, etree._Element]:
+def prepare(driver: Driver, guest: Guest) -> tuple[GuestConfig, etree._Element]:
     """The guest's configuration and domain document, or UnsupportedHardware (or
     FlavorImageConflict) saying why this host cannot run it. Defines nothing."""
     # The driver's own reports first: an image type, or a required trait this host
@@ -77,20 +105,22 @@ def prepare(driver: LibvirtDriver, guest: Guest) -> tuple[GuestConfig, etree._El
     return configure(guest, chosen, where, target)
 
 
-def configure(guest: Guest, chosen: Settings, where: Platform,
-              target: Target) -> tuple[GuestConfig, etree._Element]:
-    """The pure part of ``prepare``: choices, late checks, document, schema."""
+def configure(guest: Guest, chosen: Settings, where: Platform, target: Target, *,
+              validate: bool = True) -> tuple[GuestConfig, etree._Element]:
+    """The pure part of ``prepare``: choices, late checks, document, and libvirt's
+    schema unless ``validate`` is False (a recorded host on a machine without it)."""
     emulator = target.arch.emulator_for(where.domain_type) if target.arch else None
     config = guest_config.resolve(guest, chosen, where, target.capabilities, emulator,
                                   str(Path(chosen.instances_path) / guest.uuid),
                                   models.auto_viommu(target.platform(where.arch.value)))
     checks.check(config, target)
     document = guest_config.domain_xml(config)
-    validation.validate(document)
+    if validate:
+        validation.validate(document)
     return config, document
 
 
-def spawn(driver: LibvirtDriver, guest: Guest) -> GuestConfig:
+def spawn(driver: Driver, guest: Guest) -> GuestConfig:
     """Check, then define and start ``guest``; its configuration as started."""
     config, document = prepare(driver, guest)
     guest_config.log_warnings(config)
@@ -112,7 +142,7 @@ def spawn(driver: LibvirtDriver, guest: Guest) -> GuestConfig:
     return config
 
 
-def destroy(driver: LibvirtDriver, instance_uuid: str) -> None:
+def destroy(driver: Driver, instance_uuid: str) -> None:
     """Stop the guest, undefine it (with its UEFI variables and TPM state) and remove
     its directory. Nothing when there is no such guest."""
     libvirt = _libvirt()
@@ -126,7 +156,7 @@ def destroy(driver: LibvirtDriver, instance_uuid: str) -> None:
     shutil.rmtree(Path(str(driver.conf.instances_path)) / instance_uuid, ignore_errors=True)
 
 
-def guests(driver: LibvirtDriver) -> list[str]:
+def guests(driver: Driver) -> list[str]:
     """Uuids of the domains Moorage defined on this host (running or not)."""
     libvirt = _libvirt()
     found = []
@@ -139,7 +169,7 @@ def guests(driver: LibvirtDriver) -> list[str]:
     return sorted(found)
 
 
-def live_xml(driver: LibvirtDriver, instance_uuid: str) -> etree._Element:
+def live_xml(driver: Driver, instance_uuid: str) -> etree._Element:
     """The running guest's domain document, as libvirt completed it."""
     domain = _lookup(driver.host, instance_uuid)
     if domain is None:
@@ -174,7 +204,7 @@ def describe(config: GuestConfig) -> str:
 
 
 
-def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) -> Target:
+def _target(driver: Driver, where: Platform, wants_cpu_features: bool) -> Target:
     """The host's offer for the guest's platform: the host capabilities' entry for its
     architecture, the domain capabilities of its machine type, its emulator's device
     list, and (only when traits ask for CPU features) the features its CPU can have."""
@@ -206,13 +236,11 @@ def _target(driver: LibvirtDriver, where: Platform, wants_cpu_features: bool) ->
 
 # -- helpers -------------------------------------------------------------------------
 
-def _libvirt() -> Any:
-    import libvirt
-
-    return libvirt
+def _libvirt() -> ModuleType:
+    return importlib.import_module("libvirt")
 
 
-def _lookup(host: Host, instance_uuid: str) -> Any:
+def _lookup(host: Host, instance_uuid: str) -> Domain | None:
     libvirt = _libvirt()
     try:
         return host.connection().lookupByUUIDString(instance_uuid)
@@ -222,7 +250,7 @@ def _lookup(host: Host, instance_uuid: str) -> Any:
         raise
 
 
-def _undefine_flags(libvirt: Any) -> int:
+def _undefine_flags(libvirt: ModuleType) -> int:
     # TPM state goes too (libvirt >= 8.9); the flag is absent from older bindings.
     return int(libvirt.VIR_DOMAIN_UNDEFINE_NVRAM | getattr(libvirt, "VIR_DOMAIN_UNDEFINE_TPM", 0))
 
@@ -235,14 +263,14 @@ def _create_root_disk(config: GuestConfig, root_gb: int) -> None:
                    check=True, capture_output=True, text=True)
 
 
-def _stop_and_undefine(libvirt: Any, domain: Any) -> None:
+def _stop_and_undefine(libvirt: ModuleType, domain: Domain) -> None:
     """Stop a domain if it runs, then undefine it with its UEFI variables and TPM state."""
     if domain.isActive():
         domain.destroy()
     domain.undefineFlags(_undefine_flags(libvirt))
 
 
-def _undo(libvirt: Any, domain: Any, instance_dir: Path) -> None:
+def _undo(libvirt: ModuleType, domain: Domain | None, instance_dir: Path) -> None:
     """Undefine a domain that failed to start and remove what spawn created."""
     if domain is not None:
         try:

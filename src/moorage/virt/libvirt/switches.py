@@ -18,8 +18,7 @@ from collections.abc import Iterable, Mapping
 
 import os_traits
 
-from moorage.model import image
-from moorage.virt import traits
+from moorage.model import vocabulary
 
 # HW_CPU_X86_<NAME> -> the CPU feature as libvirt and QEMU name it (libvirt's
 # cpu_map/x86_features.xml). Most are the lower-cased suffix; these are not:
@@ -169,18 +168,16 @@ def firmware_traits(requested: Iterable[str]) -> dict[str, str]:
     return {trait: FIRMWARE[trait] for trait in sorted(requested) if trait in FIRMWARE}
 
 
-# Device-model families whose required trait picks the guest's model: the image
-# property that names the model, and trait -> model.
-def _family(prefix: str, models: Iterable[str]) -> Mapping[str, str]:
-    return {traits.trait_name(prefix, model): model for model in models}
+# The device-model properties whose required trait picks the guest's model (a bus
+# trait only constrains the host): property -> {trait: model}, from the vocabulary.
+def _models(prop: str) -> Mapping[str, str]:
+    named = vocabulary.property_family(prop)
+    return {named.trait(model): model for model in named.values}
 
 
 MODEL_SWITCHES: Mapping[str, Mapping[str, str]] = {
-    "hw_vif_model": _family(traits.VIF_MODEL, image.VIF_MODELS),
-    "hw_video_model": _family(traits.GRAPHICS_MODEL, image.VIDEO_MODELS),
-    "hw_sound_model": _family(traits.SOUND_MODEL, image.SOUND_MODELS),
-    "hw_viommu_model": _family(traits.VIOMMU_MODEL, image.VIOMMU_MODELS),
-}
+    prop: _models(prop)
+    for prop in ("hw_vif_model", "hw_video_model", "hw_sound_model", "hw_viommu_model")}
 
 
 def model_traits(prop: str, requested: Iterable[str]) -> dict[str, str]:

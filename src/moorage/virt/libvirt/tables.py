@@ -1,7 +1,7 @@
 """What the libvirt driver knows without asking the hypervisor: upstream Nova's
 per-virt-type tables, and the versions some features need.
 
-Each table's values become trait names through ``moorage.virt.traits``; a test
+Each table's values become trait names through ``moorage.model.vocabulary``; a test
 checks every one against os-traits, so a table that drifts fails there.
 """
 
@@ -11,9 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import os_traits
-
-# [libvirt] virt_type values that run QEMU (and so have QEMU's domain capabilities).
-QEMU_VIRT_TYPES = ("qemu", "kvm")
 
 # Disk buses per virt type (upstream's blockinfo.SUPPORTED_DEVICE_BUSES). xen and uml
 # stay, as upstream keeps them, so that their traits are owned (and reported False).

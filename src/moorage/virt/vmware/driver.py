@@ -17,16 +17,15 @@ import math
 import re
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from types import MappingProxyType
 
 import os_resource_classes as orc
 import os_traits
 from oslo_config import cfg
 
-from moorage.model.image import DISK_BUSES, VIF_MODEL_ALIASES, VIF_MODELS
+from moorage.model import vocabulary
+from moorage.model.image import VIF_MODEL_ALIASES
 from moorage.model.inventory import Inventory
-from moorage.virt import traits
-from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
+from moorage.virt.capabilities import managed_elsewhere
 from moorage.virt.driver import (
     ComputeDriver,
     Guest,
@@ -46,23 +45,8 @@ from moorage.virt.vmware.simulator import (
 LOG = logging.getLogger(__name__)
 
 # Upstream's vmwareapi driver table: iso and vmdk images, no other image type.
-CAPABILITIES: Mapping[str, bool] = MappingProxyType({
-    "has_imagecache": True,
-    "supports_evacuate": False,
-    "supports_migrate_to_same_host": True,
-    "supports_attach_interface": True,
-    "supports_multiattach": False,
-    "supports_trusted_certs": False,
-    "supports_pcpus": False,
-    "supports_accelerators": False,
-    "supports_remote_managed_ports": False,
-    "supports_address_space_passthrough": False,
-    "supports_address_space_emulated": False,
-    "supports_stateless_firmware": False,
-    "supports_virtio_fs": False,
-    "supports_mem_backing_file": False,
-    **{image_type_key(f): f in ("iso", "vmdk") for f in IMAGE_TYPES},
-})
+CAPABILITIES: Mapping[str, bool] = managed_elsewhere(
+    has_imagecache=True, supports_migrate_to_same_host=True, image_types=("iso", "vmdk"))
 
 # hw_vif_model -> the vSphere NIC device giving it (image.py knows vSphere's names).
 NIC_DEVICE_FOR_MODEL: Mapping[str, str] = {VIF_MODEL_ALIASES[d.lower()]: d for d in NIC_DEVICES}
@@ -180,11 +164,12 @@ class VMwareDriver(ComputeDriver):
         nics, buses, _ = self._offered()
         reports = [TraitReport(os_traits.HW_ARCH_X86_64, True, Source.DRIVER_TABLE,
                                "ESXi hosts are x86_64")]
-        for prefix, vocabulary, offered, known, kind in (
-                (traits.VIF_MODEL, VIF_MODELS, nics, NIC_DEVICE_FOR_MODEL, "NIC"),
-                (traits.STORAGE_BUS, DISK_BUSES, buses, VSPHERE_BUSES, "disk bus")):
-            for model in vocabulary:
-                trait = traits.device_trait(prefix, model)
+        for prop, offered, known, kind in (
+                ("hw_vif_model", nics, NIC_DEVICE_FOR_MODEL, "NIC"),
+                ("hw_disk_bus", buses, VSPHERE_BUSES, "disk bus")):
+            named = vocabulary.property_family(prop)
+            for model in named.values:
+                trait = vocabulary.device_trait(named.prefix, model)
                 if model in offered:
                     reports.append(TraitReport(trait, True, Source.HYPERVISOR,
                                                f"cluster {self.cluster}: {offered[model]}"))

@@ -15,12 +15,14 @@ import copy
 import json
 import threading
 import uuid as uuidlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from moorage.virt.simulation import Reachability
+
+R = TypeVar("R")
 
 # The virtual NICs vSphere offers (VirtualEthernetCard subtypes).
 NIC_DEVICES = ("VirtualE1000", "VirtualE1000e", "VirtualPCNet32", "VirtualSriovEthernetCard",
@@ -159,18 +161,20 @@ class VCenterSimulator(Reachability):
         if unknown:
             raise ValueError(f"unknown keys {sorted(unknown)} in the vCenter simulation; "
                              f"known: {', '.join(sorted(known))}")
-        kwargs: dict[str, Any] = {"cluster_name": cluster_name}
+        given: _Given = {"cluster_name": cluster_name}
         if "hosts" in description:
-            kwargs["hosts"] = _records(SimulatedEsxHost, description["hosts"])
+            given["hosts"] = _records(SimulatedEsxHost, description["hosts"])
         if "datastores" in description:
-            kwargs["datastores"] = _records(SimulatedDatastore, description["datastores"])
-        for key in ("nic_devices", "disk_controllers"):
-            if key in description:
-                kwargs[key] = tuple(description[key])
-        for key in ("vcenter_uuid", "unreachable"):
-            if key in description:
-                kwargs[key] = str(description[key])
-        return cls(**kwargs)
+            given["datastores"] = _records(SimulatedDatastore, description["datastores"])
+        if "nic_devices" in description:
+            given["nic_devices"] = tuple(description["nic_devices"])
+        if "disk_controllers" in description:
+            given["disk_controllers"] = tuple(description["disk_controllers"])
+        if "vcenter_uuid" in description:
+            given["vcenter_uuid"] = str(description["vcenter_uuid"])
+        if "unreachable" in description:
+            given["unreachable"] = str(description["unreachable"])
+        return cls(**given)
 
     @classmethod
     def from_file(cls, path: str | Path, cluster_name: str = "cluster1") -> VCenterSimulator:
@@ -186,5 +190,19 @@ class VCenterSimulator(Reachability):
             raise ValueError(f"vCenter simulation {path}: {exc}") from None
 
 
-def _records(kind: type[Any], items: Iterable[Mapping[str, Any]]) -> list[Any]:
+class _Given(TypedDict, total=False):
+    """What a description sets of a ``VCenterSimulator`` (the rest keeps its default)."""
+
+    cluster_name: str
+    hosts: list[SimulatedEsxHost]
+    datastores: list[SimulatedDatastore]
+    nic_devices: tuple[str, ...]
+    disk_controllers: tuple[str, ...]
+    vcenter_uuid: str
+    unreachable: str
+
+
+def _records(kind: Callable[..., R], items: Iterable[Mapping[str, Any]]) -> list[R]:
+    """One ``kind`` per item of a description, its fields by keyword (TypeError for an
+    unknown one)."""
     return [kind(**item) for item in items]

@@ -19,7 +19,7 @@ import pytest
 from lxml import etree
 
 from moorage.conf import load_config
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.driver import HypervisorUnavailable
 from moorage.virt.libvirt import host, tables
 from moorage.virt.libvirt.driver import InvalidConfiguration, LibvirtDriver
@@ -68,12 +68,12 @@ def test_exactly_the_buses_and_video_models_qemu_lists(
     models = values(document, "devices/video/enum[@name='modelType']/value/text()")
     reports = reported(make_driver(f"x86_64={machine}"))
     for bus in BUSES:
-        report = reports[traits.device_trait(traits.STORAGE_BUS, bus)]
+        report = reports[vocabulary.device_trait(vocabulary.STORAGE_BUS, bus)]
         assert report.supported is (bus in buses), bus
         assert report.source is Source.DOMAIN_CAPABILITIES
         assert report.detail == f"x86_64 {machine} domain capabilities"
     for model in VIDEO:
-        assert reports[traits.device_trait(traits.GRAPHICS_MODEL, model)].supported is (
+        assert reports[vocabulary.device_trait(vocabulary.GRAPHICS_MODEL, model)].supported is (
             model in models), model
     # what QEMU 7.2 lists here: q35 has no IDE controller, pc has
     assert reports[ot.COMPUTE_STORAGE_BUS_IDE].supported is (machine == "pc")

@@ -10,7 +10,7 @@ from pathlib import Path
 import os_traits as ot
 import pytest
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.libvirt import discovery, domcaps, qemu_devices
 from moorage.virt.libvirt.discovery import GuestMachine, HostFacts
 from moorage.virt.libvirt.tables import Version
@@ -88,7 +88,7 @@ ALL_BUSES = {"FDC", "IDE", "LXC", "SATA", "SCSI", "UML", "USB", "VIRTIO", "XEN"}
 def test_storage_buses(files: list[str], virt_type: str, buses: set[str],
                        source: Source) -> None:
     reports = discovery.storage_bus_reports(facts(*files, virt_type=virt_type))
-    assert supported(reports, traits.STORAGE_BUS) == buses
+    assert supported(reports, vocabulary.STORAGE_BUS) == buses
     # every bus of the universe is owned: reported, True or False
     assert {r.trait.removeprefix("COMPUTE_STORAGE_BUS_") for r in reports} == ALL_BUSES
     assert {r.source for r in reports} == {source}
@@ -110,7 +110,7 @@ def test_bus_details_name_the_machine_type() -> None:
 ])
 def test_video_models(host: HostFacts, models: set[str]) -> None:
     reports = discovery.video_model_reports(host)
-    assert supported(reports, traits.GRAPHICS_MODEL) == models
+    assert supported(reports, vocabulary.GRAPHICS_MODEL) == models
     assert len(reports) == len(ot.get_traits("COMPUTE_GRAPHICS_MODEL_"))
 
 
@@ -120,9 +120,9 @@ def test_values_outside_the_universe_are_ignored() -> None:
                      "<video supported='yes'><enum name='modelType'><value>ramfb</value>"
                      "<value>virtio</value></enum></video></devices>")
     reports = discovery.device_reports(host)
-    assert supported(reports, traits.STORAGE_BUS) == {"VIRTIO"}
-    assert supported(reports, traits.GRAPHICS_MODEL) == {"VIRTIO"}
-    assert not {r.trait for r in reports} - traits.KNOWN
+    assert supported(reports, vocabulary.STORAGE_BUS) == {"VIRTIO"}
+    assert supported(reports, vocabulary.GRAPHICS_MODEL) == {"VIRTIO"}
+    assert not {r.trait for r in reports} - vocabulary.KNOWN
 
 
 # What this machine's qemu-system-x86_64 7.2 lists: no igb (QEMU 8.0), no spapr-vlan
@@ -151,7 +151,7 @@ IGB_LINE = 'name "igb", bus PCI, desc "Intel 82576 Gigabit Ethernet Controller"\
 ])
 def test_nic_models(host: HostFacts, nics: set[str]) -> None:
     reports = discovery.vif_model_reports(host)
-    assert supported(reports, traits.VIF_MODEL) == nics
+    assert supported(reports, vocabulary.VIF_MODEL) == nics
     # every NIC model os-traits names is decided, True or False
     assert {r.trait.removeprefix("COMPUTE_NET_VIF_MODEL_") for r in reports} == ALL_NICS
 
@@ -172,7 +172,7 @@ def test_nic_details_name_the_device_or_why_not() -> None:
 def test_no_device_list_reports_no_nic_sound_or_viommu_and_says_why() -> None:
     host = facts("qemu-x86_64-q35", devices=False)
     reports = discovery.device_reports(host)
-    families = (traits.VIF_MODEL, traits.SOUND_MODEL, traits.VIOMMU_MODEL)
+    families = (vocabulary.VIF_MODEL, vocabulary.SOUND_MODEL, vocabulary.VIOMMU_MODEL)
     # only the models that need no device of the emulator are decided
     assert {(r.trait, r.supported) for r in reports if r.trait.startswith(families)} == {
         (ot.COMPUTE_NET_VIF_MODEL_NETFRONT, False), (ot.COMPUTE_NET_VIF_MODEL_SRIOV, False),
@@ -184,7 +184,7 @@ def test_no_device_list_reports_no_nic_sound_or_viommu_and_says_why() -> None:
         "x86_64: CPU feature traits not reported: no host-model CPU given for x86_64 "
         "(libvirt's expansion of it: virsh hypervisor-cpu-baseline --features)",
         "x86_64 pc-q35-7.2 domain capabilities list video model ramfb, which os-traits "
-        f"{traits.OS_TRAITS_VERSION} has no trait for"]
+        f"{vocabulary.OS_TRAITS_VERSION} has no trait for"]
 
 
 def test_a_probe_that_fails_says_why(tmp_path: Path) -> None:
@@ -234,7 +234,7 @@ VIOMMU_DEVICES = ('name "intel-iommu", bus System\n'
 ])
 def test_viommu_models(host: HostFacts, models: set[str]) -> None:
     reports = discovery.viommu_reports(host)
-    assert supported(reports, traits.VIOMMU_MODEL) == models
+    assert supported(reports, vocabulary.VIOMMU_MODEL) == models
     assert len(reports) == len(ot.get_traits("COMPUTE_VIOMMU_MODEL_"))
 
 
@@ -348,7 +348,7 @@ ALL_SOUND = {t.removeprefix("COMPUTE_SOUND_MODEL_") for t in ot.get_traits("COMP
 ])
 def test_sound_models(host: HostFacts, models: set[str], undecided: set[str]) -> None:
     reports = discovery.sound_reports(host)
-    assert supported(reports, traits.SOUND_MODEL) == models
+    assert supported(reports, vocabulary.SOUND_MODEL) == models
     assert {r.trait.removeprefix("COMPUTE_SOUND_MODEL_") for r in reports} == (
         ALL_SOUND - undecided)
 
@@ -416,11 +416,11 @@ def test_files_need_the_host_architecture_for_qemu() -> None:
 ])
 def test_every_device_report_is_an_os_trait_once(host: HostFacts) -> None:
     reports = discovery.device_reports(host)
-    assert not {r.trait for r in reports} - traits.KNOWN
+    assert not {r.trait for r in reports} - vocabulary.KNOWN
     by_trait(reports)
 
 
 def test_a_table_drifting_from_os_traits_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traits, "KNOWN", traits.KNOWN - {ot.COMPUTE_STORAGE_BUS_SATA})
-    with pytest.raises(traits.UnknownTrait, match="COMPUTE_STORAGE_BUS_SATA"):
+    monkeypatch.setattr(vocabulary, "KNOWN", vocabulary.KNOWN - {ot.COMPUTE_STORAGE_BUS_SATA})
+    with pytest.raises(vocabulary.UnknownTrait, match="COMPUTE_STORAGE_BUS_SATA"):
         discovery.device_reports(facts("qemu-x86_64-q35"))

@@ -13,7 +13,7 @@ import os_traits as ot
 import pytest
 from lxml import etree
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.libvirt import switches, tables
 
 # libvirt's x86 CPU feature names (libvirt0 ships it with the RNG schemas).
@@ -35,7 +35,7 @@ def test_every_x86_cpu_trait_is_decided() -> None:
 
 @pytest.mark.parametrize("trait", sorted(switches.CPU_FEATURES))
 def test_cpu_traits_are_os_traits_and_libvirt_features(trait: str) -> None:
-    assert traits.checked(trait) == trait
+    assert vocabulary.checked(trait) == trait
     assert switches.CPU_FEATURES[trait] in libvirt_cpu_features()
 
 
@@ -66,13 +66,13 @@ def test_every_tpm_trait_asks_for_a_tpm() -> None:
 def test_every_firmware_trait_selects_a_firmware() -> None:
     assert set(switches.FIRMWARE) == set(ot.get_traits("COMPUTE_FIRMWARE_"))
     assert dict(switches.FIRMWARE) == {t: f for f, t in tables.FIRMWARE_TRAITS.items()}
-    assert traits.checked(switches.SECURE_BOOT) == ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT
+    assert vocabulary.checked(switches.SECURE_BOOT) == ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT
 
 
 def test_switch_names_are_all_os_traits() -> None:
     for name in [*switches.NOT_CPU_FEATURES, *switches.TPM_VERSIONS, *switches.TPM_MODELS,
                  *switches.TPM_SECRET_SECURITY, *switches.FIRMWARE]:
-        assert traits.checked(name) == name
+        assert vocabulary.checked(name) == name
 
 
 def test_unrelated_traits_switch_nothing() -> None:

@@ -6,23 +6,22 @@ from __future__ import annotations
 import os_traits as ot
 import pytest
 
-from moorage.model import image
-from moorage.virt import traits
+from moorage.model import image, vocabulary
 from moorage.virt.capabilities import CAPABILITY_TRAITS, NON_TRAIT_CAPABILITIES
 from moorage.virt.libvirt import discovery, models, tables
 
 # (trait prefix, every value a table or universe holds)
 DEVICE_TABLES = {
-    "DEVICE_BUSES": (traits.STORAGE_BUS,
+    "DEVICE_BUSES": (vocabulary.STORAGE_BUS,
                      {bus for buses in tables.DEVICE_BUSES.values() for bus in buses}),
-    "VIF_MODELS": (traits.VIF_MODEL,
+    "VIF_MODELS": (vocabulary.VIF_MODEL,
                    {model for nics in tables.VIF_MODELS.values() for model in nics}),
-    "NIC_MODELS": (traits.VIF_MODEL, set(models.NIC_MODELS)),
-    "SOUND_DEVICES": (traits.SOUND_MODEL, set(models.SOUND_MODELS)),
-    "VIOMMU_DEVICES": (traits.VIOMMU_MODEL, {*models.VIOMMU_MODELS, "auto"}),
-    "VIDEO_MODELS": (traits.GRAPHICS_MODEL, set(image.VIDEO_MODELS)),
-    "VIOMMU_MODELS": (traits.VIOMMU_MODEL, set(image.VIOMMU_MODELS)),
-    "SOUND_MODELS": (traits.SOUND_MODEL, set(image.SOUND_MODELS)),
+    "NIC_MODELS": (vocabulary.VIF_MODEL, set(models.NIC_MODELS)),
+    "SOUND_DEVICES": (vocabulary.SOUND_MODEL, set(models.SOUND_MODELS)),
+    "VIOMMU_DEVICES": (vocabulary.VIOMMU_MODEL, {*models.VIOMMU_MODELS, "auto"}),
+    "VIDEO_MODELS": (vocabulary.GRAPHICS_MODEL, set(image.VIDEO_MODELS)),
+    "VIOMMU_MODELS": (vocabulary.VIOMMU_MODEL, set(image.VIOMMU_MODELS)),
+    "SOUND_MODELS": (vocabulary.SOUND_MODEL, set(image.SOUND_MODELS)),
 }
 
 
@@ -30,18 +29,18 @@ DEVICE_TABLES = {
 def test_device_tables_name_os_traits(table: str) -> None:
     prefix, values = DEVICE_TABLES[table]
     for value in values:
-        traits.device_trait(prefix, value)  # UnknownTrait if os-traits lacks it
+        vocabulary.device_trait(prefix, value)  # UnknownTrait if os-traits lacks it
 
 
 def test_every_family_name_is_decided() -> None:
     """Every os-traits name of every device family the driver owns has a decision: a
     new os-traits name fails here until the driver decides it."""
-    for prefix, table in [(traits.STORAGE_BUS, "DEVICE_BUSES"),
-                          (traits.GRAPHICS_MODEL, "VIDEO_MODELS"),
-                          (traits.VIF_MODEL, "NIC_MODELS"),
-                          (traits.SOUND_MODEL, "SOUND_DEVICES"),
-                          (traits.VIOMMU_MODEL, "VIOMMU_DEVICES")]:
-        names = {traits.trait_name(prefix, v) for v in DEVICE_TABLES[table][1]}
+    for prefix, table in [(vocabulary.STORAGE_BUS, "DEVICE_BUSES"),
+                          (vocabulary.GRAPHICS_MODEL, "VIDEO_MODELS"),
+                          (vocabulary.VIF_MODEL, "NIC_MODELS"),
+                          (vocabulary.SOUND_MODEL, "SOUND_DEVICES"),
+                          (vocabulary.VIOMMU_MODEL, "VIOMMU_DEVICES")]:
+        names = {vocabulary.trait_name(prefix, v) for v in DEVICE_TABLES[table][1]}
         assert names == set(ot.get_traits(prefix + "_")), table
     # and the image properties take exactly the models the driver decides
     assert set(image.VIF_MODELS) == set(models.NIC_MODELS)
@@ -52,7 +51,7 @@ def test_every_family_name_is_decided() -> None:
 def test_named_traits_are_os_traits() -> None:
     named = [*tables.TPM_MODEL_TRAITS.values(), *tables.TPM_VERSION_TRAITS.values(),
              *tables.FIRMWARE_TRAITS.values()]
-    assert [traits.checked(name) for name in named] == named
+    assert [vocabulary.checked(name) for name in named] == named
     assert set(tables.TPM_MODEL_TRAITS) == set(image.TPM_MODELS)
     assert set(tables.TPM_VERSION_TRAITS) == set(image.TPM_VERSIONS)
 
@@ -62,7 +61,7 @@ def test_every_virt_type_has_its_tables() -> None:
 
     assert set(VIRT_TYPES) <= set(tables.DEVICE_BUSES)
     # QEMU's NIC models come from its device list; the others' from the table
-    assert set(VIRT_TYPES) - set(tables.QEMU_VIRT_TYPES) == set(tables.VIF_MODELS)
+    assert set(VIRT_TYPES) - set(vocabulary.QEMU_VIRT_TYPES) == set(tables.VIF_MODELS)
 
 
 def test_capability_keys_are_upstreams() -> None:
@@ -74,6 +73,6 @@ def test_capability_keys_are_upstreams() -> None:
 
 
 def test_a_drifting_table_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(traits, "KNOWN", traits.KNOWN - {ot.COMPUTE_NET_VIF_MODEL_LAN9118})
-    with pytest.raises(traits.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_LAN9118"):
+    monkeypatch.setattr(vocabulary, "KNOWN", vocabulary.KNOWN - {ot.COMPUTE_NET_VIF_MODEL_LAN9118})
+    with pytest.raises(vocabulary.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_LAN9118"):
         test_device_tables_name_os_traits("NIC_MODELS")

@@ -18,7 +18,7 @@ from pathlib import Path
 import os_traits as ot
 import pytest
 
-from moorage.virt import traits
+from moorage.model import vocabulary
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
 from moorage.virt.libvirt import checks, discovery, hostcaps, models, spawn, switches, tables
 from moorage.virt.libvirt import guest as guest_config
@@ -61,14 +61,14 @@ CAPTURES = {
     "aarch64 virt": Capture("qemu-aarch64-virt", "aarch64"),
 }
 
-# family -> (trait prefix, the image property that names its model, model -> trait)
+# family -> (the image property that names its models, the models the driver decides);
+# the trait family of each property is the vocabulary's.
 PROPERTY_FAMILIES = {
-    "NIC": ("hw_vif_model", traits.VIF_MODEL, tuple(models.NIC_MODELS)),
-    "sound": ("hw_sound_model", traits.SOUND_MODEL, tuple(models.SOUND_MODELS)),
-    "vIOMMU": ("hw_viommu_model", traits.VIOMMU_MODEL, (*models.VIOMMU_MODELS, "auto")),
-    "video": ("hw_video_model", traits.GRAPHICS_MODEL,
-              tuple(switches.MODEL_SWITCHES["hw_video_model"].values())),
-    "disk bus": ("hw_disk_bus", traits.STORAGE_BUS,
+    "NIC": ("hw_vif_model", tuple(models.NIC_MODELS)),
+    "sound": ("hw_sound_model", tuple(models.SOUND_MODELS)),
+    "vIOMMU": ("hw_viommu_model", (*models.VIOMMU_MODELS, "auto")),
+    "video": ("hw_video_model", tuple(switches.MODEL_SWITCHES["hw_video_model"].values())),
+    "disk bus": ("hw_disk_bus",
                  tuple(sorted({b for buses in tables.DEVICE_BUSES.values() for b in buses}))),
 }
 # Families a guest asks for through the trait only.
@@ -95,9 +95,9 @@ class Ask:
 
 
 def asks() -> Iterator[Ask]:
-    for prop, prefix, names in PROPERTY_FAMILIES.values():
+    for prop, names in PROPERTY_FAMILIES.values():
         for name in names:
-            trait = traits.trait_name(prefix, name)
+            trait = vocabulary.property_family(prop).trait(name)
             yield Ask(trait, ((prop, name),), prop)
             if prop != "hw_disk_bus":  # a bus trait is a requirement on the host only
                 yield Ask(trait)
@@ -119,8 +119,8 @@ def owned(trait: str, facts: HostFacts) -> bool:
 def test_every_owned_family_is_asked_whole() -> None:
     """The families above are os-traits' whole families: a new name is asked too."""
     asked = {ask.trait for ask in asks()}
-    for prefix in (traits.VIF_MODEL, traits.SOUND_MODEL, traits.VIOMMU_MODEL,
-                   traits.GRAPHICS_MODEL, traits.STORAGE_BUS, traits.FIRMWARE):
+    for prefix in (vocabulary.VIF_MODEL, vocabulary.SOUND_MODEL, vocabulary.VIOMMU_MODEL,
+                   vocabulary.GRAPHICS_MODEL, vocabulary.STORAGE_BUS, vocabulary.FIRMWARE):
         assert set(ot.get_traits(prefix + "_")) <= asked, prefix
     # every x86 CPU trait is a feature the driver can switch on, or one it says it cannot
     assert set(ot.get_traits("HW_CPU_X86_")) == (

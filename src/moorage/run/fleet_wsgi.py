@@ -2,7 +2,10 @@
 under granian, the production server the other services use): ``create_app`` builds
 the fleet of ``MOORAGE_FLEET_FILE`` with the configuration the launching process put
 in the environment, registers its hosts, and returns the application of their
-agent APIs. The fleet lives in the worker; a worker stopping normally stops it."""
+agent APIs. The fleet lives in the worker; a worker stopping normally stops it.
+
+It sits in ``run``, with the fleet file it reads, above ``moorage.compute.fleet``
+which it serves: the compute package knows nothing of description files."""
 
 from __future__ import annotations
 
@@ -11,12 +14,14 @@ import logging
 import os
 import sys
 from pathlib import Path
+from wsgiref.types import WSGIApplication
 
 from moorage.compute.fleet import Fleet
-from moorage.compute.service import WSGIApp
 from moorage.conf.environment import exported
 from moorage.internal_access import InternalAccess
 from moorage.placement.client import PlacementClient
+from moorage.run.description import load_fleet
+from moorage.run.fleet_hosts import fleet_hosts
 from moorage.supervision import start_worker
 
 LOG = logging.getLogger(__name__)
@@ -25,13 +30,8 @@ FLEET_FILE_ENV = "MOORAGE_FLEET_FILE"
 SYNC_THREADS_ENV = "MOORAGE_FLEET_SYNC_THREADS"
 
 
-def create_app() -> WSGIApp:
+def create_app() -> WSGIApplication:
     conf = start_worker()
-    # Imported here: the run package knows cloud and fleet files, the compute package
-    # does not need to.
-    from moorage.run.description import load_fleet
-    from moorage.run.fleet_hosts import fleet_hosts
-
     files, overrides = exported()  # the hosts' own configurations start from them
     description = load_fleet(Path(os.environ[FLEET_FILE_ENV]))
     hosts = fleet_hosts(description.name, description.host_groups, config_files=files,
