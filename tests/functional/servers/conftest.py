@@ -23,6 +23,7 @@ from moorage.compute.fleet import Fleet
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.conf import load_config
 from moorage.internal_access import InternalAccess
+from moorage.lifecycle import machine
 from moorage.placement.client import PlacementClient
 from moorage.run.description import HostGroup
 from moorage.run.fleet_hosts import fleet_hosts
@@ -31,7 +32,7 @@ from moorage.stack import attach_workers
 # The compute API's and the agents' [DEFAULT] service_token: the conductor's spawns and
 # the agents' heartbeats carry it, as in a cloud.
 SERVICE_TOKEN = "servers-test-token"
-FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE", "DELETED"})
+FINAL = frozenset(str(status) for status in machine.AT_REST)  # the table's
 
 
 @dataclass

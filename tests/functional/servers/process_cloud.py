@@ -13,10 +13,10 @@ from typing import Any
 import requests
 
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
+from moorage.lifecycle import machine
 from moorage.placement.launcher import PlacementProcess, ServerProcess
 from moorage.placement.provider_names import provider_uuid
 
-FINAL = frozenset({"ACTIVE", "ERROR", "VERIFY_RESIZE"})
 HEADERS = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"}
 # Shared by the compute API processes, the conductors and the fleet.
 SERVICE_TOKEN = "process-cloud-token"
@@ -142,8 +142,8 @@ host_groups:
                 assert time.monotonic() < deadline, "the compute API never came back"
                 time.sleep(0.3)
                 continue
-            busy = [s for s in servers if s["status"] not in FINAL
-                    or s["OS-EXT-STS:task_state"] is not None]
+            busy = [s for s in servers
+                    if not machine.at_rest(s["status"], s["OS-EXT-STS:task_state"])]
             if not busy:
                 return servers
             assert time.monotonic() < deadline, (

@@ -13,6 +13,7 @@ from typing import NotRequired, TypedDict
 
 from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
+from moorage.placement.answers import InventoryJSON
 from moorage.placement.api.common import provider_or_404
 from moorage.placement.api.schema import RC_PATTERN, Body, Schema
 from moorage.placement.http import (
@@ -34,16 +35,9 @@ MAX_FLOAT = 3.40282e38
 
 
 
-class InventoryFields(TypedDict):
-    """An inventory as a request body gives it: the fields left out take their
-    defaults (``inventory_from``)."""
-
-    total: int
-    reserved: NotRequired[int]
-    min_unit: NotRequired[int]
-    max_unit: NotRequired[int]
-    step_size: NotRequired[int]
-    allocation_ratio: NotRequired[float]
+# An inventory as a request body gives it, in the shape placement answers with: the
+# fields left out take their defaults (``inventory_from``).
+InventoryFields = InventoryJSON
 
 
 class InventoryRecord(InventoryFields):
