@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from oslo_config import cfg
 
+from moorage.compute.client import Fence
 from moorage.compute.provider_tree import ProviderChange, ProviderTreeSync
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.virt.driver import ComputeDriver, HypervisorUnavailable
@@ -32,6 +33,28 @@ class SyncResult:
     @property
     def ok(self) -> bool:
         return self.problem is None
+
+
+class GuestFences:
+    """The newest ``Fence`` each guest has seen: a call carrying an older one is
+    refused. Kept in memory (a restarted agent starts afresh: its first call of each
+    guest sets the mark again), one small entry per guest ever called about."""
+
+    def __init__(self) -> None:
+        self._newest: dict[str, Fence] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, instance_uuid: str, fence: Fence | None) -> bool:
+        """May a call about ``instance_uuid`` with ``fence`` go on? It becomes the mark
+        when it is the newest."""
+        if fence is None:
+            return True
+        with self._lock:
+            newest = self._newest.get(instance_uuid)
+            if newest is not None and fence < newest:
+                return False
+            self._newest[instance_uuid] = fence
+            return True
 
 
 class ComputeAgent:
@@ -57,6 +80,7 @@ class ComputeAgent:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.last: SyncResult | None = None
+        self.fences = GuestFences()
 
     # -- state -------------------------------------------------------------------
     @property

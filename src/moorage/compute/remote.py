@@ -19,7 +19,8 @@ from oslo_config import cfg
 
 from moorage import transport
 from moorage.compute import wire
-from moorage.compute.client import AgentUnreachable
+from moorage.compute.agent import GuestFences
+from moorage.compute.client import AgentUnreachable, Fence, Fenced
 from moorage.internal_access import TOKEN_HEADER
 from moorage.jsonvalue import JSONValue
 from moorage.virt.driver import ComputeDriver, Guest
@@ -42,8 +43,8 @@ class HTTPAgentClient:
         self._headers = {"accept": "application/json", "content-type": "application/json",
                          **({TOKEN_HEADER: token} if token else {})}
 
-    def _call(self, host: str, method: str, path: str, body: object = None
-              ) -> _Answer:
+    def _call(self, host: str, method: str, path: str, body: object = None,
+              fence: Fence | None = None) -> _Answer:
         url = self.resolve(host).rstrip("/") + path
         data = None if body is None else json.dumps(body).encode()
         try:
@@ -54,7 +55,9 @@ class HTTPAgentClient:
         try:
             # Should the agent close a kept-alive connection as the request went out
             # on it, nothing was done: the request is sent once more.
-            response = server.request(method, target, body=data, headers=self._headers,
+            headers = (self._headers if fence is None
+                       else {**self._headers, wire.FENCE_HEADER: str(fence)})
+            response = server.request(method, target, body=data, headers=headers,
                                       resend=True)
         except transport.TransportError as exc:
             if exc.timed_out and not exc.unreachable:
@@ -62,10 +65,14 @@ class HTTPAgentClient:
                                        f"within {self.timeout:g}s") from None
             raise AgentUnreachable(f"the agent of {host} at {url} cannot be reached: "
                                    f"{exc}") from None
-        return _Answer(method, url, response.status, response.reason or "", response.data)
+        answer = _Answer(method, url, response.status, response.reason or "", response.data)
+        if fence is not None and answer.status == 409 and wire.is_fenced(answer.json()):
+            raise Fenced(f"the agent of {host} refused {method} {path} of operation "
+                         f"{fence}: a newer operation has been there")
+        return answer
 
-    def spawn(self, host: str, guest: Guest) -> None:
-        answer = self._call(host, "POST", "/guests", wire.spawn_request(guest))
+    def spawn(self, host: str, guest: Guest, fence: Fence | None = None) -> None:
+        answer = self._call(host, "POST", "/guests", wire.spawn_request(guest), fence)
         if answer.status == 201:
             return
         if answer.status == 409:
@@ -74,13 +81,13 @@ class HTTPAgentClient:
                 raise failure
         raise _unexpected(host, answer)
 
-    def destroy(self, host: str, instance_uuid: str) -> None:
-        answer = self._call(host, "DELETE", f"/guests/{instance_uuid}")
+    def destroy(self, host: str, instance_uuid: str, fence: Fence | None = None) -> None:
+        answer = self._call(host, "DELETE", f"/guests/{instance_uuid}", fence=fence)
         if answer.status != 204:
             raise _unexpected(host, answer)
 
-    def has_guest(self, host: str, instance_uuid: str) -> bool:
-        answer = self._call(host, "GET", f"/guests/{instance_uuid}")
+    def has_guest(self, host: str, instance_uuid: str, fence: Fence | None = None) -> bool:
+        answer = self._call(host, "GET", f"/guests/{instance_uuid}", fence=fence)
         if answer.status in (200, 404):
             return answer.status == 200
         raise _unexpected(host, answer)
@@ -129,6 +136,7 @@ class LocalAgent(Protocol):
 
     conf: cfg.ConfigOpts
     driver: ComputeDriver
+    fences: GuestFences
 
     def set_disabled(self, disabled: bool) -> object: ...
 
@@ -147,8 +155,15 @@ class LocalAgentClient:
                                    f"(known: {', '.join(sorted(self.agents)) or 'none'})")
         return agent
 
-    def spawn(self, host: str, guest: Guest) -> None:
+    def _admit(self, agent: LocalAgent, host: str, instance_uuid: str,
+               fence: Fence | None) -> None:
+        if not agent.fences.admit(instance_uuid, fence):
+            raise Fenced(f"the agent of {host} refused a call of operation {fence} about "
+                         f"{instance_uuid}: a newer operation has been there")
+
+    def spawn(self, host: str, guest: Guest, fence: Fence | None = None) -> None:
         agent = self._agent(host)
+        self._admit(agent, host, guest.uuid, fence)
         try:
             agent.driver.spawn(guest)
         except Exception as exc:  # every refusal goes back to the conductor, named
@@ -157,11 +172,15 @@ class LocalAgentClient:
                      failure.message)
             raise failure from exc
 
-    def destroy(self, host: str, instance_uuid: str) -> None:
-        self._agent(host).driver.destroy(instance_uuid)
+    def destroy(self, host: str, instance_uuid: str, fence: Fence | None = None) -> None:
+        agent = self._agent(host)
+        self._admit(agent, host, instance_uuid, fence)
+        agent.driver.destroy(instance_uuid)
 
-    def has_guest(self, host: str, instance_uuid: str) -> bool:
-        return instance_uuid in self._agent(host).driver.guests()
+    def has_guest(self, host: str, instance_uuid: str, fence: Fence | None = None) -> bool:
+        agent = self._agent(host)
+        self._admit(agent, host, instance_uuid, fence)
+        return instance_uuid in agent.driver.guests()
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         self._agent(host).set_disabled(disabled)

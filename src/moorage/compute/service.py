@@ -7,6 +7,11 @@
     DELETE /guests/{uuid}  destroy a guest: 204, also when it is not there
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
+A call about a guest may carry ``X-Moorage-Fence: OPERATION.TAKEOVER``, the operation
+of the conductor making it: one older than the newest this agent has seen for that
+guest is refused with 409 (``compute.client.Fence``), so a conductor that resumes
+after its successor took its operation over cannot spawn or destroy behind it.
+
 Every request carries ``X-Service-Token`` when ``[DEFAULT] service_token`` is set
 (401 otherwise); unset, the writes are refused unless ``[DEFAULT]
 allow_anonymous_internal_writes`` (development only) opens them
@@ -32,6 +37,7 @@ import moorage
 from moorage import request_context
 from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
+from moorage.compute.client import Fence
 from moorage.internal_access import InternalAccess
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
@@ -80,6 +86,25 @@ class AgentRequest:
         except ValueError as exc:
             raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
 
+    def admit(self, instance_uuid: str) -> None:
+        """The call's fence (``X-Moorage-Fence``), admitted for this guest: 409
+        ``fenced`` when a newer operation has been here, 400 when it is malformed."""
+        text = self.environ.get("HTTP_" + wire.FENCE_HEADER.upper().replace("-", "_"))
+        try:
+            fence = Fence.parse(text) if text else None
+        except ValueError as exc:
+            raise HTTPError(400, f"{wire.FENCE_HEADER}: {exc}") from None
+        if not self.agent.fences.admit(instance_uuid, fence):
+            raise Refused(json_response(409, wire.fenced_to_json(instance_uuid, fence)))
+
+
+class Refused(Exception):
+    """An answer a handler gives from below: a call refused as its body says."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status)
+        self.response = response
+
 
 def json_response(status: int, body: object) -> Response:
     return Response(status, json.dumps(body).encode(), content_type=JSON)
@@ -107,6 +132,7 @@ def spawn_guest(req: AgentRequest) -> Response:
     except wire.InvalidBody as exc:
         raise HTTPError(400, str(exc)) from None
     agent = req.agent
+    req.admit(guest.uuid)
     try:
         agent.driver.spawn(guest)
     except Exception as exc:  # every refusal goes back to the conductor, named
@@ -125,6 +151,7 @@ def spawn_guest(req: AgentRequest) -> Response:
 
 def show_guest(req: AgentRequest) -> Response:
     instance_uuid = req.params["uuid"]
+    req.admit(instance_uuid)
     if instance_uuid not in req.agent.driver.guests():
         raise HTTPError(404, f"no guest {instance_uuid} on {req.agent.host}")
     return json_response(200, {"guest": {"uuid": instance_uuid,
@@ -133,6 +160,7 @@ def show_guest(req: AgentRequest) -> Response:
 
 def destroy_guest(req: AgentRequest) -> Response:
     instance_uuid = req.params["uuid"]
+    req.admit(instance_uuid)
     req.agent.driver.destroy(instance_uuid)
     LOG.info("destroyed %s (if it was here)", instance_uuid)
     return Response(204)
@@ -192,6 +220,8 @@ def _application(access: InternalAccess, dispatch: Callable[[WSGIEnvironment], R
             if refusal is not None:
                 raise HTTPError(401, refusal)
             response = dispatch(environ)
+        except Refused as refused:
+            response = refused.response
         except HTTPError as exc:
             response = error_response(exc.status, exc.message)
             response.headers.extend(exc.headers)

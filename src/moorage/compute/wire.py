@@ -33,6 +33,21 @@ from moorage.virt.driver import Guest, UnsupportedHardware
 # rather than imported so that an agent without libvirt's modules can tell it too.
 CONTRADICTIONS = frozenset({"FlavorImageConflict"})
 
+# The header a call about a guest carries its operation's fence in (compute.client.Fence).
+FENCE_HEADER = "X-Moorage-Fence"
+
+
+def fenced_to_json(instance_uuid: str, fence: object) -> dict[str, object]:
+    """The 409 of a call refused for its fence: a newer operation has been there."""
+    return {"fenced": {"guest": instance_uuid, "fence": str(fence)},
+            "error": {"message": f"guest {instance_uuid}: operation {fence} is older than "
+                                 "one that has been here since; refused"}}
+
+
+def is_fenced(body: object) -> bool:
+    """Is this answer the refusal of a call for its fence?"""
+    return isinstance(body, dict) and isinstance(body.get("fenced"), dict)
+
 
 class InvalidBody(ValueError):
     """A request body the agent cannot use; the message says what is wrong."""

@@ -170,14 +170,20 @@ def renew_one(conn: Connection, operation_id: int, owner: str, lease_seconds: fl
         .values(lease_until=now() + datetime.timedelta(seconds=lease_seconds))).rowcount)
 
 
-# SELECT 1 FROM operations WHERE id = :b_id AND owner = :b_owner
-_OWNED = Statement(sa.select(sa.literal_column("1")).where(
+# SELECT 1 FROM operations WHERE id = :b_id AND owner = :b_owner [FOR SHARE]
+_OWNED_NOW = Statement(sa.select(operations.c.id).where(
     operations.c.id == sa.bindparam("b_id"), operations.c.owner == sa.bindparam("b_owner")))
+_OWNED_HELD = Statement(sa.select(operations.c.id).where(
+    operations.c.id == sa.bindparam("b_id"), operations.c.owner == sa.bindparam("b_owner"))
+    .with_for_update(read=True))
 
 
-def owned(conn: Connection, operation_id: int, owner: str) -> bool:
-    """Does ``owner`` still hold the operation (whatever its lease says)?"""
-    return _OWNED.run(conn, {"b_id": operation_id, "b_owner": owner}).first() is not None
+def owned(conn: Connection, operation_id: int, owner: str, *, hold: bool = False) -> bool:
+    """Does ``owner`` still hold the operation (whatever its lease says)? ``hold``: and
+    keep it so until the transaction ends (PostgreSQL locks the row: a successor's
+    claim waits for this transaction)."""
+    statement = _OWNED_HELD if hold else _OWNED_NOW
+    return statement.run(conn, {"b_id": operation_id, "b_owner": owner}).first() is not None
 
 
 def release_all(conn: Connection, owner: str) -> int:

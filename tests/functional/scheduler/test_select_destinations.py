@@ -146,7 +146,7 @@ def test_no_candidates_names_the_trait_and_where_it_came_from(cloud: Cloud) -> N
             "(from image property hw_vif_model=e1000)") in reason
     assert ("required host trait COMPUTE_NET_VIF_MODEL_E1000 (from image property "
             "hw_vif_model=e1000): excludes the only host (no host satisfies it)") in reason
-    decisions = caught.value.details["decisions"]
+    decisions = caught.value.decisions.to_json()
     assert caught.value.deciding == "COMPUTE_NET_VIF_MODEL_E1000"
     e1000 = next(e for e in decisions["exclusions"]
                  if e["key"] == "COMPUTE_NET_VIF_MODEL_E1000")
@@ -184,7 +184,7 @@ def test_all_hosts_rejected_by_compute_filter(cloud: Cloud) -> None:
     assert caught.value.reason == ("all 2 candidate hosts were rejected: "
                                    "ComputeFilter rejected 2 (2 down)")
     assert caught.value.deciding == "ComputeFilter"
-    [compute] = [e for e in caught.value.details["decisions"]["exclusions"]
+    [compute] = [e for e in caught.value.decisions.to_json()["exclusions"]
                  if e["stage"] == "host filter"]
     assert (compute["key"], compute["excluded"], compute["of"], compute["hosts"],
             compute["reasons"]) == ("ComputeFilter", 2, 2, ["h1", "h2"], {"down": 2})
@@ -199,7 +199,7 @@ def test_a_record_of_many_rejections_stays_small(cloud: Cloud) -> None:
         cloud.scheduler().select_destinations(new_spec())
     assert caught.value.reason == (
         "all 60 candidate hosts were rejected: ComputeFilter rejected 60 (60 down)")
-    [compute] = [e for e in caught.value.details["decisions"]["exclusions"]
+    [compute] = [e for e in caught.value.decisions.to_json()["exclusions"]
                  if e["stage"] == "host filter"]
     assert len(compute["hosts"]) == 20 and compute["hosts_omitted"] == 40
     assert compute["excluded"] == 60 and compute["reasons"] == {"down": 60}
@@ -229,7 +229,7 @@ def test_ignore_hosts_and_requested_host(cloud: Cloud) -> None:
                        "request") as caught:
         scheduler.select_destinations(new_spec(requested_host="h1",
                                                ignore_hosts=frozenset({"h1"})))
-    [ignored] = [e for e in caught.value.details["decisions"]["exclusions"]
+    [ignored] = [e for e in caught.value.decisions.to_json()["exclusions"]
                  if e["stage"] == "request"]
     assert ignored["key"] == "ignore_hosts" and ignored["hosts"] == ["h1"]
     with pytest.raises(NoValidHost, match="nowhere is not a known compute host"):
@@ -278,9 +278,9 @@ def test_claim_false_when_full_and_release(cloud: Cloud) -> None:
     # someone else takes the alternate meanwhile
     assert scheduler.claim(new_spec(), alternate)
     assert not scheduler.claim(first, alternate)
-    scheduler.release(first.instance_uuid)
+    scheduler.placement.delete_allocations(first.instance_uuid)
     assert cloud.placement.allocations(first.instance_uuid) == ({}, None)
-    scheduler.release(first.instance_uuid)  # nothing held: fine
+    scheduler.placement.delete_allocations(first.instance_uuid)  # nothing held: fine
     # the freed host can be claimed again, by consumer generation
     assert scheduler.claim(first, selection.destination)
 
@@ -292,10 +292,10 @@ def test_claim_race_moves_to_the_next_host(cloud: Cloud) -> None:
     class RacingScheduler(Scheduler):
         """Another claim lands on h1 between the candidates and our claim."""
 
-        def claim(self, spec: RequestSpec, destination):  # type: ignore[no-untyped-def]
+        def claim(self, spec: RequestSpec, destination, confirm=None):  # type: ignore[no-untyped-def]
             if destination.host == "h1":
                 self.placement.claim(str(uuid.uuid4()), {rp1: {"VCPU": 2}}, "p", "u", None)
-            return super().claim(spec, destination)
+            return super().claim(spec, destination, confirm)
 
     scheduler = RacingScheduler(conf(), cloud.placement, cloud.catalog, random.Random(0))
     s = new_spec()
@@ -336,7 +336,7 @@ def test_verify_rebuild(cloud: Cloud) -> None:
     with pytest.raises(NoValidHost, match="Image traits cannot be satisfied by the current "
                                           "resource providers") as caught:
         scheduler.verify_rebuild(rebuild(**{"trait:CUSTOM_SILVER": "required"}), "h1")
-    assert caught.value.details["missing_traits"] == ["CUSTOM_SILVER"]
+    assert caught.value.why.missing_traits == ("CUSTOM_SILVER",)
     with pytest.raises(NoValidHost, match=r"COMPUTE_GRAPHICS_MODEL_QXL \(from image property "
                                           r"hw_video_model=qxl\)"):
         scheduler.verify_rebuild(rebuild(hw_video_model="qxl"), "h1")
@@ -366,7 +366,7 @@ def test_a_host_with_several_nodes(cloud: Cloud) -> None:
     assert list(held) == [provider_uuid(selection.destination.node)]
     with pytest.raises(NoValidHost, match=r"ignore_hosts rejected 3 \(3 excluded") as caught:
         cloud.scheduler().select_destinations(new_spec(ignore_hosts=frozenset({"ironic"})))
-    [ignored] = [e for e in caught.value.details["decisions"]["exclusions"]
+    [ignored] = [e for e in caught.value.decisions.to_json()["exclusions"]
                  if e["stage"] == "request"]
     assert sorted(ignored["hosts"]) == ["ironic/node-a", "ironic/node-b", "ironic/node-c"]
 
@@ -390,5 +390,5 @@ def test_a_sample_of_candidates_first_then_all_when_none_passes(cloud: Cloud) ->
         cloud.catalog.add_host(f"h{index}", up=False)
     with pytest.raises(NoValidHost, match="ComputeFilter") as failed:
         cloud.scheduler(scheduler__placement_sample_size=10).select_destinations(new_spec())
-    assert failed.value.details["widened"] is False
-    assert failed.value.details["candidates"] == 6
+    assert failed.value.why.widened is False
+    assert failed.value.why.candidates == 6

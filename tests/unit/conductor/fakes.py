@@ -16,7 +16,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from moorage.compute.client import AgentUnreachable, SpawnFailed
+from moorage.compute.agent import GuestFences
+from moorage.compute.client import AgentUnreachable, Fence, Fenced, SpawnFailed
 from moorage.placement.client import Holding
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.types import (
@@ -46,6 +47,7 @@ class Trip:
 
     at: int
     pause: bool = False
+    # Once the call took effect (True), or before it went out.
     after: bool = False
     reached: threading.Event = field(default_factory=threading.Event)
     resume: threading.Event = field(default_factory=threading.Event)
@@ -63,6 +65,7 @@ class FakeCloud:
         # host -> the SpawnFailed its driver raises; hosts whose agent does not answer.
         self.refusing: dict[str, SpawnFailed] = {}
         self.unreachable: set[str] = set()
+        self.fences: dict[str, GuestFences] = {}
         self.calls = 0
         self.trip: Trip | None = None
         self._guard = threading.RLock()
@@ -74,14 +77,16 @@ class FakeCloud:
         with self._guard:
             self.calls += 1
             trip = self.trip if self.trip is not None and self.calls == self.trip.at else None
-        if trip is not None and not trip.pause and not trip.after:
+        if trip is not None and not trip.after:
             trip.reached.set()
-            raise Crash(f"crash at call {trip.at}")
+            if not trip.pause:
+                raise Crash(f"crash at call {trip.at}")
+            trip.resume.wait(30)
 
     def done(self) -> None:
         """The call took effect: a trip armed for it after that fires now."""
         trip = self.trip
-        if trip is None or self.calls != trip.at or not (trip.pause or trip.after):
+        if trip is None or self.calls != trip.at or not trip.after:
             return
         trip.reached.set()
         if not trip.pause:
@@ -149,35 +154,40 @@ class FakePlacement:
 
 
 class FakeAgents:
+    """The agents, with their fences (``GuestFences``, the agents' own)."""
+
     def __init__(self, cloud: FakeCloud) -> None:
         self.cloud = cloud
 
-    def _reach(self, host: str) -> None:
+    def _reach(self, host: str, uuid: str, fence: Fence | None) -> None:
         self.cloud.step()
         if host in self.cloud.unreachable or not self.cloud.up[host]:
             raise AgentUnreachable(f"http://{host}.example:9000: connection refused")
+        fences = self.cloud.fences.setdefault(host, GuestFences())
+        if not fences.admit(uuid, fence):
+            raise Fenced(f"{host}: {fence} is older than the newest at {uuid}")
 
-    def spawn(self, host: str, guest: Guest) -> None:
-        self._reach(host)
+    def spawn(self, host: str, guest: Guest, fence: Fence | None = None) -> None:
+        self._reach(host, guest.uuid, fence)
         refusal = self.cloud.refusing.get(host)
         if refusal is not None:
             raise refusal
         self.cloud.guests[host].add(guest.uuid)
         self.cloud.done()
 
-    def destroy(self, host: str, instance_uuid: str) -> None:
-        self._reach(host)
+    def destroy(self, host: str, instance_uuid: str, fence: Fence | None = None) -> None:
+        self._reach(host, instance_uuid, fence)
         self.cloud.guests[host].discard(instance_uuid)
         self.cloud.done()
 
-    def has_guest(self, host: str, instance_uuid: str) -> bool:
-        self._reach(host)
+    def has_guest(self, host: str, instance_uuid: str, fence: Fence | None = None) -> bool:
+        self._reach(host, instance_uuid, fence)
         found = instance_uuid in self.cloud.guests[host]
         self.cloud.done()
         return found
 
     def set_disabled(self, host: str, disabled: bool) -> None:
-        self._reach(host)
+        self.cloud.step()
 
 
 class FakeCatalog:
@@ -213,6 +223,8 @@ class FakeScheduler:
     def select_destinations(self, spec: RequestSpec,
                             confirm: Callable[[], None] | None = None) -> Selection:
         self.cloud.step()
+        if confirm is not None and spec.instance_uuid in self.cloud.claims:
+            confirm()  # placement refused the new consumer's claim: it exists
         with self.cloud._guard:
             order = [h for h in sorted(self.cloud.slots)
                      if h not in spec.ignore_hosts and self.cloud.fits(h, spec.instance_uuid)

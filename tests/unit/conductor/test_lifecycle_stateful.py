@@ -124,13 +124,13 @@ class Lifecycle(RuleBasedStateMachine):
         finally:
             self.world.cloud.trip = None
 
-    @rule(uuid=servers, at=st.integers(1, 5))
-    def pause(self, uuid: str, at: int) -> None:
-        """A conductor pauses after a call took effect, past its lease; a successor
-        carries the server's operations out; the first resumes and must change
-        nothing."""
+    @rule(uuid=servers, at=st.integers(1, 5), after=st.booleans())
+    def pause(self, uuid: str, at: int, after: bool) -> None:
+        """A conductor pauses at a call into the cloud, before it went out or once it
+        took effect, past its lease; a successor carries the server's operations out;
+        the first resumes and must change nothing."""
         paused = self._fresh("paused")
-        trip, thread = self.world.paused(paused, uuid, at)
+        trip, thread = self.world.paused(paused, uuid, at, after=after)
         while thread.is_alive() and not trip.reached.wait(0.005):
             pass
         if not trip.reached.is_set():  # it finished before reaching the pause

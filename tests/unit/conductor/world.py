@@ -150,10 +150,12 @@ class World:
             for op in held:
                 conductor.leases.forget(op.id)
 
-    def paused(self, conductor: Conductor, uuid: str, at: int) -> tuple[Trip, threading.Thread]:
-        """Run the server's next operation on ``conductor`` in a thread that pauses once
-        the ``at``-th call into the cloud from now took effect."""
-        trip = Trip(self.cloud.calls + at, pause=True)
+    def paused(self, conductor: Conductor, uuid: str, at: int, *, after: bool = True
+               ) -> tuple[Trip, threading.Thread]:
+        """Run the server's next operation on ``conductor`` in a thread that pauses at
+        the ``at``-th call into the cloud from now, once it took effect (``after``) or
+        before it went out."""
+        trip = Trip(self.cloud.calls + at, pause=True, after=after)
         self.cloud.trip = trip
         thread = threading.Thread(target=self.run, args=(conductor, uuid), daemon=True)
         thread.start()

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar, TypeVar
 
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
-from moorage.compute.client import AgentClient, AgentUnreachable
+from moorage.compute.client import AgentClient, AgentUnreachable, Fenced
+from moorage.compute.client import Fence as AgentFence
 from moorage.conductor.leases import Leases
 from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, store
@@ -37,6 +39,7 @@ from moorage.lifecycle.store import NO_CHANGES, Applied, Fence, ServerChanges
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.types import Catalog
+from moorage.virt.driver import Guest
 
 LOG = logging.getLogger(__name__)
 
@@ -71,6 +74,12 @@ class Job:
     @property
     def fence(self) -> Fence:
         return Fence(self.operation.id, self.owner)
+
+    @property
+    def agent_fence(self) -> AgentFence:
+        """The fence the agents check this job's calls against: a successor's (one more
+        takeover) orders after it."""
+        return AgentFence(self.operation.id, self.operation.takeovers)
 
 
 @dataclass
@@ -257,8 +266,11 @@ class Task:
 
     def cleanup(self, host: str, why: str) -> None:
         """Ask ``host``'s agent to destroy the job's guest at its next heartbeat."""
-        self.ensure_owned()
+        fence = self.job.fence
         with self.clients.database.writer() as writer:
+            if not operations.owned(writer.conn, fence.operation_id, fence.owner, hold=True):
+                raise OperationLost(f"{self.operation.kind} of server {self.uuid} was taken "
+                                    "over: no cleanup left")
             store.add_cleanup(writer.conn, host, self.uuid, why)
 
     def destroy(self, host: str, why: str) -> None:
@@ -271,11 +283,28 @@ class Task:
             self.cleanup(host, why)
             return
         try:
-            self.clients.agents.destroy(host, self.uuid)
+            with self._fenced(host):
+                self.clients.agents.destroy(host, self.uuid, self.job.agent_fence)
         except AgentUnreachable as exc:
             LOG.warning("server %s: could not destroy on %s (%s); its agent is told at "
                         "its next heartbeat", self.uuid, host, exc)
             self.cleanup(host, why)
+
+    def spawn(self, host: str, guest: Guest) -> None:
+        """Boot the job's guest on ``host`` (SpawnFailed, AgentUnreachable as the agent
+        says); the agent refuses it if a successor has been at this guest since."""
+        self.ensure_owned()
+        with self._fenced(host):
+            self.clients.agents.spawn(host, guest, self.job.agent_fence)
+
+    @contextmanager
+    def _fenced(self, host: str) -> Iterator[None]:
+        """An agent's refusal of a call for its fence is the operation lost."""
+        try:
+            yield
+        except Fenced as exc:
+            raise OperationLost(f"{self.operation.kind} of server {self.uuid}: {exc}"
+                                ) from None
 
     # -- what the hosts and placement hold ----------------------------------------------
     def host_up(self, host: str) -> bool:
@@ -287,7 +316,8 @@ class Task:
         if not self.host_up(host):
             return None
         try:
-            return self.clients.agents.has_guest(host, self.uuid)
+            with self._fenced(host):
+                return self.clients.agents.has_guest(host, self.uuid, self.job.agent_fence)
         except AgentUnreachable as exc:
             LOG.warning("server %s: cannot ask %s about its guest: %s", self.uuid, host, exc)
             return None

@@ -42,12 +42,11 @@ class RebuildTask(Task):
         guest = Guest(uuid=self.uuid, name=record.name, node=node or host,
                       flavor=record.flavor, image=image, allocations=allocations,
                       volume_backed=record.is_bfv)
-        agents = self.clients.agents
         try:
             self.ensure_owned()
-            agents.destroy(host, self.uuid)
-            self.ensure_owned()
-            agents.spawn(host, guest)
+            with self._fenced(host):
+                self.clients.agents.destroy(host, self.uuid, self.job.agent_fence)
+            self.spawn(host, guest)
         except SpawnFailed as exc:
             self.apply("rebuild.failed", ServerChanges(fault=history.rebuild_failed(
                 exc.host, exc.kind, exc.message, exc.feature)))

@@ -111,9 +111,8 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                           flavor=flavor or record.flavor, image=spec.image,
                           allocations=destination.allocation_request,
                           volume_backed=record.is_bfv)
-            task.ensure_owned()
             try:
-                task.clients.agents.spawn(destination.host, guest)
+                task.spawn(destination.host, guest)
             except SpawnFailed as exc:
                 attempt = history.attempt_failed(destination.host, destination.node,
                                                  exc.kind, exc.message, exc.feature)
