@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, Final, TypeVar
@@ -95,24 +95,46 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
     }
 
 
-def _history(uuid: str, name: str, text: str | None, read: Callable[[Any], T]) -> T | None:
+def _history(uuid: str, name: str, text: str | None, read: Callable[[str], T]) -> T | None:
     """A history column read back; CorruptHistory naming the server and the column
     when it is not what was written (a hand-edited row)."""
     if not text:
         return None
     try:
-        return read(orjson.loads(text))
+        return read(text)
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise CorruptHistory(uuid, name, exc) from None
 
 
-def _scheduling_from(data: Mapping[str, Any]) -> SchedulingRecord | None:
-    return SchedulingRecord.from_json(data) if "operation" in data else None
+# The history columns read back, by their text. Why: the compute API lists the same
+# servers again and again (a watcher's changes-since polls overlap), and turning a
+# scheduling record into its typed form costs twice reading the row's other columns;
+# the same text always reads the same. The values are shared: nothing mutates a
+# server's history once read (a change is a transition, which writes new values).
+@functools.lru_cache(maxsize=4096)
+def _read_attempts(text: str) -> tuple[Attempt, ...]:
+    return attempts_from_json(orjson.loads(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_scheduling(text: str) -> tuple[SchedulingRecord | None, str | None]:
+    """The record (None for a server never scheduled) and the requested host."""
+    data = orjson.loads(text)
+    if not isinstance(data, dict):
+        raise TypeError(f"an object was stored, not {type(data).__name__}")
+    record = SchedulingRecord.from_json(data) if "operation" in data else None
+    return record, data.get("requested_host")
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_fault(text: str) -> Fault:
+    return Fault.from_json(orjson.loads(text))
 
 
 def _from_row(row: RowMapping) -> ServerRecord:
     uuid = row["uuid"]
-    scheduling = _history(uuid, "scheduling", row["scheduling"], dict) or {}
+    scheduling, requested_host = _history(uuid, "scheduling", row["scheduling"],
+                                          _read_scheduling) or (None, None)
     task = row["task_state"]
     return ServerRecord(
         uuid=uuid,
@@ -129,14 +151,14 @@ def _from_row(row: RowMapping) -> ServerRecord:
         task_state=TaskState(task) if task is not None else None,
         host=row["host"],
         node=row["node"],
-        attempts=_history(uuid, "attempts", row["attempts"], attempts_from_json) or (),
-        scheduling=_history(uuid, "scheduling", row["scheduling"], _scheduling_from),
-        fault=_history(uuid, "fault", row["fault"], Fault.from_json),
+        attempts=_history(uuid, "attempts", row["attempts"], _read_attempts) or (),
+        scheduling=scheduling,
+        fault=_history(uuid, "fault", row["fault"], _read_fault),
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         launched_at=row["launched_at"],
         deleted_at=row["deleted_at"],
-        requested_host=scheduling.get("requested_host"),
+        requested_host=requested_host,
     )
 
 
