@@ -520,10 +520,14 @@ class PlacementClient:
         return Holding(held, int(body["consumer_generation"]), str(body["project_id"]),
                        str(body["user_id"]))
 
-    def clear_at(self, consumer_uuid: str, holding: Holding) -> bool:
+    def clear_at(self, consumer_uuid: str, holding: Holding,
+                 confirm: Callable[[], None] | None = None) -> bool:
         """Remove what a consumer holds if it is still at ``holding``'s generation (PUT
         /allocations/{consumer} with nothing, at 1.38); False when its generation
-        moved (nothing changed)."""
+        moved (nothing changed). ``confirm``: the caller's check that the work is
+        still its own, right before the write."""
+        if confirm is not None:
+            confirm()
         return self.claim_at(consumer_uuid, {}, holding.project_id, holding.user_id,
                              holding.generation) is not None
 

@@ -282,12 +282,16 @@ class Scheduler:
         """Claim ``destination``'s allocation request for the instance; False when it no
         longer fits (or the instance's allocations changed meanwhile).
 
-        A server that holds nothing (a build's first claim, an alternate after a
-        release) claims at once as a new consumer, which placement refuses if the
-        consumer exists: nothing is overwritten. Then its generation is read and the
-        claim made at it, once ``confirm`` (the caller's check that the work is still
-        its own) has passed: whoever changed the consumer after that check makes this
-        claim fail on its generation rather than be overwritten by it."""
+        ``confirm`` (the caller's check that the work is still its own) runs right
+        before each write: the candidates were asked for first, and a caller paused
+        meanwhile must not claim behind whoever took its work over. A server that holds
+        nothing (a build's first claim, an alternate after a release) claims at once
+        as a new consumer, which placement refuses if the consumer exists: nothing is
+        overwritten. Then its generation is read and the claim made at it, after the
+        check again: whoever changed the consumer after that makes this claim fail on
+        its generation rather than be overwritten by it."""
+        if confirm is not None:
+            confirm()
         outcome = self.placement.claim_new(spec.instance_uuid, destination.allocation_request,
                                            spec.project_id, spec.user_id)
         if outcome is not None:
@@ -298,13 +302,16 @@ class Scheduler:
         return self.placement.claim(spec.instance_uuid, destination.allocation_request,
                                     spec.project_id, spec.user_id, generation)
 
-    def move_claim(self, spec: RequestSpec, destination: Destination,
-                   generation: int) -> bool | None:
+    def move_claim(self, spec: RequestSpec, destination: Destination, generation: int,
+                   confirm: Callable[[], None] | None = None) -> bool | None:
         """Replace what the instance holds (a failed host's claim, the consumer at
         ``generation``) with ``destination``'s allocation request, in one request
         instead of a release and a claim. True: claimed (the consumer is now at
         ``generation + 1``). False: it no longer fits, and the old claim is still
-        held. None: the consumer is not at ``generation``; nothing changed."""
+        held. None: the consumer is not at ``generation``; nothing changed.
+        ``confirm``: see ``claim``."""
+        if confirm is not None:
+            confirm()
         return self.placement.claim_at(spec.instance_uuid, destination.allocation_request,
                                        spec.project_id, spec.user_id, generation)
 

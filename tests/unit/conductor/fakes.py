@@ -126,8 +126,11 @@ class FakePlacement:
             return None
         return Holding({provider(held[0]): {"VCPU": 1}}, held[1], "p", "u")
 
-    def clear_at(self, consumer: str, holding: Holding) -> bool:
+    def clear_at(self, consumer: str, holding: Holding,
+                 confirm: Callable[[], None] | None = None) -> bool:
         self.cloud.step()
+        if confirm is not None:
+            confirm()
         with self.cloud._guard:
             held = self.cloud.claims.get(consumer)
             if held is not None and held[1] != holding.generation:
@@ -222,9 +225,9 @@ class FakeScheduler:
 
     def select_destinations(self, spec: RequestSpec,
                             confirm: Callable[[], None] | None = None) -> Selection:
-        self.cloud.step()
-        if confirm is not None and spec.instance_uuid in self.cloud.claims:
-            confirm()  # placement refused the new consumer's claim: it exists
+        self.cloud.step()  # the candidates asked for
+        if confirm is not None:
+            confirm()  # before the claim
         with self.cloud._guard:
             order = [h for h in sorted(self.cloud.slots)
                      if h not in spec.ignore_hosts and self.cloud.fits(h, spec.instance_uuid)
@@ -245,7 +248,7 @@ class FakeScheduler:
     def claim(self, spec: RequestSpec, destination: Destination,
               confirm: Callable[[], None] | None = None) -> bool:
         self.cloud.step()
-        if confirm is not None and spec.instance_uuid in self.cloud.claims:
+        if confirm is not None:
             confirm()
         with self.cloud._guard:
             if not self.cloud.fits(destination.host, spec.instance_uuid):
@@ -256,9 +259,11 @@ class FakeScheduler:
         self.cloud.done()
         return True
 
-    def move_claim(self, spec: RequestSpec, destination: Destination,
-                   generation: int) -> bool | None:
+    def move_claim(self, spec: RequestSpec, destination: Destination, generation: int,
+                   confirm: Callable[[], None] | None = None) -> bool | None:
         self.cloud.step()
+        if confirm is not None:
+            confirm()
         with self.cloud._guard:
             held = self.cloud.claims.get(spec.instance_uuid)
             if held is None or held[1] != generation:

@@ -251,8 +251,7 @@ class Task:
             holding = placement.holding(consumer_uuid)
             if holding is None:
                 return
-            self.ensure_owned()
-            if placement.clear_at(consumer_uuid, holding):
+            if placement.clear_at(consumer_uuid, holding, confirm=self.ensure_owned):
                 return
         raise RuntimeError(f"the allocations of {consumer_uuid} kept changing while "
                            f"{self.operation.kind} of server {self.uuid} released them")

@@ -156,7 +156,7 @@ def _claim_alternate(task: Task, spec: RequestSpec, destination: Destination,
     claim when known, that of a failed host's claim still held)."""
     scheduler = task.scheduler
     if held is not None:
-        moved = scheduler.move_claim(spec, destination, held)
+        moved = scheduler.move_claim(spec, destination, held, confirm=task.ensure_owned)
         if moved:
             return True, held + 1, None
         if moved is False:
