@@ -8,7 +8,7 @@ Two kinds, both counted with ``prometheus_client``:
   no route matches is ``unmatched``, and a method outside HTTP's usual few is
   ``other``, so no client can grow the series without bound.
 * the conductor's events (boots by outcome, reschedules, NoValidHost by the deciding
-  constraint), counted once per process, from where ``conductor/tasks.py`` decides
+  constraint), counted once per process, from where ``conductor/tasks/`` decides
   them: ``boot_ended``, ``rescheduled``, ``no_valid_host``.
 
 Why the request path stays cheap: placement answers thousands of requests a second,

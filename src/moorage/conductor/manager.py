@@ -2,10 +2,11 @@
 
 The API validates a request, records the server's new state (BUILD, REBUILD,
 RESIZE, deleting...) together with an *operation* (``moorage.lifecycle.operations``)
-and returns 202; a conductor then does the slow part on a worker thread
-(``tasks.py``): it asks the scheduler for a destination, spawns through the host's
-compute agent, and on a late failure (UnsupportedHardware and the like) releases the
-claim and tries the next alternate, as upstream's conductor does with its host list.
+and returns 202; a conductor then does the slow part on a worker thread, with the
+task of the operation's kind (``tasks/``, ``TASKS``): it asks the scheduler for a
+destination, spawns through the host's compute agent, and on a late failure
+(UnsupportedHardware and the like) releases the claim and tries the next alternate,
+as upstream's conductor does with its host list.
 
 Where the work comes from. A conductor inside an API process is handed the
 operations that process accepted (``dispatch``), already claimed in the accepting
@@ -17,8 +18,11 @@ API processes and ``moorage conductor serve`` processes share one database.
 
 Leases. Each conductor renews the leases of everything it holds every third of
 ``[conductor] lease_seconds``; it stops renewing only when it dies, and then its work
-is taken over by whichever conductor polls first after the lease ran out. A stopping
-conductor finishes what it is doing and gives back what it has not started.
+is taken over by whichever conductor polls first after the lease ran out (at most
+``[conductor] max_takeovers`` times: then the server ends in ERROR). A stopping
+conductor finishes what it is doing and gives back what it has not started. A
+conductor that was only paused finds its operations gone when it resumes and stops
+without touching them (``tasks/base.py``, ``leases.py``).
 """
 
 from __future__ import annotations

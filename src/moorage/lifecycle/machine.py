@@ -386,7 +386,7 @@ def _check_table() -> None:
 _check_table()
 
 
-def main() -> None:  # pragma: no cover - a tool for the docs
+def main() -> None:
     """``python -m moorage.lifecycle.machine``: print the diagrams for
     docs/architecture.md."""
     print("```mermaid")
@@ -398,5 +398,5 @@ def main() -> None:  # pragma: no cover - a tool for the docs
     print("```")
 
 
-if __name__ == "__main__":  # pragma: no cover
+if __name__ == "__main__":
     main()
