@@ -83,8 +83,9 @@ def test_a_reschedule_claims_afresh_when_the_consumer_generation_is_not_the_expe
     moves: list[bool | None] = []
     original = Scheduler.move_claim
 
-    def skewed(self: Scheduler, spec: Any, destination: Any, generation: int) -> bool | None:
-        moved = original(self, spec, destination, generation + 10)
+    def skewed(self: Scheduler, spec: Any, destination: Any, generation: int,
+               confirm: Any = None) -> bool | None:
+        moved = original(self, spec, destination, generation + 10, confirm)
         moves.append(moved)
         return moved
 
