@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import requests
 
+from moorage.api import microversion
 from moorage.api.service import ApiServer, make_state, serve
 from moorage.api.state import ApiState
 from moorage.compute.client import AgentClient
@@ -43,8 +44,10 @@ class ComputeApi:
     def request(self, method: str, path: str, *, json: Any = None, token: str | None = ADMIN,
                 headers: dict[str, str] | None = None, expect: int | None = None,
                 **kwargs: Any) -> requests.Response:
-        """``path`` below the server root (``/v2.1/flavors``); ``token`` None sends none."""
+        """``path`` below the server root (``/v2.1/flavors``); ``token`` None sends none.
+        Asked in the newest microversion unless ``headers`` name one."""
         all_headers = {"x-auth-token": token} if token is not None else {}
+        all_headers[microversion.HEADER] = f"compute {microversion.MAX_VERSION}"
         all_headers.update(headers or {})
         response = self.session.request(method, self.url + path, json=json,
                                         headers=all_headers, timeout=60, **kwargs)

@@ -7,6 +7,8 @@ Order of the stages, and why:
 2. authentication    unauthenticated requests are refused before anything else;
                      /internal/ routes check the service token instead
 3. routing           404 for unknown paths, 405 with Allow for a wrong method
+   microversion      under /v2.1, the version asked for (moorage.api.microversion): 400
+                     malformed, 406 out of range; every answer then names its version
 4. body schema       the body against the schema /openapi.json publishes for the route
                      (moorage.api.schemas): 400 naming the field, before any handler
 5. handler           check policy and what needs data -> data layer -> shape the response
@@ -20,7 +22,7 @@ import time
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from moorage import request_context
-from moorage.api import auth, validation
+from moorage.api import auth, microversion, validation
 from moorage.api.errors import (
     ApiError,
     BadRequest,
@@ -39,6 +41,8 @@ from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.api.requests")
+# The paths that speak microversions (not /, /openapi.json, /internal/, /metrics).
+VERSIONED = "/v2.1"
 # The name api/service.py knows the application type by.
 WSGIApp = WSGIApplication
 
@@ -77,6 +81,11 @@ def build_app(state: ApiState) -> WSGIApplication:
             req.route = UNMATCHED
             raise NotFound("The resource could not be found.")
         req.route, methods, req.params = found
+        if path == VERSIONED or path.startswith(VERSIONED + "/"):
+            try:
+                req.negotiated = microversion.requested(req.environ)
+            except microversion.MicroversionError as exc:
+                raise ApiError(exc.status, exc.message) from None
         handler = methods.get(req.method)
         if handler is None:
             raise MethodNotAllowed(
@@ -114,6 +123,8 @@ def build_app(state: ApiState) -> WSGIApplication:
         if response.content_type and response.status not in (204, 304):
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
+        if req.negotiated is not None:
+            headers.extend(microversion.response_headers(req.negotiated))
         headers.append(("x-openstack-request-id", req.request_id))
         headers.append(("x-compute-request-id", req.request_id))
         if req.body_unread:

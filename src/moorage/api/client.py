@@ -19,6 +19,7 @@ from urllib.parse import quote, urlencode
 import orjson
 
 from moorage import transport
+from moorage.api import microversion
 
 URL_ENV = "MOORAGE_COMPUTE_URL"
 TOKEN_ENV = "MOORAGE_TOKEN"
@@ -100,7 +101,9 @@ class ComputeApiClient:
         self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
         self.timeout = timeout
         self._server = transport.Server(self.url, timeout=timeout, maxsize=4)
-        self._headers = {"x-auth-token": self.token, "accept": "application/json"}
+        # Moorage's own tools read the newest shapes.
+        self._headers = {"x-auth-token": self.token, "accept": "application/json",
+                         microversion.HEADER: f"compute {microversion.MAX_VERSION}"}
 
     # -- transport ------------------------------------------------------------
     def request(self, method: str, path: str, *,

@@ -12,14 +12,14 @@ from typing import ClassVar
 
 import orjson
 
-# Nova's fault names, by status (nova.api.openstack.wsgi's table).
+# Nova's fault names, by status (nova.api.openstack.wsgi's table); others are
+# "computeFault" (a 406 too).
 FAULT_NAMES = {
     400: "badRequest",
     401: "unauthorized",
     403: "forbidden",
     404: "itemNotFound",
     405: "badMethod",
-    406: "notAcceptable",
     409: "conflictingRequest",
     413: "overLimit",
     415: "badMediaType",

@@ -19,6 +19,7 @@ import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+from moorage.api.microversion import MIN_VERSION, Gate, Version
 from moorage.jsonvalue import JSONValue
 from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
 
@@ -74,8 +75,19 @@ class ApiRequest(Request):
         self.params: dict[str, str] = {}
         # The caller's X-OpenStack-Request-ID, when valid (moorage.request_context).
         self.global_request_id: str | None = None
+        # The microversion negotiated (moorage.api.microversion); None outside /v2.1.
+        self.negotiated: Version | None = None
         self._query: QueryParams | None = None
         self._json: JSONValue | _Unread = _Unread.UNREAD
+
+    @property
+    def version(self) -> Version:
+        """The microversion this request is answered in."""
+        return self.negotiated or MIN_VERSION
+
+    def at(self, gate: Gate) -> bool:
+        """Whether this request is answered with ``gate``'s behaviour."""
+        return self.version >= gate.version
 
     @property
     def query(self) -> QueryParams:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import moorage
+from moorage.api import microversion
 from moorage.api.http import ApiRequest, Handler, json_response
 from moorage.api.schemas import QUERY_PARAMETERS, REQUEST_SCHEMAS
 from moorage.web import Response
@@ -64,6 +65,11 @@ def build_document(routes: Mapping[str, Mapping[str, Handler]]) -> dict[str, Any
             "token": {"type": "apiKey", "in": "header", "name": "X-Auth-Token"},
             "service_token": {"type": "apiKey", "in": "header", "name": "X-Service-Token"}}},
         "security": [{"token": []}],
+        # What each compute microversion changes (moorage.api.microversion.GATES).
+        "x-openstack-microversions": {
+            "header": f"{microversion.HEADER}: {microversion.SERVICE_TYPE} X.Y",
+            "min": str(microversion.MIN_VERSION), "max": str(microversion.MAX_VERSION),
+            "changes": microversion.document()},
         "paths": paths,
     }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from moorage.api import microversion
 from tests.api_fixtures import ComputeApi
 
 
@@ -47,3 +48,49 @@ def test_servers_routes_are_served(compute_api: ComputeApi) -> None:
     assert compute_api.user("GET", "/v2.1/servers", expect=200).json() == {"servers": []}
     compute_api.user("GET", "/v2.1/servers/detail", expect=200)
     compute_api.admin("GET", "/v2.1/os-migrations", expect=200)
+
+
+def test_the_version_documents_name_the_microversion_range(compute_api: ComputeApi) -> None:
+    version = compute_api.request("GET", "/v2.1", token=None, expect=200).json()["version"]
+    assert (version["min_version"], version["version"]) == (
+        str(microversion.MIN_VERSION), str(microversion.MAX_VERSION))
+    document = compute_api.request("GET", "/openapi.json", token=None, expect=200).json()
+    changes = document["x-openstack-microversions"]["changes"]
+    assert {"version": "2.55", "resource": "flavors",
+            "change": microversion.FLAVOR_DESCRIPTION.change} in changes
+
+
+def test_answers_name_their_microversion(compute_api: ComputeApi) -> None:
+    asked = {"OpenStack-API-Version": "compute 2.60"}
+    response = compute_api.admin("GET", "/v2.1/flavors", headers=asked, expect=200)
+    assert response.headers["OpenStack-API-Version"] == "compute 2.60"
+    assert response.headers["X-OpenStack-Nova-API-Version"] == "2.60"
+    assert "OpenStack-API-Version" in response.headers["Vary"]
+    assert "X-OpenStack-Nova-API-Version" in response.headers["Vary"]
+    # No header: 2.1, said so; the legacy header alone is read; latest is the maximum.
+    response = compute_api.admin("GET", "/v2.1/flavors", headers={
+        "OpenStack-API-Version": ""}, expect=200)
+    assert response.headers["OpenStack-API-Version"] == "compute 2.1"
+    response = compute_api.admin("GET", "/v2.1/flavors", headers={
+        "OpenStack-API-Version": "", "X-OpenStack-Nova-API-Version": "2.33"}, expect=200)
+    assert response.headers["X-OpenStack-Nova-API-Version"] == "2.33"
+    response = compute_api.admin("GET", "/v2.1/flavors", headers={
+        "OpenStack-API-Version": "compute latest"}, expect=200)
+    assert response.headers["X-OpenStack-Nova-API-Version"] == str(microversion.MAX_VERSION)
+    # Errors below /v2.1 name it too; the documents outside it do not.
+    response = compute_api.admin("GET", "/v2.1/flavors/nothing", headers=asked, expect=404)
+    assert response.headers["OpenStack-API-Version"] == "compute 2.60"
+    assert "OpenStack-API-Version" not in compute_api.request("GET", "/", token=None).headers
+
+
+def test_a_bad_microversion_is_nova_s_400_or_406(compute_api: ComputeApi) -> None:
+    body = compute_api.admin("GET", "/v2.1/flavors", headers={
+        "OpenStack-API-Version": "compute 2.x"}, expect=400).json()
+    assert "2.x is of invalid format" in body["badRequest"]["message"]
+    too_new = f"2.{microversion.MAX_VERSION.minor + 1}"
+    body = compute_api.admin("GET", "/v2.1/flavors", headers={
+        "X-OpenStack-Nova-API-Version": too_new, "OpenStack-API-Version": ""},
+        expect=406).json()
+    assert body["computeFault"]["message"] == (
+        f"Version {too_new} is not supported by the API. Minimum is 2.1 and maximum is "
+        f"{microversion.MAX_VERSION}.")

@@ -1,20 +1,19 @@
-"""The version documents (``/`` and ``/v2.1``): what a client reads first."""
+"""The version documents (``/`` and ``/v2.1``): what a client reads first, and where it
+learns the microversions served (moorage.api.microversion)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from moorage.api.http import ApiRequest, json_response
+from moorage.api.microversion import MAX_VERSION, MIN_VERSION
 from moorage.web import Response
-
-# Moorage serves one shape, nova's newest for each resource; it does not negotiate
-# microversions.
-VERSION = "2.1"
 
 
 def _version(req: ApiRequest) -> dict[str, Any]:
     return {
-        "id": "v2.1", "status": "CURRENT", "version": VERSION, "min_version": VERSION,
+        "id": "v2.1", "status": "CURRENT", "version": str(MAX_VERSION),
+        "min_version": str(MIN_VERSION),
         "updated": "2013-07-23T11:33:21Z",
         "links": [{"rel": "self", "href": req.absolute_url("/v2.1/")},
                   {"rel": "describedby", "type": "application/json",

@@ -1,0 +1,192 @@
+"""Compute API microversions, negotiated as nova negotiates them, and the one table of
+what each version changes.
+
+Negotiation (nova's ``wsgi.Request.set_api_version_request``):
+- ``OpenStack-API-Version: compute X.Y`` is read first (the header may name several
+  services, ``placement 1.2, compute 2.60``; the last ``compute`` entry wins), then the
+  legacy ``X-OpenStack-Nova-API-Version: X.Y``. No header means 2.1, the minimum;
+  ``latest`` means the maximum.
+- A value that is not ``X.Y`` of plain digits is a 400; a version outside 2.1 to the
+  maximum is a 406. Both name the range.
+- Every answer under /v2.1 says the version it was made for in both headers, with
+  ``Vary`` on both, so a cache keeps one answer per version.
+
+Why one table: a handler never compares version numbers; it asks whether its request is
+past a named gate (``req.at(FLAVOR_DESCRIPTION)``). The gates below are the whole list of
+behaviour that depends on the version, /openapi.json publishes them, and a test holds
+each one to a request whose answer changes at it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import NamedTuple
+
+SERVICE_TYPE = "compute"
+HEADER = "OpenStack-API-Version"
+LEGACY_HEADER = "X-OpenStack-Nova-API-Version"
+_ENVIRON = "HTTP_OPENSTACK_API_VERSION"
+_LEGACY_ENVIRON = "HTTP_X_OPENSTACK_NOVA_API_VERSION"
+_FORMAT = re.compile(r"^([1-9][0-9]*)\.([1-9][0-9]*|0)$")
+
+
+class Version(NamedTuple):
+    """A microversion; tuples compare, so versions order as numbers do (2.9 < 2.10)."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+    @classmethod
+    def of(cls, text: str) -> Version:
+        """``"2.55"`` as a Version; ValueError when it is not X.Y of digits."""
+        found = _FORMAT.match(text)
+        if found is None:
+            raise ValueError(text)
+        return cls(int(found[1]), int(found[2]))
+
+
+MIN_VERSION = Version(2, 1)
+# The newest microversion of nova 2025.1 Epoxy and 2025.2 Flamingo.
+MAX_VERSION = Version(2, 100)
+
+
+class MicroversionError(Exception):
+    """The version asked for is malformed (400) or not served (406)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def parse(text: str) -> Version:
+    """The version ``text`` asks for (``"2.60"`` or ``"latest"``), within the range."""
+    value = text.strip()
+    if value.lower() == "latest":
+        return MAX_VERSION
+    try:
+        version = Version.of(value)
+    except ValueError:
+        raise MicroversionError(
+            400, f"API Version String {value} is of invalid format. Must be of format "
+                 "MajorNum.MinorNum.") from None
+    if not MIN_VERSION <= version <= MAX_VERSION:
+        raise MicroversionError(
+            406, f"Version {version} is not supported by the API. Minimum is "
+                 f"{MIN_VERSION} and maximum is {MAX_VERSION}.")
+    return version
+
+
+def requested(environ: Mapping[str, object]) -> Version:
+    """The version a WSGI request asks for (the rules above)."""
+    header = environ.get(_ENVIRON)
+    if isinstance(header, str):
+        asked: str | None = None
+        for entry in header.split(","):
+            parts = entry.strip().split(None, 1)
+            if len(parts) == 2 and parts[0].lower() == SERVICE_TYPE:
+                asked = parts[1]
+        if asked is not None:
+            return parse(asked)
+    legacy = environ.get(_LEGACY_ENVIRON)
+    if isinstance(legacy, str) and legacy.strip():
+        return parse(legacy)
+    return MIN_VERSION
+
+
+def response_headers(version: Version) -> list[tuple[str, str]]:
+    """What every answer under /v2.1 carries about its version."""
+    return [(HEADER, f"{SERVICE_TYPE} {version}"), (LEGACY_HEADER, str(version)),
+            ("Vary", f"{HEADER}, {LEGACY_HEADER}")]
+
+
+# -- the gates -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Gate:
+    """From ``version`` on, ``resource`` behaves as ``change`` says."""
+
+    version: Version
+    resource: str
+    change: str
+
+
+GATES: list[Gate] = []
+
+
+def _gate(version: str, resource: str, change: str) -> Gate:
+    gate = Gate(Version.of(version), resource, change)
+    GATES.append(gate)
+    return gate
+
+
+# Flavors
+FLAVOR_DESCRIPTION = _gate("2.55", "flavors", "flavors carry a description, set at create "
+                           "and by PUT /flavors/{id}")
+FLAVOR_EXTRA_SPECS = _gate("2.61", "flavors", "flavors carry their extra_specs (when "
+                           "policy lets the caller read them)")
+SWAP_ZERO = _gate("2.75", "flavors", "a flavor without swap says 0, not \"\"")
+
+# Servers
+SERVER_EXTENDED_ATTRIBUTES = _gate("2.3", "servers", "admins see reservation_id, "
+                                   "launch_index, hostname, kernel_id, ramdisk_id, "
+                                   "root_device_name and user_data")
+SERVER_LOCKED = _gate("2.9", "servers", "servers say whether they are locked")
+SERVER_HOST_STATUS = _gate("2.16", "servers", "servers carry host_status (by policy)")
+SERVER_DESCRIPTION = _gate("2.19", "servers", "servers carry a description")
+SERVER_TAGS = _gate("2.26", "servers", "servers carry their tags")
+SERVER_FLAVOR_EMBEDDED = _gate("2.47", "servers", "a server's flavor is its copy "
+                               "(vcpus, ram, disk, ephemeral, swap, original_name, "
+                               "extra_specs), not a link")
+SERVER_TRUSTED_CERTS = _gate("2.63", "servers", "servers carry "
+                             "trusted_image_certificates")
+SERVER_GROUPS_SHOWN = _gate("2.71", "servers", "a shown server names its server_groups")
+SERVER_LOCKED_REASON = _gate("2.73", "servers", "servers carry locked_reason")
+SERVER_HOSTNAME_PUBLIC = _gate("2.90", "servers", "OS-EXT-SRV-ATTR:hostname is shown to "
+                               "every reader")
+SERVER_PINNED_ZONE = _gate("2.96", "servers", "servers carry pinned_availability_zone")
+SERVER_IMAGE_PROPERTIES = _gate("2.98", "servers", "a server's image carries its "
+                                "properties")
+SERVER_SCHEDULER_HINTS = _gate("2.100", "servers", "servers carry the scheduler_hints "
+                               "they were created with")
+
+# Services and hypervisors
+SERVICE_FORCED_DOWN = _gate("2.11", "os-services", "services carry forced_down")
+HYPERVISOR_CPU_INFO_OBJECT = _gate("2.28", "os-hypervisors", "cpu_info is an object, "
+                                   "not its JSON text")
+HYPERVISOR_PAGING = _gate("2.33", "os-hypervisors", "limit and marker page hypervisor "
+                          "lists")
+SERVICE_UUIDS = _gate("2.53", "os-services, os-hypervisors", "services and hypervisors "
+                      "are named by uuid; PUT /os-services/{id} replaces the "
+                      "enable/disable/force-down routes; hypervisor search and servers "
+                      "move to query parameters")
+HYPERVISOR_SERVERS_ALWAYS = _gate("2.75", "os-hypervisors", "with_servers answers a "
+                                  "servers list even when it is empty")
+HYPERVISOR_NO_STATISTICS = _gate("2.88", "os-hypervisors", "no usage fields; uptime "
+                                 "joins the hypervisor; /statistics and /uptime are gone")
+
+# Migrations and aggregates
+MIGRATION_TYPE = _gate("2.23", "os-migrations", "migrations carry migration_type")
+MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid, and limit, "
+                         "marker and changes-since page them")
+MIGRATION_CHANGES_BEFORE = _gate("2.66", "os-migrations", "changes-before filters "
+                                 "migrations")
+MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "
+                        "project_id, and can be filtered by them")
+AGGREGATE_UUID = _gate("2.41", "os-aggregates", "aggregates carry their uuid")
+
+
+def at(version: Version, gate: Gate) -> bool:
+    """Whether a request of ``version`` gets ``gate``'s behaviour."""
+    return version >= gate.version
+
+
+def document() -> list[dict[str, str]]:
+    """The gates as /openapi.json lists them, oldest first."""
+    return [{"version": str(gate.version), "resource": gate.resource, "change": gate.change}
+            for gate in sorted(GATES, key=lambda gate: gate.version)]
