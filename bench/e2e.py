@@ -48,7 +48,10 @@ from moorage.placement.launcher import PlacementProcess
 from moorage.placement.provider_names import provider_uuid
 from moorage.run.watcher import ServerWatcher
 
-TOKEN = {"X-Auth-Token": "admin"}
+# Asked as Moorage's own client asks: the newest compute microversion, with Moorage's
+# additions (the scheduling record read below).
+TOKEN = {"X-Auth-Token": "admin", "OpenStack-API-Version": "compute 2.100",
+         "Moorage-Additions": "1"}
 # The warm-up's servers are named apart from the timed ones (vm-N).
 WARMUP = "warmup-"
 

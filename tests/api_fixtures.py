@@ -30,6 +30,9 @@ USER = "demo:demo-project"
 SERVICE_TOKEN = "test-service-token"
 
 
+_VERSION_HEADERS = (microversion.HEADER.lower(), microversion.LEGACY_HEADER.lower())
+
+
 class ComputeApi:
     """A running compute API and a requests session for it."""
 
@@ -45,9 +48,12 @@ class ComputeApi:
                 headers: dict[str, str] | None = None, expect: int | None = None,
                 **kwargs: Any) -> requests.Response:
         """``path`` below the server root (``/v2.1/flavors``); ``token`` None sends none.
-        Asked in the newest microversion unless ``headers`` name one."""
+        Asked as Moorage's own client asks (the newest microversion, with Moorage's
+        additions) unless ``headers`` name a version: then as that version of nova."""
         all_headers = {"x-auth-token": token} if token is not None else {}
-        all_headers[microversion.HEADER] = f"compute {microversion.MAX_VERSION}"
+        if not any(name.lower() in _VERSION_HEADERS for name in headers or {}):
+            all_headers[microversion.HEADER] = f"compute {microversion.MAX_VERSION}"
+            all_headers[microversion.ADDITIONS_HEADER] = "1"
         all_headers.update(headers or {})
         response = self.session.request(method, self.url + path, json=json,
                                         headers=all_headers, timeout=60, **kwargs)

@@ -47,6 +47,15 @@ VERSIONED = "/v2.1"
 WSGIApp = WSGIApplication
 
 
+def _merge_vary(headers: list[tuple[str, str]], added: list[tuple[str, str]]
+                ) -> list[tuple[str, str]]:
+    """``headers`` with ``added``, one Vary header listing every name (a handler's own
+    Vary, such as the capabilities page's Accept, first)."""
+    vary = [value for name, value in headers + added if name.lower() == "vary"]
+    merged = [(n, v) for n, v in headers + added if n.lower() != "vary"]
+    return [*merged, ("Vary", ", ".join(vary))]
+
+
 def build_app(state: ApiState) -> WSGIApplication:
     """The WSGI application serving ``state``."""
     router = Router(ROUTES)
@@ -91,7 +100,7 @@ def build_app(state: ApiState) -> WSGIApplication:
             raise MethodNotAllowed(
                 f"The method {req.method} is not allowed for this resource; "
                 f"allowed: {', '.join(methods)}.", headers=[("allow", ", ".join(methods))])
-        body_schema = validation.VALIDATORS.get(handler.__name__)
+        body_schema = validation.validator(handler.__name__, req.version)
         if body_schema is not None:
             validation.validate(body_schema, req.json())
         try:
@@ -124,7 +133,7 @@ def build_app(state: ApiState) -> WSGIApplication:
             headers.append(("content-type", response.content_type))
         headers.append(("content-length", str(len(response.body))))
         if req.negotiated is not None:
-            headers.extend(microversion.response_headers(req.negotiated))
+            headers = _merge_vary(headers, microversion.response_headers(req.negotiated))
         headers.append(("x-openstack-request-id", req.request_id))
         headers.append(("x-compute-request-id", req.request_id))
         if req.body_unread:

@@ -101,9 +101,10 @@ class ComputeApiClient:
         self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
         self.timeout = timeout
         self._server = transport.Server(self.url, timeout=timeout, maxsize=4)
-        # Moorage's own tools read the newest shapes.
+        # Moorage's own tools read the newest shapes, and Moorage's additions.
         self._headers = {"x-auth-token": self.token, "accept": "application/json",
-                         microversion.HEADER: f"compute {microversion.MAX_VERSION}"}
+                         microversion.HEADER: f"compute {microversion.MAX_VERSION}",
+                         microversion.ADDITIONS_HEADER: "1"}
 
     # -- transport ------------------------------------------------------------
     def request(self, method: str, path: str, *,
@@ -387,7 +388,8 @@ def server_body(name: str, flavor_ref: str, image_ref: str, *,
                 availability_zone: str | None = None, boot_volume_size: int | None = None,
                 host: str | None = None) -> Json:
     """The ``server`` of POST /servers (and of a boot's dry run)."""
-    body: Json = {"name": name, "flavorRef": flavor_ref}
+    # Moorage has no networking service: a guest gets none.
+    body: Json = {"name": name, "flavorRef": flavor_ref, "networks": "none"}
     if boot_volume_size is None:
         body["imageRef"] = image_ref
     else:

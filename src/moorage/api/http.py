@@ -19,7 +19,7 @@ import orjson
 
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
-from moorage.api.microversion import MIN_VERSION, Gate, Version
+from moorage.api.microversion import ADDITIONS_HEADER, MIN_VERSION, Gate, Version
 from moorage.jsonvalue import JSONValue
 from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
 
@@ -88,6 +88,11 @@ class ApiRequest(Request):
     def at(self, gate: Gate) -> bool:
         """Whether this request is answered with ``gate``'s behaviour."""
         return self.version >= gate.version
+
+    @property
+    def wants_additions(self) -> bool:
+        """Whether the client asked for Moorage's additions (ADDITIONS_HEADER)."""
+        return (self.header(ADDITIONS_HEADER) or "").strip().lower() in ("1", "true", "yes")
 
     @property
     def query(self) -> QueryParams:

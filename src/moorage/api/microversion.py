@@ -29,6 +29,9 @@ HEADER = "OpenStack-API-Version"
 LEGACY_HEADER = "X-OpenStack-Nova-API-Version"
 _ENVIRON = "HTTP_OPENSTACK_API_VERSION"
 _LEGACY_ENVIRON = "HTTP_X_OPENSTACK_NOVA_API_VERSION"
+# Not a version: the header by which a client asks for Moorage's additions to nova's
+# bodies (``Moorage-Additions: 1``; moorage.api.server_view says which and why).
+ADDITIONS_HEADER = "Moorage-Additions"
 _FORMAT = re.compile(r"^([1-9][0-9]*)\.([1-9][0-9]*|0)$")
 
 
@@ -140,15 +143,26 @@ SERVER_LOCKED = _gate("2.9", "servers", "servers say whether they are locked")
 SERVER_HOST_STATUS = _gate("2.16", "servers", "servers carry host_status (by policy)")
 SERVER_DESCRIPTION = _gate("2.19", "servers", "servers carry a description")
 SERVER_TAGS = _gate("2.26", "servers", "servers carry their tags")
+SERVER_NETWORKS_REQUIRED = _gate("2.37", "servers", "a create names its networks: "
+                                 "\"auto\", \"none\" or a list")
 SERVER_FLAVOR_EMBEDDED = _gate("2.47", "servers", "a server's flavor is its copy "
                                "(vcpus, ram, disk, ephemeral, swap, original_name, "
                                "extra_specs), not a link")
+SERVER_CREATE_TAGS = _gate("2.52", "servers", "a create may give tags")
+SERVER_NO_PERSONALITY = _gate("2.57", "servers", "a create may no longer give "
+                              "personality files")
 SERVER_TRUSTED_CERTS = _gate("2.63", "servers", "servers carry "
                              "trusted_image_certificates")
 SERVER_GROUPS_SHOWN = _gate("2.71", "servers", "a shown server names its server_groups")
 SERVER_LOCKED_REASON = _gate("2.73", "servers", "servers carry locked_reason")
-SERVER_HOSTNAME_PUBLIC = _gate("2.90", "servers", "OS-EXT-SRV-ATTR:hostname is shown to "
-                               "every reader")
+SERVER_CREATE_HOST = _gate("2.74", "servers", "an admin's create may name a host or "
+                           "hypervisor_hostname")
+SERVER_CONSISTENT_BODIES = _gate("2.75", "servers", "PUT /servers/{id} answers the "
+                                 "whole server, as GET does")
+SERVER_HOSTNAME = _gate("2.90", "servers", "a create or update may set the hostname, "
+                        "and OS-EXT-SRV-ATTR:hostname is shown to every reader")
+SERVER_HOSTNAME_FQDN = _gate("2.94", "servers", "a hostname may be a fully qualified "
+                             "domain name")
 SERVER_PINNED_ZONE = _gate("2.96", "servers", "servers carry pinned_availability_zone")
 SERVER_IMAGE_PROPERTIES = _gate("2.98", "servers", "a server's image carries its "
                                 "properties")

@@ -48,6 +48,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},
     "/v2.1/servers/{server_id}": {
         "GET": servers.show_server,
+        "PUT": servers.update_server,
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},

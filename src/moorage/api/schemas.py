@@ -14,8 +14,12 @@ ignores (``networks``, ``metadata``, ``key_name``...) are typed, not interpreted
 
 from __future__ import annotations
 
+import copy
+import functools
+from collections.abc import Callable
 from typing import Any
 
+from moorage.api import microversion
 from moorage.api.storage.images import VISIBILITIES
 from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
 
@@ -153,27 +157,103 @@ _BLOCK_DEVICE: Schema = {
     },
 }
 
+# nova's parameter types, as far as Moorage checks them.
+_IP_ADDRESS: Schema = {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
+_TAG: Schema = {"type": "string", "minLength": 1, "maxLength": 60,
+                "pattern": "^[^,/]*$", "description": "1 to 60 characters, no ',' or '/'"}
+_HOSTNAME: Schema = {"type": "string", "minLength": 2, "maxLength": 63,
+                     "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
+                     "description": "a DNS label: letters, digits and '-'"}
+_FQDN: Schema = {"type": "string", "minLength": 1, "maxLength": 255,
+                 "pattern": "^[a-zA-Z0-9-._]*$",
+                 "description": "a host name: letters, digits, '-', '.' and '_'"}
+_METADATA: Schema = {"type": "object", "propertyNames": {"minLength": 1, "maxLength": 255},
+                     "additionalProperties": {"type": "string", "maxLength": 255}}
+_NETWORK: Schema = some_of({"fixed_ip": _IP_ADDRESS, "port": {"type": ["string", "null"]},
+                            "uuid": {"type": "string"}, "tag": _TAG})
+_HINTS: Schema = {"type": "object", "additionalProperties": True,
+                  "description": "nova's scheduler hints (group, same_host, "
+                                 "different_host, query...); stored and shown"}
+
+# The server of POST /servers at the newest microversion; older ones drop what their
+# version does not take (``server_create``).
 SERVER = some_of({
     "name": text(),
     "flavorRef": text(),
     "imageRef": {"type": ["string", "null"], "maxLength": 255},
+    "adminPass": {"type": "string"},
+    "accessIPv4": {"type": "string", "format": "ipv4"},
+    "accessIPv6": {"type": "string", "format": "ipv6"},
+    "OS-DCF:diskConfig": {"type": "string", "enum": ["AUTO", "MANUAL"]},
     "availability_zone": text(nullable=True),
+    "block_device_mapping": {"type": "array", "items": {"type": "object"}},
     "block_device_mapping_v2": {"type": "array", "items": _BLOCK_DEVICE, "maxItems": 64},
-    "host": text(nullable=True),
-    "hypervisor_hostname": text(nullable=True),
+    "host": _FQDN,
+    "hypervisor_hostname": _FQDN,
+    "hostname": _FQDN,
     "networks": {"anyOf": [{"type": "string", "enum": ["auto", "none"]},
-                           {"type": "array", "items": {"type": "object"}}]},
-    "metadata": {"type": "object", "propertyNames": {"minLength": 1, "maxLength": 255},
-                 "additionalProperties": {"type": "string", "maxLength": 255}},
-    "key_name": text(nullable=True),
-    "security_groups": {"type": "array", "items": {
-        "type": "object", "properties": {"name": text()}}},
+                           {"type": "array", "items": _NETWORK}]},
+    "metadata": _METADATA,
+    "key_name": text(),
+    "security_groups": {"type": "array", "items": some_of({"name": text()})},
     "min_count": integer(1),
     "max_count": integer(1),
+    "return_reservation_id": BOOLEAN,
     "description": {"type": ["string", "null"], "maxLength": 255},
+    "tags": {"type": "array", "items": _TAG, "maxItems": 50},
+    "trusted_image_certificates": {"type": ["array", "null"], "minItems": 1,
+                                   "maxItems": 50, "uniqueItems": True,
+                                   "items": {"type": "string", "minLength": 1}},
     "user_data": {"type": ["string", "null"], "maxLength": 65535},
-    "config_drive": {"type": ["boolean", "string"]},
+    "config_drive": BOOLEAN,
+    "personality": {"type": "array", "items": {"type": "object"}},
 }, required=("name", "flavorRef"))
+
+# What each microversion adds to (or takes from) the create body.
+_SERVER_FIELD_GATES: dict[str, tuple[microversion.Gate, bool]] = {
+    # field: (gate, True: accepted from it on / False: refused from it on)
+    "description": (microversion.SERVER_DESCRIPTION, True),
+    "tags": (microversion.SERVER_CREATE_TAGS, True),
+    "personality": (microversion.SERVER_NO_PERSONALITY, False),
+    "trusted_image_certificates": (microversion.SERVER_TRUSTED_CERTS, True),
+    "host": (microversion.SERVER_CREATE_HOST, True),
+    "hypervisor_hostname": (microversion.SERVER_CREATE_HOST, True),
+    "hostname": (microversion.SERVER_HOSTNAME, True),
+}
+
+
+@functools.cache
+def server_create(version: microversion.Version) -> Schema:
+    """POST /servers' body as ``version`` takes it."""
+    server = copy.deepcopy(SERVER)
+    fields = server["properties"]
+    for name, (gate, added) in _SERVER_FIELD_GATES.items():
+        if microversion.at(version, gate) != added:
+            del fields[name]
+    if "hostname" in fields and not microversion.at(version, microversion.SERVER_HOSTNAME_FQDN):
+        fields["hostname"] = _HOSTNAME
+    if microversion.at(version, microversion.SERVER_NETWORKS_REQUIRED):
+        server["required"] = [*server["required"], "networks"]
+    else:  # a list only, of any uuid
+        fields["networks"] = {"type": "array", "items": _NETWORK}
+    hints = {"os:scheduler_hints": _HINTS, "OS-SCH-HNT:scheduler_hints": _HINTS}
+    return some_of({"server": server, **hints}, required=("server",))
+
+
+@functools.cache
+def server_update(version: microversion.Version) -> Schema:
+    """PUT /servers/{id}'s body as ``version`` takes it."""
+    fields: dict[str, Schema] = {
+        "name": text(), "accessIPv4": SERVER["properties"]["accessIPv4"],
+        "accessIPv6": SERVER["properties"]["accessIPv6"],
+        "OS-DCF:diskConfig": SERVER["properties"]["OS-DCF:diskConfig"]}
+    if microversion.at(version, microversion.SERVER_DESCRIPTION):
+        fields["description"] = SERVER["properties"]["description"]
+    if microversion.at(version, microversion.SERVER_HOSTNAME):
+        fields["hostname"] = (_FQDN if microversion.at(
+            version, microversion.SERVER_HOSTNAME_FQDN) else _HOSTNAME)
+    return wrapped("server", some_of(fields))
+
 
 # The argument of an action Moorage reads some of; what else nova's clients send along
 # (adminPass, OS-DCF:diskConfig, preserve_ephemeral...) is let through.
@@ -248,6 +328,7 @@ FLEET_HEARTBEAT = some_of({
 })
 
 # -- by handler (the operationId of /openapi.json) ----------------------------------
+# The newest version's body; a handler in VERSIONED takes the asked version's.
 
 REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_flavor": wrapped("flavor", FLAVOR),
@@ -255,7 +336,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "update_extra_spec": {**EXTRA_SPECS, "description": "{key: value}, the key of the URL"},
     "create_image": IMAGE,
     "update_image": IMAGE_PATCH,
-    "create_server": some_of({"server": SERVER}, required=("server",)),
+    "create_server": server_create(microversion.MAX_VERSION),
+    "update_server": server_update(microversion.MAX_VERSION),
     "server_action": SERVER_ACTION,
     "plan": PLAN,
     "update_service": SERVICE_UPDATE,
@@ -290,3 +372,8 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
                         "status": _QUERY_TEXT},
     "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
 }
+
+
+# The bodies that change with the microversion: handler -> the schema of a version.
+VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
+    "create_server": server_create, "update_server": server_update}

@@ -10,6 +10,7 @@ A body that does not validate is a 400 in nova's shape whose message names the f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,12 +18,33 @@ import jsonschema
 from jsonschema.exceptions import ValidationError, best_match
 
 from moorage.api.errors import BadRequest
-from moorage.api.schemas import REQUEST_SCHEMAS
+from moorage.api.microversion import Version
+from moorage.api.schemas import REQUEST_SCHEMAS, VERSIONED, Schema
 from moorage.jsonvalue import JSONValue
+
+# Formats checked: ipv4 and ipv6 (accessIPv4/6, fixed_ip), as nova's schemas do.
+_FORMATS = jsonschema.FormatChecker(["ipv4", "ipv6"])
+
+
+def _compile(schema: Schema) -> jsonschema.protocols.Validator:
+    return jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+
 
 # By handler name (the operationId of the route in /openapi.json).
 VALIDATORS: dict[str, jsonschema.protocols.Validator] = {
-    name: jsonschema.Draft202012Validator(schema) for name, schema in REQUEST_SCHEMAS.items()}
+    name: _compile(schema) for name, schema in REQUEST_SCHEMAS.items()}
+
+
+@functools.cache
+def _versioned(handler: str, version: Version) -> jsonschema.protocols.Validator:
+    return _compile(VERSIONED[handler](version))
+
+
+def validator(handler: str, version: Version) -> jsonschema.protocols.Validator | None:
+    """The validator of ``handler``'s body at ``version``, if it takes a body."""
+    if handler in VERSIONED:
+        return _versioned(handler, version)
+    return VALIDATORS.get(handler)
 
 
 def validate(validator: jsonschema.protocols.Validator, body: JSONValue) -> None:

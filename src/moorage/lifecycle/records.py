@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Annotated
 
 from moorage.db.clock import utcnow, utcnow_precise
+from moorage.lifecycle.attributes import ServerAttributes
 from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, ServerStatus, TaskState
 from moorage.model.disclosure import IDENTIFIES_HOST
@@ -47,6 +48,8 @@ class ServerRecord:
     deleted_at: datetime.datetime | None = None
     # A requested target host (admin), kept for the first schedule only.
     requested_host: Annotated[str | None, IDENTIFIES_HOST] = None
+    # What the owner said of it (description, metadata, tags, key pair, hints...).
+    attributes: ServerAttributes = field(default_factory=ServerAttributes)
 
     @property
     def deleted(self) -> bool:

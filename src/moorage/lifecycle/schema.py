@@ -42,6 +42,8 @@ servers = sa.Table(
     sa.Column("updated_at", sa.DateTime, nullable=False),
     sa.Column("launched_at", sa.DateTime, nullable=True),
     sa.Column("deleted_at", sa.DateTime, nullable=True),
+    # JSON object: moorage.lifecycle.attributes.ServerAttributes.
+    sa.Column("attributes", sa.Text, nullable=False, server_default="{}"),
     sa.Index("ix_servers_project_id", "project_id"),
     sa.Index("ix_servers_updated_at", "updated_at"),
 )

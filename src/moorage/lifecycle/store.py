@@ -22,6 +22,7 @@ from sqlalchemy.engine import Connection, RowMapping
 from moorage.db.clock import utcnow, utcnow_precise
 from moorage.db.statements import Statement
 from moorage.lifecycle import operations as operation_store
+from moorage.lifecycle.attributes import ServerAttributes
 from moorage.lifecycle.history import (
     Attempt,
     CorruptHistory,
@@ -92,6 +93,7 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
         "updated_at": record.updated_at,
         "launched_at": record.launched_at,
         "deleted_at": record.deleted_at,
+        "attributes": _dumps(record.attributes.to_json()),
     }
 
 
@@ -124,6 +126,11 @@ def _read_scheduling(text: str) -> tuple[SchedulingRecord | None, str | None]:
         raise TypeError(f"an object was stored, not {type(data).__name__}")
     record = SchedulingRecord.from_json(data) if "operation" in data else None
     return record, data.get("requested_host")
+
+
+@functools.lru_cache(maxsize=4096)
+def _read_attributes(text: str) -> ServerAttributes:
+    return ServerAttributes.from_json(orjson.loads(text))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -159,6 +166,8 @@ def _from_row(row: RowMapping) -> ServerRecord:
         launched_at=row["launched_at"],
         deleted_at=row["deleted_at"],
         requested_host=requested_host,
+        attributes=_history(uuid, "attributes", row["attributes"], _read_attributes)
+        or ServerAttributes(),
     )
 
 
@@ -236,6 +245,28 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
     if query.limit is not None:
         statement = statement.limit(query.limit)
     return [_from_row(row) for row in conn.execute(statement).mappings()]
+
+
+# UPDATE servers SET name = ?, attributes = ?, updated_at = ?
+#  WHERE uuid = ? AND status <> 'DELETED' AND attributes = ?
+_DESCRIBE = Statement(servers.update().where(
+    servers.c.uuid == sa.bindparam("b_uuid"), servers.c.status != str(ServerStatus.DELETED),
+    servers.c.attributes == sa.bindparam("b_before")).values(
+    name=sa.bindparam("name"), attributes=sa.bindparam("attributes"),
+    updated_at=sa.bindparam("updated_at")))
+
+
+def describe(conn: Connection, record: ServerRecord, name: str,
+             attributes: ServerAttributes) -> bool:
+    """Change what a server is called and what its owner said of it (PUT /servers/{id},
+    metadata, tags): no transition, as these are not its state. Compare-and-set on the
+    attributes as ``record`` read them; False when they changed since, or the server
+    is gone (read again and retry, or answer 404)."""
+    changed = _DESCRIBE.run(conn, {
+        "b_uuid": record.uuid, "b_before": _dumps(record.attributes.to_json()),
+        "name": name, "attributes": _dumps(attributes.to_json()),
+        "updated_at": utcnow_precise()})
+    return changed.rowcount == 1
 
 
 def count_servers_on_host(conn: Connection, host: str) -> int:

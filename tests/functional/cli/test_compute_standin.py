@@ -290,7 +290,8 @@ def test_server_create_by_names_boot_from_volume_and_wait(
         "  attempt 2. kvm-2: ok",
     ]
     assert stand_in.requests() == [("POST", "/servers", {"server": {
-        "name": "web", "flavorRef": "f1", "imageRef": "", "availability_zone": "az1",
+        "name": "web", "flavorRef": "f1", "networks": "none", "imageRef": "",
+        "availability_zone": "az1",
         "block_device_mapping_v2": [{
             "boot_index": 0, "source_type": "image", "destination_type": "volume",
             "uuid": "i1", "volume_size": 10, "delete_on_termination": True}]}})]

@@ -45,7 +45,7 @@ def test_serve_runs_a_cloud_until_terminated(tmp_path: Path) -> None:
             assert host in guide
         api = found.group(1) + "/v2.1"
         session = requests.Session()
-        session.headers["X-Auth-Token"] = "admin"
+        session.headers.update({"X-Auth-Token": "admin", "Moorage-Additions": "1"})
         flavor = session.post(api + "/flavors", json={"flavor": {
             "name": "small", "vcpus": 1, "ram": 512, "disk": 1}}).json()["flavor"]["id"]
         image = session.post(api + "/images", json={

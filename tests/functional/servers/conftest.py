@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 import requests
 
+from moorage.api import microversion
 from moorage.api.service import make_state, serve
 from moorage.compute.fleet import Fleet
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
@@ -69,12 +70,20 @@ class Cloud:
         self.placement = placement
         self.fleet = fleet
         self.http = requests.Session()
-        self.http.headers.update({"X-Auth-Token": "admin", "Accept": "application/json"})
+        # As Moorage's own client asks: the newest microversion, with the additions.
+        self.http.headers.update({
+            "X-Auth-Token": "admin", "Accept": "application/json",
+            microversion.HEADER: f"compute {microversion.MAX_VERSION}",
+            microversion.ADDITIONS_HEADER: "1"})
 
     # -- raw calls -------------------------------------------------------------------
-    def call(self, method: str, path: str, body: Any = None,
-             token: str | None = None) -> requests.Response:
+    def call(self, method: str, path: str, body: Any = None, token: str | None = None,
+             version: str | None = None) -> requests.Response:
+        """``version``: asked as that microversion of nova (no additions)."""
         headers = {"X-Auth-Token": token} if token else {}
+        if version is not None:
+            headers.update({microversion.HEADER: f"compute {version}",
+                            microversion.ADDITIONS_HEADER: "0"})
         return self.http.request(method, self.api_url + "/v2.1" + path, json=body,
                                  headers=headers, timeout=60)
 
@@ -104,7 +113,8 @@ class Cloud:
     # -- servers ---------------------------------------------------------------------
     def boot(self, flavor: str, image: str, name: str = "vm", **extra: Any) -> str:
         server = self.ok("POST", "/servers", {"server": {
-            "name": name, "flavorRef": flavor, "imageRef": image, **extra}})["server"]
+            "name": name, "flavorRef": flavor, "imageRef": image, "networks": "none",
+            **extra}})["server"]
         return str(server["id"])
 
     def show(self, uuid: str) -> dict[str, Any]:

@@ -17,7 +17,10 @@ from moorage.lifecycle import machine
 from moorage.placement.launcher import PlacementProcess, ServerProcess
 from moorage.placement.provider_names import provider_uuid
 
-HEADERS = {"X-Auth-Token": "admin", "OpenStack-API-Version": "placement 1.39"}
+# One header for both services; the compute API's newest shapes, with the additions.
+HEADERS = {"X-Auth-Token": "admin",
+           "OpenStack-API-Version": "placement 1.39, compute 2.100",
+           "Moorage-Additions": "1"}
 # Shared by the compute API processes, the conductors and the fleet.
 SERVICE_TOKEN = "process-cloud-token"
 

@@ -44,7 +44,7 @@ def aggregate(cloud: Cloud, name: str, hosts: Sequence[str],
 
 def boot_as(cloud: Cloud, token: str, flavor: str, image: str, **extra: Any) -> dict[str, Any]:
     """Boot as a (non-admin) user, then watch the server as admin."""
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "vm", "flavorRef": flavor, "imageRef": image, **extra}}, token=token)
     assert response.status_code == 202, response.text
     return cloud.wait(response.json()["server"]["id"])

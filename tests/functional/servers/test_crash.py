@@ -33,7 +33,7 @@ DELETE_STEPS = ["conductor.delete.after_destroy", "conductor.delete.after_releas
 def _boot(cloud: ProcessCloud) -> str | None:
     """Create a server; None when the API died before answering."""
     try:
-        response = cloud.call("POST", "/servers", {"server": {
+        response = cloud.call("POST", "/servers", {"server": {"networks": "none",
             "name": "vm", "flavorRef": cloud.flavor, "imageRef": cloud.image}})
     except requests.ConnectionError:
         return None

@@ -86,7 +86,7 @@ def test_no_host_has_all_is_explained_per_constraint_with_hosts(cloud: Any) -> N
 def test_a_user_sees_counts_never_hosts(cloud: Any) -> None:
     flavor = cloud.flavor("small")
     image = cloud.image("vmx", "qcow2", {"hw_vif_model": "vmxnet3"})
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
     assert response.status_code == 202, response.text
     uuid = response.json()["server"]["id"]
@@ -192,7 +192,7 @@ def test_a_users_active_server_names_no_host(cloud: Any) -> None:
     never a host: not in attempts, alternates, decisions, or the host fields."""
     flavor = cloud.flavor("small")
     image = cloud.image("vmx-raw", "raw", {"hw_vif_model": "vmxnet3"})
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
     uuid = response.json()["server"]["id"]
     assert cloud.wait(uuid)["OS-EXT-SRV-ATTR:host"] == "v1"  # the admin's view
@@ -216,7 +216,7 @@ def test_a_users_failed_build_names_no_host(make_cloud: Any) -> None:
                        scheduler={"max_attempts": 2})
     flavor = cloud.flavor("small")
     image = cloud.image("vmx", "raw", {"hw_vif_model": "vmxnet3"})
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
     uuid = response.json()["server"]["id"]
     admin = cloud.wait(uuid)

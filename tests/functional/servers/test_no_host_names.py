@@ -42,7 +42,7 @@ def test_no_answer_to_a_user_names_a_host(make_cloud: Any) -> None:
     needs = cloud.image("needs", "raw", {"trait:CUSTOM_NOWHERE": "required"})
 
     def boot(name: str, image: str, flavor: str = small) -> dict[str, Any]:
-        response = cloud.call("POST", "/servers", {"server": {
+        response = cloud.call("POST", "/servers", {"server": {"networks": "none",
             "name": name, "flavorRef": flavor, "imageRef": image}}, token=USER)
         assert response.status_code == 202, response.text
         assert not _leaks(response)

@@ -52,7 +52,7 @@ def _snapshot(cloud: ProcessCloud, servers: list[dict[str, Any]]) -> dict[str, A
 
 
 def _boot(cloud: ProcessCloud, count: int) -> list[str]:
-    return [str(cloud.post("/servers", {"server": {
+    return [str(cloud.post("/servers", {"server": {"networks": "none",
         "name": f"vm{n}", "flavorRef": cloud.flavor, "imageRef": cloud.image}})["server"]["id"])
         for n in range(count)]
 

@@ -41,7 +41,8 @@ def _nothing_left(cloud: Cloud) -> None:
 def test_bad_create_is_400_and_leaves_nothing(cloud: Cloud, change: dict[str, Any],
                                               message: str) -> None:
     flavor, image = cloud.flavor("small"), cloud.image("raw", "raw")
-    body = {"name": "vm", "flavorRef": flavor, "imageRef": image, **change}
+    body = {"name": "vm", "flavorRef": flavor, "imageRef": image, "networks": "none",
+            **change}
     for mapping in body.get("block_device_mapping_v2", []):
         if mapping.get("uuid") == "IMAGE":
             mapping["uuid"] = image
@@ -63,7 +64,7 @@ def test_flavor_too_small_for_image_is_400(cloud: Cloud) -> None:
     flavor = cloud.flavor("tiny", ram=256)
     image = cloud.ok("POST", "/images", {"name": "big", "disk_format": "raw",
                                         "container_format": "bare", "min_ram": 1024})["id"]
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "vm", "flavorRef": flavor, "imageRef": image}})
     assert response.status_code == 400
     assert "memory is too small" in response.json()["badRequest"]["message"]
@@ -124,7 +125,7 @@ def test_delete_during_build_wins(make_cloud: Any) -> None:
 def test_users_see_only_their_project(cloud: Cloud) -> None:
     flavor, image = cloud.flavor("small"), cloud.image("raw", "raw")
     admins = cloud.boot(flavor, image)
-    response = cloud.call("POST", "/servers", {"server": {
+    response = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "mine", "flavorRef": flavor, "imageRef": image}}, token=USER)
     assert response.status_code == 202, response.text
     mine = response.json()["server"]["id"]
@@ -133,7 +134,7 @@ def test_users_see_only_their_project(cloud: Cloud) -> None:
     assert cloud.call("GET", f"/servers/{admins}", token=USER).status_code == 404
     shown = cloud.call("GET", f"/servers/{mine}", token=USER).json()["server"]
     assert "OS-EXT-SRV-ATTR:host" not in shown
-    forced = cloud.call("POST", "/servers", {"server": {
+    forced = cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "x", "flavorRef": flavor, "imageRef": image, "host": "b"}}, token=USER)
     assert forced.status_code == 403
 

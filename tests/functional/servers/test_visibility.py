@@ -31,7 +31,7 @@ def _image(cloud: Any, token: str, name: str) -> str:
 
 
 def _boot(cloud: Any, token: str, flavor: str, image: str) -> Any:
-    return cloud.call("POST", "/servers", {"server": {
+    return cloud.call("POST", "/servers", {"server": {"networks": "none",
         "name": "vm", "flavorRef": flavor, "imageRef": image}}, token=token)
 
 

@@ -59,7 +59,7 @@ def _message(name: str, body: Any) -> str:
 
 
 FLAVOR = {"name": "m1", "ram": 512, "vcpus": 1, "disk": 1}
-SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros"}
+SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros", "networks": "none"}
 
 
 @pytest.mark.parametrize(("name", "body", "words"), [

@@ -10,7 +10,11 @@ filters added, how many candidates placement returned and every host tried.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
 import datetime
+import secrets
 import uuid as uuidlib
 from collections.abc import Mapping
 from typing import Any
@@ -19,11 +23,14 @@ from sqlalchemy.engine import Connection
 
 from moorage import failpoints
 from moorage.api import lookups, work
+from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.server_view import server_view, shown_server, summary_view
+from moorage.api.server_view import time as _time
 from moorage.lifecycle import machine, store
-from moorage.lifecycle.history import attempts_json
+from moorage.lifecycle.attributes import ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
@@ -33,71 +40,6 @@ from moorage.model.flavor import Flavor
 from moorage.web import Response
 
 DELETED, ERROR = ServerStatus.DELETED, ServerStatus.ERROR
-
-
-# -- views -------------------------------------------------------------------------
-def _flavor_view(record: ServerRecord) -> dict[str, Any]:
-    flavor = record.flavor
-    return {"vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
-            "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
-            "original_name": flavor.name, "extra_specs": dict(flavor.extra_specs)}
-
-
-def _time(value: Any) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
-
-
-def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
-    """The detailed server, nova's fields plus ``moorage:scheduling``."""
-    view: dict[str, Any] = {
-        "id": record.uuid,
-        "name": record.name,
-        "status": record.status,
-        "tenant_id": record.project_id,
-        "user_id": record.user_id,
-        "created": _time(record.created_at),
-        "updated": _time(record.updated_at),
-        "flavor": _flavor_view(record),
-        "image": ("" if record.is_bfv else
-                  {"id": record.image_id, "links": req.link("images", record.image_id)[1:]}),
-        "OS-EXT-AZ:availability_zone": record.availability_zone or "",
-        "OS-EXT-STS:vm_state": VM_STATES.get(record.status, "error"),
-        "OS-EXT-STS:task_state": record.task_state,
-        "OS-SRV-USG:launched_at": _time(record.launched_at),
-        "os-extended-volumes:volumes_attached": [],
-        "addresses": {},
-        "metadata": {},
-        "links": req.link("servers", record.uuid),
-    }
-    sees_hosts = req.state.policy.allows("os_compute_api:servers:show:host_status",
-                                         req.context)
-    view["moorage:scheduling"] = scheduling_view(record, sees_hosts)
-    if sees_hosts:
-        view["OS-EXT-SRV-ATTR:host"] = record.host
-        view["OS-EXT-SRV-ATTR:hypervisor_hostname"] = record.node
-    if record.fault is not None and record.status in (ERROR, DELETED):
-        view["fault"] = record.fault.to_json() if sees_hosts else record.fault.for_user()
-    return view
-
-
-def scheduling_view(record: ServerRecord, sees_hosts: bool) -> dict[str, Any]:
-    """``moorage:scheduling``: the last scheduling, with the server's attempt history (a
-    move keeps its own attempts in its record, which show instead). Those the host
-    policy does not let see hosts read it without the fields that identify one."""
-    scheduling = record.scheduling
-    if sees_hosts:
-        shown = {"attempts": attempts_json(record.attempts)}
-        if scheduling is not None:
-            shown.update(scheduling.to_json())
-        return shown
-    shown = {"attempts": [attempt.for_user() for attempt in record.attempts]}
-    if scheduling is not None:
-        shown.update(scheduling.for_user())
-    return shown
-
-
-def _summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
-    return {"id": record.uuid, "name": record.name, "links": req.link("servers", record.uuid)}
 
 
 # -- reading -----------------------------------------------------------------------
@@ -122,7 +64,7 @@ def _target(record: ServerRecord) -> dict[str, Any]:
 def show_server(req: ApiRequest) -> Response:
     record = server_or_404(req, req.params["server_id"])
     req.authorize("os_compute_api:servers:show", _target(record))
-    return json_response({"server": server_view(req, record)})
+    return json_response({"server": shown_server(req, record)})
 
 
 def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
@@ -177,12 +119,49 @@ def _changes_since(text: str | None) -> datetime.datetime | None:
 
 def list_servers(req: ApiRequest) -> Response:
     found = _list(req, "os_compute_api:servers:index")
-    return json_response({"servers": [_summary_view(req, r) for r in found]})
+    return json_response({"servers": [summary_view(req, r) for r in found]})
 
 
 def list_servers_detail(req: ApiRequest) -> Response:
     found = _list(req, "os_compute_api:servers:detail")
     return json_response({"servers": [server_view(req, r) for r in found]})
+
+
+# -- update ------------------------------------------------------------------------
+def update_server(req: ApiRequest) -> Response:
+    """Rename a server, or change its description, hostname or access addresses."""
+    body = req.json_object("server")
+    for _ in range(_DESCRIBE_TRIES):
+        record = server_or_404(req, req.params["server_id"])
+        req.authorize("os_compute_api:servers:update", _target(record))
+        attributes = _updated(record.attributes, body)
+        name = body.get("name", record.name)
+        with req.state.database.writer() as writer:
+            if store.describe(writer.conn, record, name, attributes):
+                break
+    else:
+        raise Conflict(f"Instance {record.uuid} was changed by others meanwhile; try again.")
+    record = server_or_404(req, record.uuid)
+    if req.at(mv.SERVER_CONSISTENT_BODIES):
+        return json_response({"server": shown_server(req, record)})
+    return json_response({"server": server_view(req, record)})
+
+
+def _updated(current: ServerAttributes, body: Mapping[str, Any]) -> ServerAttributes:
+    """``current`` with what a PUT body changes (the version's schema said which fields
+    it may give); an empty access address clears it, as in nova."""
+    return dataclasses.replace(
+        current,
+        description=body.get("description", current.description),
+        hostname=body.get("hostname", current.hostname),
+        access_ipv4=(body["accessIPv4"] or None) if "accessIPv4" in body
+        else current.access_ipv4,
+        access_ipv6=(body["accessIPv6"] or None) if "accessIPv6" in body
+        else current.access_ipv6,
+        disk_config=body.get("OS-DCF:diskConfig", current.disk_config))
+
+# Compare-and-set rounds before a 409: a concurrent metadata or tag write each time.
+_DESCRIBE_TRIES = 5
 
 
 # -- create ------------------------------------------------------------------------
@@ -236,11 +215,53 @@ def create_server(req: ApiRequest) -> Response:
             operation = create(writer.conn)
     failpoints.reach("api.create.after_commit")
     work.dispatch(req, operation, record)
-    return json_response({"server": {"id": record.uuid,
-                                     "links": req.link("servers", record.uuid),
-                                     "OS-DCF:diskConfig": "MANUAL",
-                                     "security_groups": [{"name": "default"}]}},
-                         status=202)
+    attributes = record.attributes
+    if _true(body.get("return_reservation_id")):
+        return json_response({"reservation_id": attributes.reservation_id}, status=202)
+    return json_response({"server": {
+        "id": record.uuid, "links": req.link("servers", record.uuid),
+        "OS-DCF:diskConfig": attributes.disk_config,
+        "security_groups": [{"name": name} for name in attributes.security_groups],
+        # nova answers the password it set, or one it made up; Moorage's guests take
+        # none (no metadata service), so it is not stored.
+        "adminPass": body.get("adminPass") or secrets.token_urlsafe(9)}}, status=202)
+
+
+def _true(value: object) -> bool:
+    """nova's boolean: true, or a word for it ("yes", "1"...), already validated."""
+    return value is True or (isinstance(value, str) and value.lower() in
+                             ("1", "t", "true", "on", "y", "yes"))
+
+
+def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAttributes:
+    """What the create body says of the server beyond what it runs (validated by the
+    version's schema already)."""
+    user_data = body.get("user_data")
+    if user_data is not None:
+        try:
+            base64.b64decode(user_data, validate=True)
+        except (binascii.Error, ValueError):
+            raise BadRequest("user_data must be base64 (RFC 4648), as nova takes it.") from None
+    hints = req.json_object().get("os:scheduler_hints") or req.json_object().get(
+        "OS-SCH-HNT:scheduler_hints") or {}
+    groups = body.get("security_groups") or [{"name": "default"}]
+    certificates = body.get("trusted_image_certificates")
+    return ServerAttributes(
+        hostname=body.get("hostname") or hostname_from(name),
+        description=body.get("description"),
+        metadata=dict(body.get("metadata") or {}),
+        tags=tuple(dict.fromkeys(body.get("tags") or ())),
+        key_name=body.get("key_name"),
+        access_ipv4=body.get("accessIPv4") or None,
+        access_ipv6=body.get("accessIPv6") or None,
+        disk_config=body.get("OS-DCF:diskConfig") or "MANUAL",
+        config_drive=_true(body.get("config_drive")),
+        user_data=user_data,
+        security_groups=tuple(dict.fromkeys(str(g["name"]) for g in groups if "name" in g)),
+        scheduler_hints=dict(hints),
+        trusted_image_certificates=tuple(certificates) if certificates else None,
+        reservation_id="r-" + secrets.token_hex(4),
+    )
 
 
 def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
@@ -275,8 +296,7 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
         raise BadRequest(f"Flavor's memory is too small for requested image: flavor "
                          f"{flavor_id} has {flavor.memory_mb} MiB, the image needs "
                          f"{image.min_ram_mb} MiB.")
-    zone = _availability_zone(req, body.get("availability_zone"))
-    host = _forced_host(req, body)
+    zone, host = _zone_and_host(req, body)
     for key in ("min_count", "max_count"):
         if key in body and body[key] not in (1, "1"):
             raise BadRequest(f"{key} other than 1 is not supported; create servers one "
@@ -289,6 +309,7 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
         flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
         is_bfv=volume_image is not None, availability_zone=zone,
         status=created.status, task_state=created.task, requested_host=host,
+        attributes=_attributes(req, name, body),
     )
 
 
@@ -309,11 +330,9 @@ def _image_for_create(req: ApiRequest, image_ref: str, *, refreshed: bool = Fals
         raise BadRequest(f"Image {image_id} could not be found.") from None
 
 
-def _availability_zone(req: ApiRequest, zone: object) -> str | None:
+def _availability_zone(req: ApiRequest, zone: str | None) -> str | None:
     if zone is None:
         return None
-    if not isinstance(zone, str) or not zone:
-        raise BadRequest(f"availability_zone must be a non-empty string, not {zone!r}.")
     known = lookups.availability_zones(req.state)
     if zone not in known:
         raise BadRequest(f"The requested availability zone {zone!r} is not available; "
@@ -321,9 +340,24 @@ def _availability_zone(req: ApiRequest, zone: object) -> str | None:
     return zone
 
 
-def _forced_host(req: ApiRequest, body: Mapping[str, Any]) -> str | None:
+def _zone_and_host(req: ApiRequest, body: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The zone asked for, and the host an admin forces: ``availability_zone`` may be
+    nova's "zone:host" or "zone:host:node" (zone empty: any), and from 2.74 ``host``
+    and ``hypervisor_hostname`` name them instead."""
+    zone = string(body, "availability_zone", allow_none=True)
     host = string(body, "host", allow_none=True)
     node = string(body, "hypervisor_hostname", allow_none=True)
+    if zone is not None and ":" in zone:
+        parts = zone.split(":")
+        if len(parts) > 3:
+            raise BadRequest(f"availability_zone {zone!r} is not 'zone', 'zone:host' or "
+                             "'zone:host:node'.")
+        zone, host = parts[0] or None, parts[1] or None
+        node = parts[2] if len(parts) == 3 else None
+    return _availability_zone(req, zone), _forced_host(req, host, node or None)
+
+
+def _forced_host(req: ApiRequest, host: str | None, node: str | None) -> str | None:
     if host is None and node is None:
         return None
     req.authorize("os_compute_api:servers:create:forced_host")
