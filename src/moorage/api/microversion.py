@@ -126,11 +126,15 @@ def _gate(version: str, resource: str, change: str) -> Gate:
 
 
 # Flavors
+FLAVOR_ACCESS_PUBLIC_REFUSED = _gate("2.7", "os-flavor-access", "giving a project access "
+                                     "to a public flavor is a 409")
 FLAVOR_DESCRIPTION = _gate("2.55", "flavors", "flavors carry a description, set at create "
                            "and by PUT /flavors/{id}")
 FLAVOR_EXTRA_SPECS = _gate("2.61", "flavors", "flavors carry their extra_specs (when "
                            "policy lets the caller read them)")
 SWAP_ZERO = _gate("2.75", "flavors", "a flavor without swap says 0, not \"\"")
+FLAVOR_LIST_STRICT_QUERY = _gate("2.75", "flavors", "flavor lists refuse a query "
+                                 "parameter they do not know (400)")
 
 # Servers
 SERVER_EXTENDED_ATTRIBUTES = _gate("2.3", "servers", "admins see reservation_id, "

@@ -11,6 +11,7 @@ from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
     capabilities,
+    flavor_access,
     flavors,
     hypervisors,
     images,
@@ -28,7 +29,13 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1": {"GET": versions.version_v21},
     "/v2.1/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
     "/v2.1/flavors/detail": {"GET": flavors.list_flavors_detail},
-    "/v2.1/flavors/{flavor_id}": {"GET": flavors.show_flavor, "DELETE": flavors.delete_flavor},
+    "/v2.1/flavors/{flavor_id}": {
+        "GET": flavors.show_flavor,
+        "PUT": flavors.update_flavor,
+        "DELETE": flavors.delete_flavor,
+    },
+    "/v2.1/flavors/{flavor_id}/action": {"POST": flavor_access.flavor_action},
+    "/v2.1/flavors/{flavor_id}/os-flavor-access": {"GET": flavor_access.list_flavor_access},
     "/v2.1/flavors/{flavor_id}/os-extra_specs": {
         "GET": flavors.list_extra_specs,
         "POST": flavors.create_extra_specs,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from moorage.api.storage.flavors import SORT_KEYS
 from moorage.api.storage.images import VISIBILITIES
 from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
 
@@ -94,6 +95,13 @@ def wrapped(key: str, inner: Schema) -> Schema:
 
 # -- flavors ---------------------------------------------------------------------
 
+# nova's flavor description (2.55): printable text, empty allowed, or null.
+_FLAVOR_DESCRIPTION: Schema = {
+    "type": ["string", "null"], "maxLength": 65535,
+    "pattern": "^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$",
+    "description": "printable text of at most 65535 characters (no control "
+                   "characters), or null; from microversion 2.55"}
+
 FLAVOR = some_of({
     "name": text(),
     "id": {"type": ["string", "integer", "null"], "maxLength": 255,
@@ -107,9 +115,19 @@ FLAVOR = some_of({
     "swap": integer(0, nullable=True, empty=True),
     "rxtx_factor": {"type": "number", "exclusiveMinimum": 0},
     "os-flavor-access:is_public": BOOLEAN,
-    "description": text(65535, nullable=True),
+    "description": _FLAVOR_DESCRIPTION,
     "extra_specs": {**EXTRA_SPECS, "type": ["object", "null"]},
 }, required=("name", "ram", "vcpus", "disk"))
+
+FLAVOR_UPDATE = wrapped("flavor", some_of({"description": _FLAVOR_DESCRIPTION},
+                                          required=("description",)))
+
+# os-flavor-access: a project id as nova's flavor_projects column holds it.
+_TENANT: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+FLAVOR_ACTION = choice("action", {
+    "addTenantAccess": some_of({"tenant": _TENANT}, required=("tenant",)),
+    "removeTenantAccess": some_of({"tenant": _TENANT}, required=("tenant",)),
+})
 
 # -- images ----------------------------------------------------------------------
 
@@ -251,6 +269,8 @@ FLEET_HEARTBEAT = some_of({
 
 REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_flavor": wrapped("flavor", FLAVOR),
+    "update_flavor": FLAVOR_UPDATE,
+    "flavor_action": FLAVOR_ACTION,
     "create_extra_specs": wrapped("extra_specs", {**EXTRA_SPECS, "minProperties": 1}),
     "update_extra_spec": {**EXTRA_SPECS, "description": "{key: value}, the key of the URL"},
     "create_image": IMAGE,
@@ -279,7 +299,11 @@ _SERVER_LIST_QUERY: dict[str, Schema] = {
 }
 _FLAVOR_LIST_QUERY: dict[str, Schema] = {
     "minRam": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
-    "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT}}
+    "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
+    "is_public": {"type": "string", "enum": ["true", "false", "none"]},
+    "sort_key": {"type": "string", "enum": list(SORT_KEYS)},
+    "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
+    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT}
 
 QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_flavors": _FLAVOR_LIST_QUERY,
