@@ -30,6 +30,16 @@ USER = "demo:demo-project"
 SERVICE_TOKEN = "test-service-token"
 
 
+def version(text: str | microversion.Version) -> dict[str, str]:
+    """The header asking for microversion ``text`` (``"2.55"``)."""
+    return {microversion.HEADER: f"compute {text}"}
+
+
+def just_before(gate: microversion.Gate) -> microversion.Version:
+    """The last version without ``gate``'s behaviour."""
+    return microversion.Version(gate.version.major, gate.version.minor - 1)
+
+
 class ComputeApi:
     """A running compute API and a requests session for it."""
 

@@ -176,8 +176,9 @@ HYPERVISOR_NO_STATISTICS = _gate("2.88", "os-hypervisors", "no usage fields; upt
 
 # Migrations and aggregates
 MIGRATION_TYPE = _gate("2.23", "os-migrations", "migrations carry migration_type")
-MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid, and limit, "
-                         "marker and changes-since page them")
+MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid and are listed "
+                         "newest first, limit, marker and changes-since page them "
+                         "(migrations_links), and a query parameter not known is a 400")
 MIGRATION_CHANGES_BEFORE = _gate("2.66", "os-migrations", "changes-before filters "
                                  "migrations")
 MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "

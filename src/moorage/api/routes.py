@@ -16,6 +16,7 @@ from moorage.api.handlers import (
     hypervisors,
     images,
     metrics,
+    migrations,
     plans,
     servers,
     services,
@@ -59,7 +60,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
     "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
-    "/v2.1/os-migrations": {"GET": servers.list_migrations},
+    "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
     "/v2.1/scheduler/plan": {"POST": plans.plan},
     "/v2.1/os-services": {"GET": services.list_services},

@@ -310,7 +310,14 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_flavors_detail": _FLAVOR_LIST_QUERY,
     "list_servers": _SERVER_LIST_QUERY,
     "list_servers_detail": _SERVER_LIST_QUERY,
-    "list_migrations": {"instance_uuid": _QUERY_TEXT, "migration_type": _QUERY_TEXT,
-                        "status": _QUERY_TEXT},
+    # Read as nova's os-migrations reads them: paging from 2.59, changes-before from
+    # 2.66, user_id and project_id from 2.80 (moorage.api.handlers.migrations).
+    "list_migrations": {
+        "instance_uuid": _QUERY_TEXT, "migration_type": _QUERY_TEXT, "status": _QUERY_TEXT,
+        "host": _QUERY_TEXT, "source_compute": _QUERY_TEXT, "hidden": _QUERY_TEXT,
+        "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
+        "changes-since": {"type": "string", "format": "date-time"},
+        "changes-before": {"type": "string", "format": "date-time"},
+        "user_id": _QUERY_TEXT, "project_id": _QUERY_TEXT},
     "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
 }

@@ -14,18 +14,16 @@ import pytest
 
 from moorage.api import microversion
 from moorage.api.microversion import Gate, Version
-from tests.api_fixtures import USER, ComputeApi, start_compute_api, stop_compute_api
+from tests.api_fixtures import (
+    USER,
+    ComputeApi,
+    just_before,
+    start_compute_api,
+    stop_compute_api,
+    version,
+)
 
 SMALL = {"id": "small", "name": "m1.small", "ram": 2048, "vcpus": 2, "disk": 20}
-
-
-def version(text: str | Version) -> dict[str, str]:
-    """The header asking for microversion ``text``."""
-    return {microversion.HEADER: f"compute {text}"}
-
-
-def just_before(gate: Gate) -> Version:
-    return Version(gate.version.major, gate.version.minor - 1)
 
 
 def _flavor(api: ComputeApi, **fields: Any) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.operations import Operation
-from moorage.lifecycle.records import MigrationRecord, ServerRecord
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges, ServerQuery
 from moorage.model.codec import flavor_to_json, image_to_json
@@ -518,30 +518,3 @@ _ACTIONS = {
     "revertResize": _revert_resize,
     "evacuate": _evacuate,
 }
-
-
-# -- migrations --------------------------------------------------------------------
-def _migration_view(migration: MigrationRecord) -> dict[str, Any]:
-    return {
-        "id": migration.id,
-        "uuid": migration.uuid,
-        "instance_uuid": migration.server_uuid,
-        "migration_type": migration.kind,
-        "source_compute": migration.source_host,
-        "dest_compute": migration.dest_host,
-        "status": migration.status,
-        "created_at": _time(migration.created_at),
-        "updated_at": _time(migration.updated_at),
-    }
-
-
-def list_migrations(req: ApiRequest) -> Response:
-    req.authorize("os_compute_api:os-migrations:index")
-    server = req.query.get("instance_uuid")
-    kind = req.query.get("migration_type")
-    status = req.query.get("status")
-    with req.state.database.reader() as conn:
-        found = store.list_migrations(conn, server_uuid=server,
-                                      statuses=[status] if status else None,
-                                      kinds=[kind] if kind else None)
-    return json_response({"migrations": [_migration_view(m) for m in found]})
