@@ -8,7 +8,7 @@ and a conductor with ``attach_workers``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,16 @@ USER = "demo:demo-project"
 # The compute API's [DEFAULT] service_token, as its agents would send it: without one,
 # the internal routes refuse anonymous writes.
 SERVICE_TOKEN = "test-service-token"
+
+
+def version(text: str | microversion.Version) -> dict[str, str]:
+    """The header asking for microversion ``text`` (``"2.55"``)."""
+    return {microversion.HEADER: f"compute {text}"}
+
+
+def just_before(gate: microversion.Gate) -> microversion.Version:
+    """The last version without ``gate``'s behaviour."""
+    return microversion.Version(gate.version.major, gate.version.minor - 1)
 
 
 _VERSION_HEADERS = (microversion.HEADER.lower(), microversion.LEGACY_HEADER.lower())
@@ -81,8 +91,11 @@ class ComputeApi:
 
 
 def start_compute_api(workdir: Path, placement_url: str,
-                      config: dict[str, dict[str, object]] | None = None) -> ComputeApi:
-    """A started compute API (noauth2, SQLite in ``workdir``, ``SERVICE_TOKEN``)."""
+                      config: dict[str, dict[str, object]] | None = None,
+                      config_files: Sequence[Path] = ()) -> ComputeApi:
+    """A started compute API (noauth2, SQLite in ``workdir``, ``SERVICE_TOKEN``).
+    ``config_files`` are read first, for the groups registered only when the service
+    starts (``[oslo_policy]``, whose options ``config`` cannot override yet)."""
     workdir.mkdir(parents=True, exist_ok=True)
     overrides: list[tuple[str, str, object]] = [
         ("DEFAULT", "service_token", SERVICE_TOKEN),
@@ -92,7 +105,7 @@ def start_compute_api(workdir: Path, placement_url: str,
     ]
     for group, options in (config or {}).items():
         overrides.extend((group, name, value) for name, value in options.items())
-    conf = load_config([], overrides)
+    conf = load_config([str(path) for path in config_files], overrides)
     state = make_state(conf, placement=PlacementClient(placement_url, ADMIN))
     server = serve(state, "127.0.0.1", 0).start()
     return ComputeApi(server, state)

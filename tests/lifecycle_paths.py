@@ -11,7 +11,7 @@ from sqlalchemy.engine import Connection
 from moorage.db.database import Database
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.machine import Actor, Transition
-from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.states import OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import Applied, Fence
 from moorage.model.flavor import Flavor
@@ -97,3 +97,25 @@ def bring(db: Database, uuid: str, state: State, host: str = "h1") -> None:
     ``host`` where a transition places it)."""
     insert(db, uuid)
     drive(db, uuid, paths()[state], host)
+
+
+def record_move(db: Database, move: MigrationRecord, *, destination: str | None = None,
+                kind: OperationKind = OperationKind.MIGRATE) -> MigrationRecord:
+    """A move recorded as the conductor records it: under its operation's fence, with
+    the times and requester of ``move``; with ``destination``, finished there (by the
+    table's ``migration.finished``). The operation is then done, so the next move of
+    the same server can be recorded."""
+    with db.writer() as writer:
+        operation = operations.add(writer.conn, move.server_uuid, kind, owner=OWNER,
+                                   lease_seconds=600)
+        fence = Fence(operation.id, OWNER)
+        found = store.insert_migration(writer.conn, move, fence=fence)
+        assert found is not None
+        if destination is not None:
+            assert store.apply_migration(
+                writer.conn, machine.migration_transition("migration.finished"),
+                found.uuid, fence=fence, dest_host=destination) is Applied.APPLIED
+            found = store.load_migration(writer.conn, found.uuid)
+            assert found is not None
+        assert operations.finish(writer.conn, operation.id, OWNER)
+    return found

@@ -182,7 +182,10 @@ class ComputeApiClient:
 
     # -- flavors ------------------------------------------------------------------
     def flavors(self) -> list[Json]:
-        return self._list("/flavors/detail", "flavors")
+        """Every flavor the caller may see: for an administrator the private ones too
+        (is_public=none; nova lists only public ones unless asked, and ignores the
+        parameter for anyone else)."""
+        return self._list("/flavors/detail", "flavors", [("is_public", "none")])
 
     def flavor(self, flavor_id: str) -> Json:
         return self._record("GET", f"/flavors/{_segment(flavor_id)}", "flavor")

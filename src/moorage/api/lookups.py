@@ -1,8 +1,8 @@
 """One-call reads for handlers: a flavor, an image, the hosts, the availability zones.
 
 NotFound (naming the id) when there is none, or when the caller may not see it: a
-private flavor is an administrator's, a private image its owner project's (and an
-administrator's), as upstream decides on every path, show and boot, rebuild and
+private flavor is an administrator's and its projects', a private image its owner
+project's (and an administrator's), as upstream decides on every path, show and boot, rebuild and
 resize alike. Flavors and images come from
 ``Definitions``, a cache every boot reads through: a flavor or image write bumps the
 catalog's definitions version, and the cache is dropped whenever it moved (one small
@@ -108,9 +108,10 @@ def image(state: Sources, image_id: str, context: RequestContext, *,
 
 
 def flavor_visible(record: FlavorRecord, context: RequestContext) -> bool:
-    """Upstream's rule without flavor access lists: public flavors for everyone,
-    private ones for administrators."""
-    return record.is_public or context.is_admin
+    """Upstream's rule: public flavors for everyone, a private one for administrators
+    and the projects it is shared with (os-flavor-access)."""
+    return (record.is_public or context.is_admin
+            or (context.project_id is not None and context.project_id in record.projects))
 
 
 def hosts(state: Sources) -> Mapping[str, HostInfo]:

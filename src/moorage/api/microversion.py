@@ -129,11 +129,15 @@ def _gate(version: str, resource: str, change: str) -> Gate:
 
 
 # Flavors
+FLAVOR_ACCESS_PUBLIC_REFUSED = _gate("2.7", "os-flavor-access", "giving a project access "
+                                     "to a public flavor is a 409")
 FLAVOR_DESCRIPTION = _gate("2.55", "flavors", "flavors carry a description, set at create "
                            "and by PUT /flavors/{id}")
 FLAVOR_EXTRA_SPECS = _gate("2.61", "flavors", "flavors carry their extra_specs (when "
                            "policy lets the caller read them)")
 SWAP_ZERO = _gate("2.75", "flavors", "a flavor without swap says 0, not \"\"")
+FLAVOR_LIST_STRICT_QUERY = _gate("2.75", "flavors", "flavor lists refuse a query "
+                                 "parameter they do not know (400)")
 
 # Servers
 SERVER_EXTENDED_ATTRIBUTES = _gate("2.3", "servers", "admins see reservation_id, "
@@ -186,8 +190,9 @@ HYPERVISOR_NO_STATISTICS = _gate("2.88", "os-hypervisors", "no usage fields; upt
 
 # Migrations and aggregates
 MIGRATION_TYPE = _gate("2.23", "os-migrations", "migrations carry migration_type")
-MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid, and limit, "
-                         "marker and changes-since page them")
+MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid and are listed "
+                         "newest first, limit, marker and changes-since page them "
+                         "(migrations_links), and a query parameter not known is a 400")
 MIGRATION_CHANGES_BEFORE = _gate("2.66", "os-migrations", "changes-before filters "
                                  "migrations")
 MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "

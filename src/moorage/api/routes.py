@@ -11,10 +11,12 @@ from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
     capabilities,
+    flavor_access,
     flavors,
     hypervisors,
     images,
     metrics,
+    migrations,
     plans,
     servers,
     services,
@@ -28,7 +30,13 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1": {"GET": versions.version_v21},
     "/v2.1/flavors": {"GET": flavors.list_flavors, "POST": flavors.create_flavor},
     "/v2.1/flavors/detail": {"GET": flavors.list_flavors_detail},
-    "/v2.1/flavors/{flavor_id}": {"GET": flavors.show_flavor, "DELETE": flavors.delete_flavor},
+    "/v2.1/flavors/{flavor_id}": {
+        "GET": flavors.show_flavor,
+        "PUT": flavors.update_flavor,
+        "DELETE": flavors.delete_flavor,
+    },
+    "/v2.1/flavors/{flavor_id}/action": {"POST": flavor_access.flavor_action},
+    "/v2.1/flavors/{flavor_id}/os-flavor-access": {"GET": flavor_access.list_flavor_access},
     "/v2.1/flavors/{flavor_id}/os-extra_specs": {
         "GET": flavors.list_extra_specs,
         "POST": flavors.create_extra_specs,
@@ -53,7 +61,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
     "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
-    "/v2.1/os-migrations": {"GET": servers.list_migrations},
+    "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
     "/v2.1/scheduler/plan": {"POST": plans.plan},
     "/v2.1/os-services": {"GET": services.list_services},

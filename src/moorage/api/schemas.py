@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from moorage.api import microversion
+from moorage.api.storage.flavors import SORT_KEYS
 from moorage.api.storage.images import VISIBILITIES
 from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
 
@@ -98,6 +99,13 @@ def wrapped(key: str, inner: Schema) -> Schema:
 
 # -- flavors ---------------------------------------------------------------------
 
+# nova's flavor description (2.55): printable text, empty allowed, or null.
+_FLAVOR_DESCRIPTION: Schema = {
+    "type": ["string", "null"], "maxLength": 65535,
+    "pattern": "^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$",
+    "description": "printable text of at most 65535 characters (no control "
+                   "characters), or null; from microversion 2.55"}
+
 FLAVOR = some_of({
     "name": text(),
     "id": {"type": ["string", "integer", "null"], "maxLength": 255,
@@ -111,9 +119,19 @@ FLAVOR = some_of({
     "swap": integer(0, nullable=True, empty=True),
     "rxtx_factor": {"type": "number", "exclusiveMinimum": 0},
     "os-flavor-access:is_public": BOOLEAN,
-    "description": text(65535, nullable=True),
+    "description": _FLAVOR_DESCRIPTION,
     "extra_specs": {**EXTRA_SPECS, "type": ["object", "null"]},
 }, required=("name", "ram", "vcpus", "disk"))
+
+FLAVOR_UPDATE = wrapped("flavor", some_of({"description": _FLAVOR_DESCRIPTION},
+                                          required=("description",)))
+
+# os-flavor-access: a project id as nova's flavor_projects column holds it.
+_TENANT: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
+FLAVOR_ACTION = choice("action", {
+    "addTenantAccess": some_of({"tenant": _TENANT}, required=("tenant",)),
+    "removeTenantAccess": some_of({"tenant": _TENANT}, required=("tenant",)),
+})
 
 # -- images ----------------------------------------------------------------------
 
@@ -332,6 +350,8 @@ FLEET_HEARTBEAT = some_of({
 
 REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_flavor": wrapped("flavor", FLAVOR),
+    "update_flavor": FLAVOR_UPDATE,
+    "flavor_action": FLAVOR_ACTION,
     "create_extra_specs": wrapped("extra_specs", {**EXTRA_SPECS, "minProperties": 1}),
     "update_extra_spec": {**EXTRA_SPECS, "description": "{key: value}, the key of the URL"},
     "create_image": IMAGE,
@@ -361,15 +381,26 @@ _SERVER_LIST_QUERY: dict[str, Schema] = {
 }
 _FLAVOR_LIST_QUERY: dict[str, Schema] = {
     "minRam": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
-    "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT}}
+    "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
+    "is_public": {"type": "string", "enum": ["true", "false", "none"]},
+    "sort_key": {"type": "string", "enum": list(SORT_KEYS)},
+    "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
+    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT}
 
 QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_flavors": _FLAVOR_LIST_QUERY,
     "list_flavors_detail": _FLAVOR_LIST_QUERY,
     "list_servers": _SERVER_LIST_QUERY,
     "list_servers_detail": _SERVER_LIST_QUERY,
-    "list_migrations": {"instance_uuid": _QUERY_TEXT, "migration_type": _QUERY_TEXT,
-                        "status": _QUERY_TEXT},
+    # Read as nova's os-migrations reads them: paging from 2.59, changes-before from
+    # 2.66, user_id and project_id from 2.80 (moorage.api.handlers.migrations).
+    "list_migrations": {
+        "instance_uuid": _QUERY_TEXT, "migration_type": _QUERY_TEXT, "status": _QUERY_TEXT,
+        "host": _QUERY_TEXT, "source_compute": _QUERY_TEXT, "hidden": _QUERY_TEXT,
+        "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
+        "changes-since": {"type": "string", "format": "date-time"},
+        "changes-before": {"type": "string", "format": "date-time"},
+        "user_id": _QUERY_TEXT, "project_id": _QUERY_TEXT},
     "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
 }
 

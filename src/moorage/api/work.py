@@ -30,13 +30,14 @@ def accept(req: ApiRequest, conn: Connection, uuid: str, kind: OperationKind,
     """Record the work in the caller's transaction: claimed at once by this process's
     conductor, if it has one. ``new``: the server was just created, so no older
     operation of it can exist. The work carries the request's ids (its log lines and
-    calls name the request, wherever it runs)."""
+    calls name the request, wherever it runs) and its caller (who asked for a move)."""
     conductor = req.state.conductor
     return operations.add(conn, uuid, kind, arguments,
                           owner=conductor.identity if conductor is not None else None,
                           lease_seconds=float(req.state.conf.conductor.lease_seconds),
                           first=new, request_id=req.request_id or None,
-                          global_request_id=req.global_request_id)
+                          global_request_id=req.global_request_id,
+                          user_id=req.context.user_id, project_id=req.context.project_id)
 
 
 def dispatch(req: ApiRequest, operation: Operation, record: ServerRecord | None = None) -> None:

@@ -53,10 +53,14 @@ class Operation:
     # on to the services it calls, as the request itself would have.
     request_id: str | None = None
     global_request_id: str | None = None
+    # Who made that request: a migration records them as the user and project that
+    # asked for the move (GET /os-migrations, 2.80), as nova does.
+    user_id: str | None = None
+    project_id: str | None = None
 
 
-# The request's ids ride in the arguments' JSON under this key (no column of their
-# own: they are for the logs, never queried); ``arguments`` never shows it.
+# The request's ids and its caller ride in the arguments' JSON under this key (no
+# column of their own: never queried); ``arguments`` never shows it.
 _REQUEST_KEY = "_request"
 
 
@@ -68,7 +72,8 @@ def _operation(row: RowMapping, *, taken_from: str | None = None) -> Operation:
         arguments=arguments, owner=row["owner"],
         lease_until=row["lease_until"], takeovers=int(row["takeovers"]),
         progress=json.loads(row["progress"]), taken_from=taken_from,
-        request_id=request.get("id"), global_request_id=request.get("global_id"))
+        request_id=request.get("id"), global_request_id=request.get("global_id"),
+        user_id=request.get("user_id"), project_id=request.get("project_id"))
 
 
 def _older_exists(server_uuid: Any, operation_id: Any) -> sa.Exists:
@@ -85,11 +90,13 @@ _INSERT = Statement(operations.insert().values(
 def add(conn: Connection, server_uuid: str, kind: OperationKind,
         arguments: Mapping[str, Any] | None = None, *, owner: str | None = None,
         lease_seconds: float = 0.0, first: bool = False, request_id: str | None = None,
-        global_request_id: str | None = None) -> Operation:
+        global_request_id: str | None = None, user_id: str | None = None,
+        project_id: str | None = None) -> Operation:
     """Record an operation. ``owner`` claims it at once, unless an older operation of the
     same server is still there (it then waits, unowned, for its turn); ``first``: the
     caller knows there is none (a server created in this transaction). ``request_id``,
-    ``global_request_id``: the ids of the request that asked for it."""
+    ``global_request_id``: the ids of the request that asked for it; ``user_id``,
+    ``project_id``: its caller."""
     stamp = now()
     if owner is not None and not first and conn.execute(
             sa.select(operations.c.id).where(operations.c.server_uuid == server_uuid)
@@ -97,8 +104,11 @@ def add(conn: Connection, server_uuid: str, kind: OperationKind,
         owner = None
     lease = stamp + datetime.timedelta(seconds=lease_seconds) if owner else None
     stored = dict(arguments or {})
-    if request_id is not None:
-        stored[_REQUEST_KEY] = {"id": request_id, "global_id": global_request_id}
+    request = {key: value for key, value in (
+        ("id", request_id), ("global_id", global_request_id), ("user_id", user_id),
+        ("project_id", project_id)) if value is not None}
+    if request:
+        stored[_REQUEST_KEY] = request
     values = {"server_uuid": server_uuid, "kind": str(kind),
               "arguments": json.dumps(stored), "owner": owner,
               "lease_until": lease, "takeovers": 0, "progress": "{}",
@@ -108,7 +118,8 @@ def add(conn: Connection, server_uuid: str, kind: OperationKind,
     assert row is not None
     return Operation(id=int(row[0]), server_uuid=server_uuid, kind=kind,
                      arguments=dict(arguments or {}), owner=owner, lease_until=lease,
-                     request_id=request_id, global_request_id=global_request_id)
+                     request_id=request_id, global_request_id=global_request_id,
+                     user_id=user_id, project_id=project_id)
 
 
 def claimable(conn: Connection, limit: int, *, server_uuid: str | None = None

@@ -72,3 +72,7 @@ class MigrationRecord:
     id: int | None = None
     created_at: datetime.datetime = field(default_factory=utcnow)
     updated_at: datetime.datetime = field(default_factory=utcnow)
+    # Who asked for the move, as nova records it (the request's user and project, not
+    # the server's owner's); None when that was not recorded.
+    user_id: str | None = None
+    project_id: str | None = None

@@ -58,8 +58,17 @@ migrations = sa.Table(
     sa.Column("source_host", sa.String(255), nullable=False),
     sa.Column("dest_host", sa.String(255), nullable=True),
     sa.Column("status", sa.String(16), nullable=False),
+    # Who asked for the move (not always the server's owner: an administrator
+    # migrates); NULL for a move recorded before the API kept it.
+    sa.Column("user_id", sa.String(255), nullable=True),
+    sa.Column("project_id", sa.String(255), nullable=True),
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.Column("updated_at", sa.DateTime, nullable=False),
+    # GET /os-migrations pages newest first (created_at, id) and filters on
+    # updated_at (changes-since, changes-before): a page is read from the index, not
+    # from a scan of every move the cloud ever made.
+    sa.Index("ix_migrations_created_at_id", "created_at", "id"),
+    sa.Index("ix_migrations_updated_at", "updated_at"),
     sqlite_autoincrement=True,
 )
 

@@ -464,13 +464,14 @@ def _migration_from_row(row: RowMapping) -> MigrationRecord:
         kind=MigrationKind(row["kind"]), source_host=row["source_host"],
         dest_host=row["dest_host"], status=MigrationStatus(row["status"]),
         created_at=row["created_at"], updated_at=row["updated_at"],
+        user_id=row["user_id"], project_id=row["project_id"],
     )
 
 
 # INSERT INTO migrations (uuid, server_uuid, ...) SELECT :uuid, ... WHERE EXISTS
 #   (SELECT 1 FROM operations WHERE id = :b_operation AND owner = :b_owner FOR SHARE)
 _MIGRATION_COLUMNS = ("uuid", "server_uuid", "kind", "source_host", "dest_host", "status",
-                      "created_at", "updated_at")
+                      "user_id", "project_id", "created_at", "updated_at")
 _INSERT_MIGRATION = Statement(migrations.insert().from_select(
     list(_MIGRATION_COLUMNS),
     sa.select(*(sa.bindparam(f"v_{name}", type_=migrations.c[name].type)
@@ -487,6 +488,7 @@ def insert_migration(conn: Connection, record: MigrationRecord, *,
         "v_uuid": record.uuid, "v_server_uuid": record.server_uuid,
         "v_kind": str(record.kind), "v_source_host": record.source_host,
         "v_dest_host": record.dest_host, "v_status": str(record.status),
+        "v_user_id": record.user_id, "v_project_id": record.project_id,
         "v_created_at": record.created_at, "v_updated_at": record.updated_at,
         "b_operation": fence.operation_id, "b_owner": fence.owner}
     if not _INSERT_MIGRATION.run(conn, params).rowcount:
@@ -536,17 +538,53 @@ def load_migration(conn: Connection, uuid: str) -> MigrationRecord | None:
 def list_migrations(conn: Connection, *, server_uuid: str | None = None,
                     statuses: Sequence[str] | None = None,
                     kinds: Sequence[str] | None = None,
-                    source_host: str | None = None) -> list[MigrationRecord]:
+                    source_host: str | None = None, host: str | None = None,
+                    user_id: str | None = None, project_id: str | None = None,
+                    changes_since: datetime.datetime | None = None,
+                    changes_before: datetime.datetime | None = None,
+                    limit: int | None = None, marker: str | None = None
+                    ) -> list[MigrationRecord]:
+    """Moves newest first (nova's order: created_at, then id, descending). ``host``:
+    from or to that host; ``changes_since``/``changes_before``: updated at or after, at
+    or before; ``marker``: the page after that migration's uuid (LookupError when
+    there is none); ``limit``: at most that many, cut in the query."""
+    # SELECT * FROM migrations WHERE [server_uuid = :s] [AND status IN (...)]
+    #   [AND kind IN (...)] [AND source_host = :h] [AND (source_host = :h OR
+    #   dest_host = :h)] [AND user_id = :u] [AND project_id = :p]
+    #   [AND updated_at >= :since] [AND updated_at <= :before]
+    #   [AND (created_at < :mc OR (created_at = :mc AND id < :mid))]
+    #   ORDER BY created_at DESC, id DESC [LIMIT :limit]
+    # (ix_migrations_created_at_id serves the order, so a page reads a page of rows.)
+    c = migrations.c
     statement = migrations.select()
     if server_uuid is not None:
-        statement = statement.where(migrations.c.server_uuid == server_uuid)
+        statement = statement.where(c.server_uuid == server_uuid)
     if statuses is not None:
-        statement = statement.where(migrations.c.status.in_([str(s) for s in statuses]))
+        statement = statement.where(c.status.in_([str(s) for s in statuses]))
     if kinds is not None:
-        statement = statement.where(migrations.c.kind.in_([str(k) for k in kinds]))
+        statement = statement.where(c.kind.in_([str(k) for k in kinds]))
     if source_host is not None:
-        statement = statement.where(migrations.c.source_host == source_host)
-    statement = statement.order_by(migrations.c.id.desc())
+        statement = statement.where(c.source_host == source_host)
+    if host is not None:
+        statement = statement.where(sa.or_(c.source_host == host, c.dest_host == host))
+    if user_id is not None:
+        statement = statement.where(c.user_id == user_id)
+    if project_id is not None:
+        statement = statement.where(c.project_id == project_id)
+    if changes_since is not None:
+        statement = statement.where(c.updated_at >= changes_since)
+    if changes_before is not None:
+        statement = statement.where(c.updated_at <= changes_before)
+    if marker is not None:
+        after = conn.execute(sa.select(c.created_at, c.id).where(c.uuid == marker)).first()
+        if after is None:
+            raise LookupError(marker)
+        statement = statement.where(sa.or_(
+            c.created_at < after.created_at,
+            sa.and_(c.created_at == after.created_at, c.id < after.id)))
+    statement = statement.order_by(c.created_at.desc(), c.id.desc())
+    if limit is not None:
+        statement = statement.limit(limit)
     return [_migration_from_row(row) for row in conn.execute(statement).mappings()]
 
 

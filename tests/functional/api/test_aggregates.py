@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.api_fixtures import ComputeApi
+import pytest
+
+from moorage.api import microversion
+from tests.api_fixtures import ComputeApi, just_before, version
 
 
 def _register(api: ComputeApi, host: str) -> None:
@@ -86,3 +89,37 @@ def test_bad_aggregate_requests(compute_api: ComputeApi) -> None:
                       json={"add_host": {"host": "h1"}}, expect=404)
     compute_api.user("GET", "/v2.1/os-aggregates", expect=403)
     assert compute_api.admin("GET", url.rsplit("/", 1)[0]).json()["aggregate"]["hosts"] == []
+
+
+# What each request answers just before AGGREGATE_UUID and at it: the uuid is shown
+# from 2.41, in every answer that shows an aggregate, and nothing else changes.
+_ANSWERS = [
+    ("create", lambda api, at, ident: api.admin(
+        "POST", "/v2.1/os-aggregates", headers=version(at), expect=200,
+        json={"aggregate": {"name": f"new-{at}"}}).json()["aggregate"]),
+    ("list", lambda api, at, ident: api.admin(
+        "GET", "/v2.1/os-aggregates", headers=version(at), expect=200).json()["aggregates"][0]),
+    ("show", lambda api, at, ident: api.admin(
+        "GET", f"/v2.1/os-aggregates/{ident}", headers=version(at),
+        expect=200).json()["aggregate"]),
+    ("update", lambda api, at, ident: api.admin(
+        "PUT", f"/v2.1/os-aggregates/{ident}", headers=version(at), expect=200,
+        json={"aggregate": {"availability_zone": f"az-{at}"}}).json()["aggregate"]),
+    ("set_metadata", lambda api, at, ident: api.admin(
+        "POST", f"/v2.1/os-aggregates/{ident}/action", headers=version(at), expect=200,
+        json={"set_metadata": {"metadata": {"k": "v"}}}).json()["aggregate"]),
+]
+
+
+@pytest.mark.parametrize(("what", "answer"), _ANSWERS, ids=[a[0] for a in _ANSWERS])
+def test_the_uuid_is_shown_exactly_from_2_41(compute_api: ComputeApi, what: str,
+                                             answer: Any) -> None:
+    created = compute_api.admin("POST", "/v2.1/os-aggregates", json={
+        "aggregate": {"name": "a1"}}, expect=200).json()["aggregate"]
+    gate = microversion.AGGREGATE_UUID
+    before = answer(compute_api, just_before(gate), created["id"])
+    at = answer(compute_api, gate.version, created["id"])
+    assert "uuid" not in before and len(at.pop("uuid")) == 36
+    assert set(before) == set(at) == {
+        "id", "name", "availability_zone", "hosts", "metadata", "created_at",
+        "updated_at", "deleted", "deleted_at"}

@@ -132,7 +132,9 @@ def test_client_sends_the_token_under_v21(stand_in: StandIn) -> None:
     stand_in.route("GET", "/flavors/detail", (200, {"flavors": [SMALL]}))
     client = ComputeApiClient(stand_in.url + "/", "alice:p1")
     assert client.flavors() == [SMALL]
-    assert stand_in.seen == [Seen("GET", "/v2.1/flavors/detail", [], "alice:p1", None)]
+    # Every flavor the caller may see, private ones too (nova's is_public=none).
+    assert stand_in.seen == [Seen("GET", "/v2.1/flavors/detail", [("is_public", "none")],
+                                  "alice:p1", None)]
 
 
 def test_client_reads_url_and_token_from_the_environment(

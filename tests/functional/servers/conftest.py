@@ -59,6 +59,10 @@ def fake_host(name: str, *, traits: Sequence[str] = (), unsupported: Sequence[st
     })
 
 
+# The version the tests read moves in (its shape: microversion.MIGRATION_PAGING).
+MOVES_VERSION = {microversion.HEADER: f"compute {microversion.MIGRATION_PAGING.version}"}
+
+
 class Cloud:
     """The running services, and the calls the tests make on the compute API."""
 
@@ -92,6 +96,14 @@ class Cloud:
         assert response.status_code < 300, (method, path, response.status_code,
                                             response.text)
         return response.json() if response.content else None
+
+    def migrations(self, query: str = "") -> list[dict[str, Any]]:
+        """GET /os-migrations at 2.59, the first version showing a move's uuid (its
+        placement consumer) and its migration_type."""
+        response = self.http.get(f"{self.api_url}/v2.1/os-migrations{query}", timeout=60,
+                                 headers=MOVES_VERSION)
+        assert response.status_code == 200, (query, response.status_code, response.text)
+        return list(response.json()["migrations"])
 
     # -- catalogue -------------------------------------------------------------------
     def flavor(self, name: str, vcpus: int = 1, ram: int = 512, disk: int = 1,

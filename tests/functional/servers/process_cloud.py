@@ -12,6 +12,7 @@ from typing import Any
 
 import requests
 
+from moorage.api import microversion
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.lifecycle import machine
 from moorage.placement.launcher import PlacementProcess, ServerProcess
@@ -21,6 +22,8 @@ from moorage.placement.provider_names import provider_uuid
 HEADERS = {"X-Auth-Token": "admin",
            "OpenStack-API-Version": "placement 1.39, compute 2.100",
            "Moorage-Additions": "1"}
+# The version the tests read moves in (its shape: microversion.MIGRATION_PAGING).
+MOVES_VERSION = {microversion.HEADER: f"compute {microversion.MIGRATION_PAGING.version}"}
 # Shared by the compute API processes, the conductors and the fleet.
 SERVICE_TOKEN = "process-cloud-token"
 
@@ -125,6 +128,14 @@ host_groups:
         response = self.call("GET", path)
         assert response.status_code == 200, (path, response.status_code, response.text)
         return response.json()
+
+    def migrations(self, query: str = "") -> list[dict[str, Any]]:
+        """GET /os-migrations at 2.59, the first version showing a move's uuid (its
+        placement consumer)."""
+        response = self.http.get(f"{self.api.url}/v2.1/os-migrations{query}", timeout=60,
+                                 headers=MOVES_VERSION)
+        assert response.status_code == 200, (query, response.status_code, response.text)
+        return list(response.json()["migrations"])
 
     def post(self, path: str, body: Any) -> Any:
         response = self.call("POST", path, body)

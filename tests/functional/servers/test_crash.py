@@ -67,7 +67,7 @@ def test_the_api_killed_during_a_migration(tmp_path: Path, step: str) -> None:
         # Rolled back: where it was, and said so.
         assert server["status"] == "ACTIVE" and server["OS-EXT-SRV-ATTR:host"] == source
         assert "rolled back" in server["moorage:scheduling"]["error"]
-        [migration] = cloud.get(f"/os-migrations?instance_uuid={uuid}")["migrations"]
+        [migration] = cloud.migrations(f"?instance_uuid={uuid}")
         assert migration["status"] == "error"
         assert cloud.placement_get(f"/allocations/{migration['uuid']}")["allocations"] == {}
         assert cloud.consistent([server]) == []

@@ -18,7 +18,7 @@ def _hosts_of(cloud: Cloud, consumer: str) -> list[str]:
 
 
 def _migration(cloud: Cloud, server: str) -> dict[str, Any]:
-    found = cloud.ok("GET", f"/os-migrations?instance_uuid={server}")["migrations"]
+    found = cloud.migrations(f"?instance_uuid={server}")
     assert found
     return dict(found[0])
 

@@ -38,7 +38,7 @@ def _snapshot(cloud: ProcessCloud, servers: list[dict[str, Any]]) -> dict[str, A
     every claim, every migration."""
     held = {s["id"]: cloud.placement_get(f"/allocations/{s['id']}")["allocations"]
             for s in servers}
-    migrations = cloud.get("/os-migrations")["migrations"]
+    migrations = cloud.migrations()
     for migration in migrations:
         held[migration["uuid"]] = cloud.placement_get(
             f"/allocations/{migration['uuid']}")["allocations"]

@@ -1,32 +1,38 @@
 """Host aggregates (``/os-aggregates``), mirrored into placement: the aggregate's uuid
 is a placement aggregate holding the compute node providers of its hosts, so the
-scheduler's aggregate request filters can ask placement for ``member_of``."""
+scheduler's aggregate request filters can ask placement for ``member_of``. The uuid
+is shown from microversion 2.41, as nova shows it."""
 
 from __future__ import annotations
 
-from typing import Any
+import datetime
 
 from moorage.api import placement_sync
 from moorage.api.errors import BadRequest, NotFound
 from moorage.api.handlers.common import database_id, string
 from moorage.api.http import ApiRequest, json_response
+from moorage.api.microversion import AGGREGATE_UUID
 from moorage.api.storage import aggregates as store
 from moorage.api.storage import services as service_store
 from moorage.api.storage.aggregates import AggregateRecord
+from moorage.jsonvalue import JSONValue
 from moorage.web import Response
 
 
-def _iso(moment: Any) -> str | None:
+def _iso(moment: datetime.datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
 
 
-def _view(record: AggregateRecord) -> dict[str, Any]:
-    return {
-        "id": record.id, "uuid": record.uuid, "name": record.name,
+def _view(req: ApiRequest, record: AggregateRecord) -> dict[str, JSONValue]:
+    view: dict[str, JSONValue] = {
+        "id": record.id, "name": record.name,
         "availability_zone": record.availability_zone, "hosts": list(record.hosts),
         "metadata": dict(record.metadata), "created_at": _iso(record.created_at),
         "updated_at": _iso(record.updated_at), "deleted": False, "deleted_at": None,
     }
+    if req.at(AGGREGATE_UUID):
+        view["uuid"] = record.uuid
+    return view
 
 
 def _aggregate_id(req: ApiRequest) -> int:
@@ -42,7 +48,7 @@ def list_aggregates(req: ApiRequest) -> Response:
     req.authorize("os_compute_api:os-aggregates:index")
     with req.state.database.reader() as conn:
         found = store.list_aggregates(conn)
-    return json_response({"aggregates": [_view(r) for r in found]})
+    return json_response({"aggregates": [_view(req, r) for r in found]})
 
 
 def create_aggregate(req: ApiRequest) -> Response:
@@ -54,7 +60,7 @@ def create_aggregate(req: ApiRequest) -> Response:
     zone = string(body, "availability_zone", allow_none=True)
     with req.state.database.writer() as writer:
         record = store.create_aggregate(writer.conn, name.strip(), zone)
-    return json_response({"aggregate": _view(record)})
+    return json_response({"aggregate": _view(req, record)})
 
 
 def show_aggregate(req: ApiRequest) -> Response:
@@ -62,7 +68,7 @@ def show_aggregate(req: ApiRequest) -> Response:
     req.authorize("os_compute_api:os-aggregates:show")
     with req.state.database.reader() as conn:
         record = store.load_aggregate(conn, _aggregate_id(req))
-    return json_response({"aggregate": _view(record)})
+    return json_response({"aggregate": _view(req, record)})
 
 
 def update_aggregate(req: ApiRequest) -> Response:
@@ -77,7 +83,7 @@ def update_aggregate(req: ApiRequest) -> Response:
         record = store.update_aggregate(writer.conn, _aggregate_id(req), name=name,
                                         availability_zone=zone,
                                         set_zone="availability_zone" in body)
-    return json_response({"aggregate": _view(record)})
+    return json_response({"aggregate": _view(req, record)})
 
 
 def delete_aggregate(req: ApiRequest) -> Response:
@@ -143,4 +149,4 @@ def aggregate_action(req: ApiRequest) -> Response:
     else:
         raise BadRequest(f"Unknown action {action!r}; allowed: add_host, remove_host, "
                          "set_metadata.")
-    return json_response({"aggregate": _view(record)})
+    return json_response({"aggregate": _view(req, record)})

@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
-import datetime
 import secrets
 import uuid as uuidlib
 from collections.abc import Mapping
@@ -25,14 +24,13 @@ from moorage import failpoints
 from moorage.api import lookups, work
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, NotFound
-from moorage.api.handlers.common import string
+from moorage.api.handlers.common import moment, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.server_view import server_view, shown_server, summary_view
-from moorage.api.server_view import time as _time
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.attributes import ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
-from moorage.lifecycle.records import MigrationRecord, ServerRecord
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges, ServerQuery
 from moorage.model.codec import flavor_to_json, image_to_json
@@ -92,29 +90,16 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
     host = req.query.get("host")
     if host is not None and not req.context.is_admin:
         host = None  # nova ignores admin-only filters for users
+    since = req.query.get("changes-since")
     query = ServerQuery(project_id=project, statuses=statuses or None, host=host,
                         name=req.query.get("name"), limit=limit,
                         marker=req.query.get("marker"),
-                        changes_since=_changes_since(req.query.get("changes-since")))
+                        changes_since=moment("changes-since", since) if since else None)
     with req.state.database.reader() as conn:
         try:
             return store.list_servers(conn, query)
         except LookupError:
             raise BadRequest(f"marker [{query.marker}] not found") from None
-
-
-def _changes_since(text: str | None) -> datetime.datetime | None:
-    """nova's ``changes-since``: an ISO 8601 time (UTC unless it says otherwise)."""
-    if text is None:
-        return None
-    try:
-        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise BadRequest(f"Invalid filter field: changes-since: {text!r} is not an ISO 8601 "
-                         "time, such as 2026-11-24T18:00:00Z.") from None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(datetime.UTC).replace(tzinfo=None)
-    return moment
 
 
 def list_servers(req: ApiRequest) -> Response:
@@ -552,30 +537,3 @@ _ACTIONS = {
     "revertResize": _revert_resize,
     "evacuate": _evacuate,
 }
-
-
-# -- migrations --------------------------------------------------------------------
-def _migration_view(migration: MigrationRecord) -> dict[str, Any]:
-    return {
-        "id": migration.id,
-        "uuid": migration.uuid,
-        "instance_uuid": migration.server_uuid,
-        "migration_type": migration.kind,
-        "source_compute": migration.source_host,
-        "dest_compute": migration.dest_host,
-        "status": migration.status,
-        "created_at": _time(migration.created_at),
-        "updated_at": _time(migration.updated_at),
-    }
-
-
-def list_migrations(req: ApiRequest) -> Response:
-    req.authorize("os_compute_api:os-migrations:index")
-    server = req.query.get("instance_uuid")
-    kind = req.query.get("migration_type")
-    status = req.query.get("status")
-    with req.state.database.reader() as conn:
-        found = store.list_migrations(conn, server_uuid=server,
-                                      statuses=[status] if status else None,
-                                      kinds=[kind] if kind else None)
-    return json_response({"migrations": [_migration_view(m) for m in found]})

@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from moorage.lifecycle.schema import cleanups, metadata, migrations, operations, servers
 
 __all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
-           "flavor_extra_specs", "flavors", "images", "metadata", "migrations", "operations",
-           "servers", "services"]
+           "flavor_extra_specs", "flavor_projects", "flavors", "images", "metadata",
+           "migrations", "operations", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -47,6 +47,17 @@ flavor_extra_specs = sa.Table(
               sa.ForeignKey("flavors.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("key", sa.String(255), primary_key=True),
     sa.Column("value", sa.String(255), nullable=False),
+)
+
+# The projects a private flavor is shared with (nova's flavor_projects, os-flavor-access).
+flavor_projects = sa.Table(
+    "flavor_projects",
+    metadata,
+    sa.Column("flavor_id", sa.String(255),
+              sa.ForeignKey("flavors.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("project_id", sa.String(255), primary_key=True),
+    # A project's flavors, for its flavor list.
+    sa.Index("ix_flavor_projects_project_id", "project_id"),
 )
 
 images = sa.Table(

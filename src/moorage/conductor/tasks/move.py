@@ -62,7 +62,8 @@ class MoveTask(Task):
             uuid=str(uuidlib.uuid4()), server_uuid=record.uuid,
             kind=MigrationKind.EVACUATION if self.evacuating
             else MigrationKind.RESIZE if flavor else MigrationKind.MIGRATION,
-            source_host=record.host, status=MigrationStatus.MIGRATING))
+            source_host=record.host, status=MigrationStatus.MIGRATING,
+            user_id=self.operation.user_id, project_id=self.operation.project_id))
         failpoints.reach("conductor.move.after_migration")
         # The source host's resources move to the migration as consumer, so the
         # instance consumer is free to claim the destination (upstream's swap).

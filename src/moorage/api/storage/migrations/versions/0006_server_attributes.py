@@ -3,8 +3,8 @@ metadata, tags, key pair, access addresses, user data, scheduler hints), as the
 microversioned compute API stores and shows it. Existing servers get "{}", which reads
 as every field's default.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-26
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0004"
-down_revision = "0003"
+revision = "0006"
+down_revision = "0005"
 branch_labels = None
 depends_on = None
 
