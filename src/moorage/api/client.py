@@ -315,7 +315,9 @@ class ComputeApiClient:
                             dict(changes))
 
     def hypervisors(self) -> list[Json]:
-        return self._list("/os-hypervisors/detail", "hypervisors")
+        """Every hypervisor with its servers (from 2.88 nova's detail no longer counts
+        them in ``running_vms``; ``with_servers`` lists them)."""
+        return self._list("/os-hypervisors/detail", "hypervisors", [("with_servers", "true")])
 
     def capabilities(self) -> Capabilities:
         """What the cloud offers as standard traits (GET /capabilities, any user)."""

@@ -182,9 +182,11 @@ HYPERVISOR_PAGING = _gate("2.33", "os-hypervisors", "limit and marker page hyper
 SERVICE_UUIDS = _gate("2.53", "os-services, os-hypervisors", "services and hypervisors "
                       "are named by uuid; PUT /os-services/{id} replaces the "
                       "enable/disable/force-down routes; hypervisor search and servers "
-                      "move to query parameters")
+                      "move to query parameters, and os-hypervisors refuses any other")
 HYPERVISOR_SERVERS_ALWAYS = _gate("2.75", "os-hypervisors", "with_servers answers a "
                                   "servers list even when it is empty")
+SERVICE_QUERY_STRICT = _gate("2.75", "os-services", "a query parameter other than host "
+                             "and binary is a 400")
 HYPERVISOR_NO_STATISTICS = _gate("2.88", "os-hypervisors", "no usage fields; uptime "
                                  "joins the hypervisor; /statistics and /uptime are gone")
 

@@ -13,6 +13,7 @@ from moorage.api.handlers import (
     capabilities,
     flavor_access,
     flavors,
+    heartbeats,
     hypervisors,
     images,
     metrics,
@@ -65,13 +66,20 @@ ROUTES: dict[str, dict[str, Handler]] = {
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
     "/v2.1/scheduler/plan": {"POST": plans.plan},
     "/v2.1/os-services": {"GET": services.list_services},
+    # {service_id}: an action (enable, disable, ...) before 2.53, a uuid from 2.53.
     "/v2.1/os-services/{service_id}": {
         "PUT": services.update_service,
         "DELETE": services.delete_service,
     },
     "/v2.1/os-hypervisors": {"GET": hypervisors.list_hypervisors},
     "/v2.1/os-hypervisors/detail": {"GET": hypervisors.list_hypervisors_detail},
+    "/v2.1/os-hypervisors/statistics": {"GET": hypervisors.hypervisor_statistics},
     "/v2.1/os-hypervisors/{hypervisor_id}": {"GET": hypervisors.show_hypervisor},
+    "/v2.1/os-hypervisors/{hypervisor_id}/uptime": {"GET": hypervisors.hypervisor_uptime},
+    "/v2.1/os-hypervisors/{hypervisor_hostname_pattern}/search": {
+        "GET": hypervisors.search_hypervisors},
+    "/v2.1/os-hypervisors/{hypervisor_hostname_pattern}/servers": {
+        "GET": hypervisors.hypervisor_servers},
     "/v2.1/os-aggregates": {
         "GET": aggregates.list_aggregates,
         "POST": aggregates.create_aggregate,
@@ -82,7 +90,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": aggregates.delete_aggregate,
     },
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.aggregate_action},
-    "/internal/services": {"PUT": services.heartbeats},
-    "/internal/services/{host}": {"PUT": services.heartbeat},
+    "/internal/services": {"PUT": heartbeats.heartbeats},
+    "/internal/services/{host}": {"PUT": heartbeats.heartbeat},
     "/metrics": {"GET": metrics.show_metrics},
 }

@@ -301,11 +301,30 @@ PLAN = choice("operation", {
 
 # -- services, aggregates, heartbeats ---------------------------------------------
 
-SERVICE_UPDATE = some_of({
+# PUT /os-services/{service_id} takes one body per era of nova's API. Before 2.53 the path
+# names an action (enable, disable, disable-log-reason; force-down from 2.11) and the body
+# the service, by host and binary; from 2.53 the path names the service (its uuid) and the
+# body what changes. The handler holds a body to its version's schema (400 naming the
+# field nova refuses there); dispatch checks, and /openapi.json shows, the union.
+_SERVICE_HOST: Schema = {"type": "string", "minLength": 1, "maxLength": 255,
+                         "pattern": "^[a-zA-Z0-9-._]*$",
+                         "description": "a host name: 1 to 255 letters, digits, '-', '.', '_'"}
+_SERVICE_NAMED: dict[str, Schema] = {"host": _SERVICE_HOST, "binary": text(),
+                                     "disabled_reason": text()}
+SERVICE_ACTION_V2_1 = some_of(_SERVICE_NAMED, required=("host", "binary"))
+SERVICE_ACTION_V2_11 = some_of({**_SERVICE_NAMED, "forced_down": BOOLEAN},
+                               required=("host", "binary"))
+SERVICE_UPDATE_V2_53 = some_of({
     "status": {"type": "string", "enum": ["enabled", "disabled"]},
     "disabled_reason": text(nullable=True),
     "forced_down": BOOLEAN,
-}, at_least_one=True)
+})
+SERVICE_UPDATE = some_of({**SERVICE_ACTION_V2_11["properties"],
+                          **SERVICE_UPDATE_V2_53["properties"]})
+SERVICE_UPDATE["description"] = (
+    "Before microversion 2.53: host and binary (and disabled_reason for "
+    "disable-log-reason, forced_down for force-down from 2.11). From 2.53: status, "
+    "disabled_reason, forced_down.")
 
 _AGGREGATE_FIELDS: dict[str, Schema] = {
     "name": text(),
@@ -379,6 +398,14 @@ _SERVER_LIST_QUERY: dict[str, Schema] = {
     "status": _QUERY_TEXT, "host": _QUERY_TEXT, "name": _QUERY_TEXT,
     "changes-since": {"type": "string", "format": "date-time"},
 }
+# os-hypervisors: limit and marker from 2.33; the name pattern and with_servers from 2.53.
+_QUERY_BOOLEAN: Schema = {"type": "string", "enum": sorted(
+    {spelling for spelling in BOOLEAN["enum"] if isinstance(spelling, str)})}
+_HYPERVISOR_LIST_QUERY: dict[str, Schema] = {
+    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
+    "hypervisor_hostname_pattern": {"type": "string", "pattern": "^[a-zA-Z0-9-._]+$"},
+    "with_servers": _QUERY_BOOLEAN,
+}
 _FLAVOR_LIST_QUERY: dict[str, Schema] = {
     "minRam": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
     "minDisk": {"type": "integer", "minimum": 0, "maximum": MAX_INT},
@@ -402,6 +429,9 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
         "changes-before": {"type": "string", "format": "date-time"},
         "user_id": _QUERY_TEXT, "project_id": _QUERY_TEXT},
     "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
+    "list_hypervisors": _HYPERVISOR_LIST_QUERY,
+    "list_hypervisors_detail": _HYPERVISOR_LIST_QUERY,
+    "show_hypervisor": {"with_servers": _QUERY_BOOLEAN},
 }
 
 

@@ -16,6 +16,15 @@ from moorage.cli.output import Table
 COMPUTE_BINARY = "moorage-compute"
 
 
+def _server_count(hypervisor: Json) -> int:
+    """The servers on a hypervisor: its ``servers`` list when it has one (asked for with
+    with_servers; the only count from compute API 2.88), else ``running_vms``."""
+    servers = hypervisor.get("servers")
+    if isinstance(servers, list):
+        return len(servers)
+    return int(hypervisor.get("running_vms") or 0)
+
+
 def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dict[str, object]]:
     """One row per compute service, with its hypervisors' driver, nodes and servers."""
     by_host: dict[str, list[Json]] = {}
@@ -37,7 +46,7 @@ def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dic
             "status": service.get("status"),
             "state": service.get("state"),
             "forced_down": bool(service.get("forced_down")),
-            "servers": sum(int(h.get("running_vms") or 0) for h in nodes),
+            "servers": sum(_server_count(h) for h in nodes),
             "nodes": ListColumn(sorted(str(h.get("hypervisor_hostname")) for h in nodes)),
             "zone": service.get("zone"),
             "disabled_reason": service.get("disabled_reason"),

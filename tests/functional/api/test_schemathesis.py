@@ -79,14 +79,17 @@ def _seed(url: str) -> dict[str, str]:
                                         "container_format": "bare"})
     aggregate = _call(url, "POST", "/v2.1/os-aggregates", {"aggregate": {
         "name": "fuzz", "availability_zone": "fuzz-az"}})["aggregate"]["id"]
-    service = _call(url, "PUT", "/internal/services/fuzz-host", {
-        "driver": "fake", "nodes": ["fuzz-host"], "agent_url": "http://127.0.0.1:9/"},
-    )["service"]["id"]
+    _call(url, "PUT", "/internal/services/fuzz-host", {
+        "driver": "fake", "nodes": ["fuzz-host"], "agent_url": "http://127.0.0.1:9/"})
+    # schemathesis asks in no microversion, so 2.1: a hypervisor is named by its
+    # integer id, and PUT /os-services/{service_id} names an action.
+    [hypervisor] = _call(url, "GET", "/v2.1/os-hypervisors", None)["hypervisors"]
     server = _call(url, "POST", "/v2.1/servers", {"server": {
         "name": "fuzz", "flavorRef": "fuzz", "imageRef": IMAGE}})["server"]["id"]
     return {"flavor_id": "fuzz", "image_id": IMAGE, "server_id": server,
-            "aggregate_id": str(aggregate), "service_id": str(service),
-            "hypervisor_id": "fuzz-host", "key": "hw:cpu_policy", "host": "fuzz-host"}
+            "aggregate_id": str(aggregate), "service_id": "disable",
+            "hypervisor_id": str(hypervisor["id"]), "hypervisor_hostname_pattern": "fuzz",
+            "key": "hw:cpu_policy", "host": "fuzz-host"}
 
 
 def _config(path: Path, ids: dict[str, str]) -> Path:
@@ -111,7 +114,11 @@ def _schemathesis(api: ComputeApiProcess, run: Run, workdir: Path,
         "--header", f"X-Auth-Token: {run.token}", "--max-examples", str(run.examples),
         "--seed", str(run.seed), "--workers", "1", "--phases", "examples,coverage,fuzzing",
         "--request-timeout", "30", "--no-color", "--report", "json",
-        "--report-json-path", str(report)]
+        "--report-json-path", str(report),
+        # A hypervisor's uptime is a 501 by design (Moorage's agents do not report it,
+        # and nova's clients expect that answer from a driver that cannot tell):
+        # test_hypervisors_versions.py holds that route to its answers.
+        "--exclude-path-regex", "/uptime$"]
     if run.on_objects:
         # Deletes would take the objects away from the rest of the run; the routes
         # without ids were fuzzed by the other runs.

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from moorage.api.handlers.services import AGENT_NOTIFIED
 from moorage.compute.client import AgentUnreachable
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.records import MigrationRecord
@@ -68,29 +69,39 @@ def test_heartbeat_registers_and_os_services_lists(compute_api: ComputeApi) -> N
     compute_api.user("GET", "/v2.1/os-services", expect=403)
 
 
+def _service_url(api: ComputeApi, host: str = "h1") -> str:
+    """The service of ``host`` as the newest microversion names it: by its uuid."""
+    [service] = api.admin("GET", f"/v2.1/os-services?host={host}").json()["services"]
+    return f"/v2.1/os-services/{service['id']}"
+
+
 def test_disable_tells_the_agent_and_the_heartbeat(compute_api: ComputeApi) -> None:
     agents = RecordingAgents()
     compute_api.state.agents = agents
-    service_id = _beat(compute_api).json()["service"]["id"]
-    updated = compute_api.admin(
-        "PUT", f"/v2.1/os-services/{service_id}",
-        json={"status": "disabled", "disabled_reason": "maintenance"}, expect=200,
-    ).json()["service"]
+    _beat(compute_api)
+    url = _service_url(compute_api)
+    answer = compute_api.admin(
+        "PUT", url, json={"status": "disabled", "disabled_reason": "maintenance"},
+        expect=200)
+    updated = answer.json()["service"]
     assert (updated["status"], updated["disabled_reason"]) == ("disabled", "maintenance")
+    assert answer.headers[AGENT_NOTIFIED] == "true"
     assert agents.calls == [("h1", True)]
     beat = _beat(compute_api).json()["service"]
     assert (beat["disabled"], beat["disabled_reason"]) == (True, "maintenance")
     # Unreachable agent: stored all the same; the next heartbeat carries it.
     agents.down.add("h1")
-    updated = compute_api.admin("PUT", "/v2.1/os-services/h1", json={"status": "enabled"},
-                                expect=200).json()["service"]
-    assert updated["agent_notified"] is False
+    answer = compute_api.admin("PUT", url, json={"status": "enabled"}, expect=200)
+    assert answer.headers[AGENT_NOTIFIED] == "false"
     assert _beat(compute_api).json()["service"]["disabled"] is False
+    # A change that leaves the status alone tells the agent nothing.
+    answer = compute_api.admin("PUT", url, json={"forced_down": False}, expect=200)
+    assert AGENT_NOTIFIED not in answer.headers
 
 
 def test_forced_down_and_bad_updates(compute_api: ComputeApi) -> None:
-    service_id = _beat(compute_api).json()["service"]["id"]
-    url = f"/v2.1/os-services/{service_id}"
+    _beat(compute_api)
+    url = _service_url(compute_api)
     compute_api.admin("PUT", url, json={"forced_down": True}, expect=200)
     [service] = compute_api.admin("GET", "/v2.1/os-services").json()["services"]
     assert (service["state"], service["forced_down"]) == ("down", True)
@@ -100,7 +111,8 @@ def test_forced_down_and_bad_updates(compute_api: ComputeApi) -> None:
                         ({}, "at least one")]:
         message = compute_api.admin("PUT", url, json=body, expect=400).json()
         assert words in message["badRequest"]["message"], body
-    compute_api.admin("PUT", "/v2.1/os-services/999", json={"status": "enabled"}, expect=404)
+    compute_api.admin("PUT", f"/v2.1/os-services/{uuid.uuid4()}", json={"status": "enabled"},
+                      expect=404)
     compute_api.user("PUT", url, json={"status": "disabled"}, expect=403)
 
 
@@ -118,13 +130,16 @@ def test_hypervisors(compute_api: ComputeApi) -> None:
     _beat(compute_api, "h2")
     listed = compute_api.admin("GET", "/v2.1/os-hypervisors", expect=200).json()
     assert [h["hypervisor_hostname"] for h in listed["hypervisors"]] == ["h1", "h2"]
-    detail = compute_api.admin("GET", "/v2.1/os-hypervisors/detail", expect=200).json()
+    # running_vms is a field of the detail before 2.88.
+    detail = compute_api.admin("GET", "/v2.1/os-hypervisors/detail", expect=200,
+                               headers={"OpenStack-API-Version": "compute 2.87"}).json()
     first = detail["hypervisors"][0]
     assert (first["state"], first["status"], first["running_vms"]) == ("up", "enabled", 0)
     assert first["hypervisor_type"] == "fake"
-    shown = compute_api.admin("GET", "/v2.1/os-hypervisors/h2", expect=200).json()
+    second = listed["hypervisors"][1]["id"]
+    shown = compute_api.admin("GET", f"/v2.1/os-hypervisors/{second}", expect=200).json()
     assert shown["hypervisor"]["service"]["host"] == "h2"
-    compute_api.admin("GET", "/v2.1/os-hypervisors/nope", expect=404)
+    compute_api.admin("GET", f"/v2.1/os-hypervisors/{uuid.uuid4()}", expect=404)
 
 
 def test_a_returning_host_ends_the_evacuations_away_from_it(compute_api: ComputeApi,

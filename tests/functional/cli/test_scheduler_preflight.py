@@ -104,7 +104,8 @@ def test_only_the_metadata_prefilter_planned(moorage: Moorage) -> None:
 
 
 def test_a_disabled_host_boots_nothing(moorage: Moorage, cloud: Cloud) -> None:
-    cloud.ok("PUT", "/os-services/kvm", {"status": "disabled"})
+    [kvm_service] = cloud.ok("GET", "/os-services?host=kvm")["services"]
+    cloud.ok("PUT", f"/os-services/{kvm_service['id']}", {"status": "disabled"})
     kvm = cloud.placement.providers(ProviderQuery(name="kvm"))[0].uuid
     deadline = time.monotonic() + 30
     while "COMPUTE_STATUS_DISABLED" not in cloud.placement.traits(kvm):

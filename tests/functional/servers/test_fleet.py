@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from moorage.api.handlers.services import AGENT_NOTIFIED
 from moorage.placement.provider_names import provider_uuid
 from moorage.run.description import HostGroup
 from moorage.run.host_plans import fake_options
@@ -100,9 +101,10 @@ def test_disabling_a_fleet_host_reaches_its_provider(make_cloud: Any) -> None:
     cloud: Cloud = make_cloud([], fleet=[GROUP])
     service = next(s for s in cloud.ok("GET", "/os-services")["services"]
                    if s["host"] == "fl-2")
-    answer = cloud.ok("PUT", f"/os-services/{service['id']}",
-                      {"status": "disabled", "disabled_reason": "maintenance"})["service"]
-    assert answer["agent_notified"] is True
+    answer = cloud.call("PUT", f"/os-services/{service['id']}",
+                        {"status": "disabled", "disabled_reason": "maintenance"})
+    assert answer.status_code == 200, answer.text
+    assert answer.headers[AGENT_NOTIFIED] == "true"
     assert "COMPUTE_STATUS_DISABLED" in _provider(cloud, "fl-2")[0]
     assert "COMPUTE_STATUS_DISABLED" not in _provider(cloud, "fl-1")[0]
     cloud.ok("PUT", f"/os-services/{service['id']}", {"status": "enabled"})

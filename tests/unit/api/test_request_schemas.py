@@ -73,7 +73,9 @@ SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros", "networks": "no
     ("create_image", {"name": "i", "disk_format": "qcow3"},
      ["'disk_format'", "allowed: ami, ari", "qcow2"]),
     ("create_image", {"name": None}, ["'name'", "must be a string, not None"]),
-    ("update_service", {}, ["Give at least one of: disabled_reason, forced_down, status"]),
+    ("update_service", {"state": "up"}, ["'state' was unexpected",
+                                         "allowed: binary, disabled_reason, forced_down, "
+                                         "host, status"]),
     ("update_service", {"status": "off"}, ["allowed: enabled, disabled"]),
     ("server_action", {"reboot": {}}, ["There is no such action: reboot",
                                        "confirmResize, evacuate, migrate"]),

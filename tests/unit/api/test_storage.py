@@ -8,13 +8,23 @@ import datetime
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
 
 from moorage.api.catalog import ApiCatalog
 from moorage.api.errors import NotFound
 from moorage.api.lookups import Definitions
-from moorage.api.storage import aggregates, catalog_state, flavors, migration, services
+from moorage.api.storage import (
+    aggregates,
+    catalog_state,
+    compute_nodes,
+    flavors,
+    migration,
+    services,
+)
 from moorage.api.storage.schema import metadata
 from moorage.api.storage.schema import services as services_table
 from moorage.db.database import Database
@@ -44,7 +54,55 @@ def test_migrations_match_the_schema(db: Database) -> None:
 
 def test_upgrade_twice_is_harmless(db: Database) -> None:
     migration.upgrade(db)
-    assert migration.current_revision(db) == migration.head_revision() == "0006"
+    assert migration.current_revision(db) == migration.head_revision() == "0007"
+
+
+def _upgrade_to(db: Database, revision: str) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(migration.MIGRATIONS.scripts))
+    with db.engine.begin() as conn:
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+
+
+def test_0007_names_the_services_and_nodes_there_are(tmp_path: Path) -> None:
+    """Services registered before 0007 get a uuid each, and a node row (an integer id)
+    for each node they last reported."""
+    db = Database(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    _upgrade_to(db, "0006")
+    now = datetime.datetime(2026, 1, 1)
+    with db.engine.begin() as conn:
+        for host, nodes in (("h1", '["h1"]'), ("bm", '["n-a", "n-b"]'), ("idle", "[]")):
+            conn.execute(sa.text(
+                "INSERT INTO services (host, binary, driver, nodes, supported_instances, "
+                "disabled, forced_down, created_at, updated_at, change_version) VALUES "
+                "(:host, 'moorage-compute', 'fake', :nodes, '[]', 0, 0, :now, :now, 1)"),
+                {"host": host, "nodes": nodes, "now": now})
+    migration.upgrade(db)
+    with db.reader() as conn:
+        found = services.list_services(conn)
+        nodes = compute_nodes.list_nodes(conn)
+    assert len({s.uuid for s in found}) == 3
+    by_id = {s.id: s.host for s in found}
+    assert [(by_id[n.service_id], n.hypervisor_hostname) for n in nodes] == [
+        ("h1", "h1"), ("bm", "n-a"), ("bm", "n-b")]
+    assert [n.id for n in nodes] == [1, 2, 3]
+
+
+def test_heartbeats_keep_node_ids_and_delete_takes_them(db: Database) -> None:
+    with db.writer() as writer:
+        record = services.record_heartbeat(writer.conn, dataclasses.replace(
+            _beat("bm"), nodes=["n-a", "n-b"]))
+        services.record_heartbeat(writer.conn, _beat("h1"))
+        services.record_heartbeat(writer.conn, dataclasses.replace(
+            _beat("bm"), nodes=["n-b", "n-c"]))
+    with db.reader() as conn:
+        assert [(n.id, n.hypervisor_hostname) for n in compute_nodes.list_nodes(conn)] == [
+            (2, "n-b"), (3, "h1"), (4, "n-c")]
+    with db.writer() as writer:
+        services.delete_service(writer.conn, record.id)
+    with db.reader() as conn:
+        assert [n.hypervisor_hostname for n in compute_nodes.list_nodes(conn)] == ["h1"]
 
 
 def test_flavor_round_trip_and_not_found(db: Database) -> None:
@@ -70,7 +128,7 @@ def test_catalog_hosts_up_enabled_and_instances(db: Database) -> None:
         services.record_heartbeat(writer.conn, _beat("h2"))
         services.record_heartbeat(writer.conn, _beat("h3"))
         h2 = services.load_service_by_host(writer.conn, "h2")
-        services.update_service(writer.conn, h2.id, disabled=True)
+        services.update_service(writer.conn, h2.id, services.OperatorChange(disabled=True))
         old = datetime.datetime(2000, 1, 1)
         writer.conn.execute(services_table.update().where(services_table.c.host == "h3")
                             .values(updated_at=old))
@@ -96,7 +154,8 @@ def test_catalog_hosts_up_enabled_and_instances(db: Database) -> None:
 def test_forced_down_service_is_down(db: Database) -> None:
     with db.writer() as writer:
         record = services.record_heartbeat(writer.conn, _beat("h1"))
-        services.update_service(writer.conn, record.id, forced_down=True)
+        services.update_service(writer.conn, record.id,
+                                services.OperatorChange(forced_down=True))
     assert ApiCatalog(db, 60).hosts()["h1"].up is False
 
 
@@ -109,7 +168,7 @@ def test_a_catalog_keeps_up_with_every_change_after_it_loaded(db: Database) -> N
     with db.writer() as writer:
         services.record_heartbeat(writer.conn, _beat("h2"))
         h1 = services.load_service_by_host(writer.conn, "h1")
-        services.update_service(writer.conn, h1.id, disabled=True)
+        services.update_service(writer.conn, h1.id, services.OperatorChange(disabled=True))
         agg = aggregates.create_aggregate(writer.conn, "a1", None)
         aggregates.add_host(writer.conn, agg.id, "h2")
     hosts = catalog.hosts()

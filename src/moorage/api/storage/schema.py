@@ -15,8 +15,8 @@ import sqlalchemy as sa
 from moorage.lifecycle.schema import cleanups, metadata, migrations, operations, servers
 
 __all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
-           "flavor_extra_specs", "flavor_projects", "flavors", "images", "metadata",
-           "migrations", "operations", "servers", "services"]
+           "compute_nodes", "flavor_extra_specs", "flavor_projects", "flavors", "images",
+           "metadata", "migrations", "operations", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -79,6 +79,8 @@ services = sa.Table(
     "services",
     metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    # What compute API 2.53 and later name the service by (nova's services.uuid).
+    sa.Column("uuid", sa.String(36), nullable=False, unique=True),
     sa.Column("host", sa.String(255), nullable=False, unique=True),
     sa.Column("binary", sa.String(255), nullable=False),
     sa.Column("driver", sa.String(64), nullable=False),
@@ -95,6 +97,23 @@ services = sa.Table(
     sa.Column("updated_at", sa.DateTime, nullable=False),
     # The catalog version of its last change other than a heartbeat (catalog_state).
     sa.Column("change_version", sa.BigInteger, nullable=False, index=True),
+    sqlite_autoincrement=True,
+)
+
+# One row per node a compute service reports (a libvirt host has one, an ironic or vCenter
+# service may have many): ``id`` is the integer a hypervisor is named by before compute
+# API 2.53, as nova's compute_nodes.id is, and is never reused (AUTOINCREMENT). The node's
+# uuid is its resource provider's (moorage.placement.provider_names), as nova's is, so it
+# is derived, not stored. No foreign key to services: a batch migration of services on
+# SQLite drops and re-creates that table, and a cascade would empty this one; deleting a
+# service deletes its nodes (moorage.api.storage.services.delete_service).
+compute_nodes = sa.Table(
+    "compute_nodes",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("service_id", sa.Integer, nullable=False),
+    sa.Column("hypervisor_hostname", sa.String(255), nullable=False),
+    sa.UniqueConstraint("service_id", "hypervisor_hostname"),
     sqlite_autoincrement=True,
 )
 

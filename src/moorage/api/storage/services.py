@@ -1,10 +1,11 @@
 """Compute services: one row per host, written by its agent's heartbeat and by the
-operator (enable, disable, force down)."""
+operator (enable, disable, force down), and the nodes each reports (``compute_nodes``)."""
 
 from __future__ import annotations
 
 import datetime
 import json
+import uuid as uuidlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -12,7 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.api.errors import NotFound
-from moorage.api.storage import catalog_state
+from moorage.api.storage import catalog_state, compute_nodes
 from moorage.api.storage.schema import services
 from moorage.db.clock import utcnow
 
@@ -34,6 +35,7 @@ class Heartbeat:
 @dataclass(frozen=True)
 class ServiceRecord:
     id: int
+    uuid: str
     host: str
     binary: str
     driver: str
@@ -59,7 +61,7 @@ class ServiceRecord:
 def _record(row: sa.Row[tuple[object, ...]]) -> ServiceRecord:
     m = row._mapping
     return ServiceRecord(
-        id=m["id"], host=m["host"], binary=m["binary"], driver=m["driver"],
+        id=m["id"], uuid=m["uuid"], host=m["host"], binary=m["binary"], driver=m["driver"],
         nodes=list(json.loads(m["nodes"])), agent_url=m["agent_url"],
         supported_instances=[(str(a), str(h), str(v)) for a, h, v
                              in json.loads(m["supported_instances"])],
@@ -101,7 +103,8 @@ def record_heartbeats(conn: Connection, beats: Sequence[Heartbeat]
     The operator's fields (disabled, disabled_reason, forced_down) are left alone. A
     beat that reports what the row already says only refreshes ``updated_at`` (one
     statement for all such hosts); a new service or a changed report is stamped with
-    a new catalog version, so the schedulers' catalogs pick it up."""
+    a new catalog version, so the schedulers' catalogs pick it up, and its nodes are
+    recorded (``compute_nodes.sync_nodes``). A new service gets a uuid of its own."""
     now = utcnow()
     reports = {beat.host: _reported(beat) for beat in beats}
     columns = [services.c[name] for name in ("host", *next(iter(reports.values()), {}))]
@@ -117,8 +120,9 @@ def record_heartbeats(conn: Connection, beats: Sequence[Heartbeat]
         stamp = catalog_state.bump(conn)
         if fresh:
             conn.execute(services.insert(), [
-                {"host": host, "disabled": False, "forced_down": False, "created_at": now,
-                 "updated_at": now, "change_version": stamp, **reports[host]}
+                {"uuid": str(uuidlib.uuid4()), "host": host, "disabled": False,
+                 "forced_down": False, "created_at": now, "updated_at": now,
+                 "change_version": stamp, **reports[host]}
                 for host in fresh])
         for host in changed:
             conn.execute(services.update().where(services.c.host == host).values(
@@ -135,6 +139,8 @@ def record_heartbeats(conn: Connection, beats: Sequence[Heartbeat]
                 .where(services.c.host.in_(chunk))):
             states[row.host] = OperatorState(int(row.id), row.host, bool(row.disabled),
                                              row.disabled_reason, bool(row.forced_down))
+    nodes = {beat.host: beat.nodes for beat in beats}
+    compute_nodes.sync_nodes(conn, {states[host].id: nodes[host] for host in fresh + changed})
     return states
 
 
@@ -204,20 +210,55 @@ def load_service(conn: Connection, service_id: int) -> ServiceRecord:
     return _record(row)
 
 
-def update_service(conn: Connection, service_id: int, **changes: object) -> ServiceRecord:
-    """Change the operator's fields: disabled, disabled_reason, forced_down."""
-    allowed = {"disabled", "disabled_reason", "forced_down"}
-    unknown = set(changes) - allowed
-    if unknown:
-        raise ValueError(f"not an operator's field: {sorted(unknown)}")
-    if changes:
+def load_service_by_uuid(conn: Connection, service_uuid: str) -> ServiceRecord:
+    """The service named ``service_uuid`` (in its canonical, lower-case spelling)."""
+    row = conn.execute(sa.select(services).where(services.c.uuid == service_uuid)).first()
+    if row is None:
+        raise NotFound(f"Service {service_uuid} could not be found.")
+    return _record(row)
+
+
+def find_service_by_host_and_binary(conn: Connection, host: str, binary: str
+                                    ) -> ServiceRecord | None:
+    """How compute API versions before 2.53 name a service: its host and binary."""
+    row = conn.execute(sa.select(services).where(services.c.host == host,
+                                                 services.c.binary == binary)).first()
+    return _record(row) if row is not None else None
+
+
+@dataclass(frozen=True)
+class OperatorChange:
+    """What an operator changes of a service; None leaves a field as it is. The reason
+    goes with the status: enabling clears it, disabling sets it (or clears it)."""
+
+    disabled: bool | None = None
+    disabled_reason: str | None = None
+    forced_down: bool | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.disabled is None and self.forced_down is None
+
+
+def update_service(conn: Connection, service_id: int, change: OperatorChange
+                   ) -> ServiceRecord:
+    """Change the operator's fields (disabled, disabled_reason, forced_down)."""
+    values: dict[str, object] = {}
+    if change.disabled is not None:
+        values["disabled"] = change.disabled
+        values["disabled_reason"] = change.disabled_reason if change.disabled else None
+    if change.forced_down is not None:
+        values["forced_down"] = change.forced_down
+    if values:
         stamp = catalog_state.bump(conn)
+        # UPDATE services SET change_version = :stamp, <the changed fields> WHERE id = :id
         conn.execute(services.update().where(services.c.id == service_id)
-                     .values(change_version=stamp, **changes))
+                     .values(change_version=stamp, **values))
     return load_service(conn, service_id)
 
 
 def delete_service(conn: Connection, service_id: int) -> None:
     if not conn.execute(services.delete().where(services.c.id == service_id)).rowcount:
         raise NotFound(f"Service {service_id} could not be found.")
+    compute_nodes.delete_nodes(conn, service_id)
     catalog_state.bump(conn, reset=True)
