@@ -20,7 +20,7 @@ from dataclasses import replace
 from moorage import failpoints, metrics
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import EVACUATE, RESIZE, spawn_somewhere
-from moorage.lifecycle.history import ResizeRecord, SchedulingRecord
+from moorage.lifecycle.history import Fault, ResizeRecord, SchedulingRecord
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.specs import move_spec, scheduling_record
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
@@ -115,10 +115,17 @@ class MoveTask(Task):
                                     scheduling=scheduling)
         self.apply("resize.finished", changes)
 
-    def _undo(self, record: ServerRecord, migration: MigrationRecord | None,
-              scheduling: SchedulingRecord) -> None:
-        """No destination worked (or the move was interrupted): the server stays where
-        it was, ACTIVE, with what happened in its scheduling record."""
+    def abandon(self, fault: Fault) -> None:
+        """A move that broke, or kept killing its conductors, keeps nothing it took:
+        the destination's guest is destroyed, the source's resources go back to the
+        server and its migration fails; the server ends in ERROR on its source."""
+        record = self.load()
+        if record is not None:
+            self._release_move(record, self.in_flight_migration())
+        super().abandon(fault)
+
+    def _release_move(self, record: ServerRecord, migration: MigrationRecord | None) -> None:
+        """Undo what the move took: its guest on the destination, and its claims."""
         destination = self.operation.progress.get("dest_host")
         if destination and destination != record.host:
             self.destroy(str(destination),
@@ -126,6 +133,12 @@ class MoveTask(Task):
         if migration is not None:
             give_back(self, record, migration)
             self.migration("migration.failed", migration.uuid)
+
+    def _undo(self, record: ServerRecord, migration: MigrationRecord | None,
+              scheduling: SchedulingRecord) -> None:
+        """No destination worked (or the move was interrupted): the server stays where
+        it was, ACTIVE, with what happened in its scheduling record."""
+        self._release_move(record, migration)
         self.apply(f"{self.phase}.rolled_back", ServerChanges(
             host=record.host, node=record.node, scheduling=scheduling))
 
