@@ -3,10 +3,12 @@ and query strings, each failing with a 400 that names the field."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import datetime
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from moorage.api.errors import BadRequest
+from moorage.api.http import QueryParams
 
 _TRUE = ("1", "t", "true", "on", "y", "yes")
 _FALSE = ("0", "f", "false", "off", "n", "no")
@@ -73,3 +75,43 @@ def database_id(text: str) -> int | None:
     if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > MAX_ID:
         return None
     return int(text)
+
+
+# -- query strings, refused in the words of nova's query schemas -------------------------
+
+
+def invalid_query(name: str, value: object, why: str) -> BadRequest:
+    """nova's 400 for a query parameter its schema refuses."""
+    return BadRequest(f"Invalid input for query parameters {name}. Value: {value}. {why}")
+
+
+def only_known(query: QueryParams, known: Collection[str]) -> None:
+    """400 naming the parameters not in ``known``, as a strict query schema of nova's
+    (``additionalProperties: false``) refuses them."""
+    unknown = [name for name in query if name not in known]
+    if len(unknown) == 1:
+        raise BadRequest(f"Additional properties are not allowed ({unknown[0]!r} was "
+                         "unexpected)")
+    if unknown:
+        names = ", ".join(repr(name) for name in unknown)
+        raise BadRequest(f"Additional properties are not allowed ({names} were unexpected)")
+
+
+def once(query: QueryParams, name: str) -> str | None:
+    """A parameter nova takes at most once (its ``single_param``): 400 when repeated."""
+    values = query.getall(name)
+    if len(values) > 1:
+        raise invalid_query(name, values, f"{name} may be given only once.")
+    return values[0] if values else None
+
+
+def moment(name: str, text: str) -> datetime.datetime:
+    """An ISO 8601 date and time (nova's ``date-time`` format: ``2026-11-24T18:00:00Z``,
+    an offset, or none for UTC), as the naive UTC the database keeps."""
+    try:
+        found = datetime.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise invalid_query(name, text, f"{text!r} is not a 'date-time'.") from None
+    if found.tzinfo is not None:
+        found = found.astimezone(datetime.UTC).replace(tzinfo=None)
+    return found
