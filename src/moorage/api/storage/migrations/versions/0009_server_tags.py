@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0004"  # TESTING: "0008" in the final commit
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
