@@ -255,7 +255,23 @@ class ComputeApiClient:
 
     # -- servers ------------------------------------------------------------------
     def servers(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
-        return self._list("/servers/detail", "servers", params)
+        """Every server the query lists, page after page: the API answers at most 1000
+        at a time (nova's max_limit) and links a full page to the next."""
+        found: list[Json] = []
+        asked = [(name, value) for name, value in params if name != "marker"]
+        page_params = list(params)
+        while True:
+            body = self.request("GET", "/servers/detail", params=page_params)
+            if not isinstance(body, dict):
+                body = {}
+            page = body.get("servers")
+            if not isinstance(page, list) or not all(isinstance(s, dict) for s in page):
+                raise ComputeApiError(f"GET /servers/detail: 'servers' is not a list of "
+                                      f"objects; is {self.url} a Moorage compute API?")
+            found += page
+            if not page or not body.get("servers_links"):
+                return found
+            page_params = [*asked, ("marker", str(page[-1]["id"]))]
 
     def server(self, server_id: str) -> Json:
         return self._record("GET", f"/servers/{_segment(server_id)}", "server")

@@ -146,7 +146,8 @@ SERVER_EXTENDED_ATTRIBUTES = _gate("2.3", "servers", "admins see reservation_id,
 SERVER_LOCKED = _gate("2.9", "servers", "servers say whether they are locked")
 SERVER_HOST_STATUS = _gate("2.16", "servers", "servers carry host_status (by policy)")
 SERVER_DESCRIPTION = _gate("2.19", "servers", "servers carry a description")
-SERVER_TAGS = _gate("2.26", "servers", "servers carry their tags")
+SERVER_TAGS = _gate("2.26", "servers", "servers carry their tags, which "
+                    "/servers/{id}/tags[/{tag}] lists, checks, sets and deletes")
 SERVER_NETWORKS_REQUIRED = _gate("2.37", "servers", "a create names its networks: "
                                  "\"auto\", \"none\" or a list")
 SERVER_FLAVOR_EMBEDDED = _gate("2.47", "servers", "a server's flavor is its copy "
@@ -172,6 +173,24 @@ SERVER_IMAGE_PROPERTIES = _gate("2.98", "servers", "a server's image carries its
                                 "properties")
 SERVER_SCHEDULER_HINTS = _gate("2.100", "servers", "servers carry the scheduler_hints "
                                "they were created with")
+
+# Server lists (GET /servers, /servers/detail): what users may filter and sort on
+SERVER_LIST_IP6 = _gate("2.5", "server lists", "users may filter on ip6 (no server "
+                        "has an address here: nothing matches)")
+SERVER_LIST_TAGS = _gate("2.26", "server lists", "tags, tags-any, not-tags and "
+                         "not-tags-any filter on tags (a comma-separated list each)")
+SERVER_LIST_BAD_STATUS = _gate("2.38", "server lists", "a status filter that names no "
+                               "status is a 400, not an empty list")
+SERVER_LIST_CHANGES_BEFORE = _gate("2.66", "server lists", "changes-before filters on "
+                                   "the last change, as changes-since does")
+SERVER_LIST_LOCKED = _gate("2.73", "server lists", "locked filters and sorts")
+SERVER_LIST_STRICT = _gate("2.75", "server lists", "a query parameter nova does not "
+                           "know, or a sort key it used to ignore, is a 400")
+SERVER_LIST_MORE_FILTERS = _gate("2.83", "server lists", "users may filter on "
+                                 "availability_zone, config_drive, key_name, created_at, "
+                                 "launched_at, terminated_at, power_state, task_state, "
+                                 "vm_state, progress and user_id")
+SERVER_LIST_HOSTNAME = _gate("2.90", "server lists", "users may filter on hostname")
 
 # Services and hypervisors
 SERVICE_FORCED_DOWN = _gate("2.11", "os-services", "services carry forced_down")

@@ -19,6 +19,8 @@ from moorage.api.handlers import (
     metrics,
     migrations,
     plans,
+    server_metadata,
+    server_tags,
     servers,
     services,
     versions,
@@ -61,6 +63,26 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
+    "/v2.1/servers/{server_id}/metadata": {
+        "GET": server_metadata.list_server_metadata,
+        "POST": server_metadata.create_server_metadata,
+        "PUT": server_metadata.replace_server_metadata,
+    },
+    "/v2.1/servers/{server_id}/metadata/{key}": {
+        "GET": server_metadata.show_server_metadata_item,
+        "PUT": server_metadata.update_server_metadata_item,
+        "DELETE": server_metadata.delete_server_metadata_item,
+    },
+    "/v2.1/servers/{server_id}/tags": {
+        "GET": server_tags.list_server_tags,
+        "PUT": server_tags.replace_server_tags,
+        "DELETE": server_tags.delete_server_tags,
+    },
+    "/v2.1/servers/{server_id}/tags/{tag}": {
+        "GET": server_tags.check_server_tag,
+        "PUT": server_tags.add_server_tag,
+        "DELETE": server_tags.delete_server_tag,
+    },
     "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
     "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).

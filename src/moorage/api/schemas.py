@@ -19,9 +19,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from moorage.api import microversion
+from moorage.api import microversion, server_query
 from moorage.api.storage.flavors import SORT_KEYS
 from moorage.api.storage.images import VISIBILITIES
+from moorage.lifecycle.attributes import (
+    METADATA_KEY_MAX,
+    METADATA_VALUE_MAX,
+    TAG_LENGTH_MAX,
+    TAGS_MAX,
+)
 from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
 
 Schema = dict[str, Any]
@@ -177,16 +183,23 @@ _BLOCK_DEVICE: Schema = {
 
 # nova's parameter types, as far as Moorage checks them.
 _IP_ADDRESS: Schema = {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
-_TAG: Schema = {"type": "string", "minLength": 1, "maxLength": 60,
-                "pattern": "^[^,/]*$", "description": "1 to 60 characters, no ',' or '/'"}
+_TAG: Schema = {"type": "string", "minLength": 1, "maxLength": TAG_LENGTH_MAX,
+                "pattern": "^[^,/]*$",
+                "description": f"1 to {TAG_LENGTH_MAX} characters, no ',' or '/'"}
 _HOSTNAME: Schema = {"type": "string", "minLength": 2, "maxLength": 63,
                      "pattern": "^[a-zA-Z0-9]+[a-zA-Z0-9-]*[a-zA-Z0-9]+$",
                      "description": "a DNS label: letters, digits and '-'"}
 _FQDN: Schema = {"type": "string", "minLength": 1, "maxLength": 255,
                  "pattern": "^[a-zA-Z0-9-._]*$",
                  "description": "a host name: letters, digits, '-', '.' and '_'"}
-_METADATA: Schema = {"type": "object", "propertyNames": {"minLength": 1, "maxLength": 255},
-                     "additionalProperties": {"type": "string", "maxLength": 255}}
+# nova's metadata: keys of letters, digits, '-', '_', ':', '.' and spaces (the key
+# of a URL), values of text.
+_METADATA: Schema = {
+    "type": "object",
+    "propertyNames": {"type": "string", "pattern": f"^[a-zA-Z0-9-_:. ]{{1,{METADATA_KEY_MAX}}}$",
+                      "description": f"1 to {METADATA_KEY_MAX} letters, digits, '-', '_', "
+                                     "':', '.' and spaces"},
+    "additionalProperties": {"type": "string", "maxLength": METADATA_VALUE_MAX}}
 _NETWORK: Schema = some_of({"fixed_ip": _IP_ADDRESS, "port": {"type": ["string", "null"]},
                             "uuid": {"type": "string"}, "tag": _TAG})
 _HINTS: Schema = {"type": "object", "additionalProperties": True,
@@ -218,7 +231,7 @@ SERVER = some_of({
     "max_count": integer(1),
     "return_reservation_id": BOOLEAN,
     "description": {"type": ["string", "null"], "maxLength": 255},
-    "tags": {"type": "array", "items": _TAG, "maxItems": 50},
+    "tags": {"type": "array", "items": _TAG, "maxItems": TAGS_MAX},
     "trusted_image_certificates": {"type": ["array", "null"], "minItems": 1,
                                    "maxItems": 50, "uniqueItems": True,
                                    "items": {"type": "string", "minLength": 1}},
@@ -271,6 +284,23 @@ def server_update(version: microversion.Version) -> Schema:
         fields["hostname"] = (_FQDN if microversion.at(
             version, microversion.SERVER_HOSTNAME_FQDN) else _HOSTNAME)
     return wrapped("server", some_of(fields))
+
+
+# /servers/{id}/metadata (POST merges, PUT replaces) and /metadata/{key} (PUT: that key).
+SERVER_METADATA = wrapped("metadata", _METADATA)
+SERVER_METADATA_ITEM = wrapped("meta", {
+    **_METADATA, "minProperties": 1, "maxProperties": 1,
+    "description": "exactly one item, {key: value}, the key of the URL"})
+# /servers/{id}/tags (PUT) and /tags/{tag} (PUT, which takes no body, or null).
+SERVER_TAGS = wrapped("tags", {"type": "array", "items": _TAG, "maxItems": TAGS_MAX})
+NO_BODY: Schema = {"type": "null", "description": "no body (or null)"}
+
+
+@functools.cache
+def server_tags(version: microversion.Version) -> Schema:
+    """PUT /servers/{id}/tags' body; before 2.26 the route is not there (the handler's
+    404), so any body passes."""
+    return SERVER_TAGS if microversion.at(version, microversion.SERVER_TAGS) else {}
 
 
 # The argument of an action Moorage reads some of; what else nova's clients send along
@@ -378,6 +408,11 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_server": server_create(microversion.MAX_VERSION),
     "update_server": server_update(microversion.MAX_VERSION),
     "server_action": SERVER_ACTION,
+    "create_server_metadata": SERVER_METADATA,
+    "replace_server_metadata": SERVER_METADATA,
+    "update_server_metadata_item": SERVER_METADATA_ITEM,
+    "replace_server_tags": server_tags(microversion.MAX_VERSION),
+    "add_server_tag": NO_BODY,
     "plan": PLAN,
     "update_service": SERVICE_UPDATE,
     "create_aggregate": wrapped("aggregate", some_of(_AGGREGATE_FIELDS, required=("name",))),
@@ -392,11 +427,16 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
 # Documented (and so fuzzed) by name; the handlers parse them, each refusal a 400.
 
 _QUERY_TEXT: Schema = {"type": "string"}
+# Every parameter nova's newest schema knows (moorage.api.server_query reads them).
 _SERVER_LIST_QUERY: dict[str, Schema] = {
-    "all_tenants": _QUERY_TEXT, "project_id": _QUERY_TEXT, "tenant_id": _QUERY_TEXT,
-    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
-    "status": _QUERY_TEXT, "host": _QUERY_TEXT, "name": _QUERY_TEXT,
+    **{name: _QUERY_TEXT for name in sorted(server_query.known(microversion.MAX_VERSION))},
+    "limit": {"type": "integer", "minimum": 0},
+    "status": {"type": "string", "enum": sorted(server_query.NOVA_STATUSES)},
+    "sort_key": {"type": "string",
+                 "enum": sorted(server_query.sort_keys(microversion.MAX_VERSION))},
+    "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
     "changes-since": {"type": "string", "format": "date-time"},
+    "changes-before": {"type": "string", "format": "date-time"},
 }
 # os-hypervisors: limit and marker from 2.33; the name pattern and with_servers from 2.53.
 _QUERY_BOOLEAN: Schema = {"type": "string", "enum": sorted(
@@ -437,4 +477,5 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
 
 # The bodies that change with the microversion: handler -> the schema of a version.
 VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
-    "create_server": server_create, "update_server": server_update}
+    "create_server": server_create, "update_server": server_update,
+    "replace_server_tags": server_tags}

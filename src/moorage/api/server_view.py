@@ -14,22 +14,22 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from typing import Any
 
 from moorage.api import microversion as mv
 from moorage.api.http import ApiRequest
+from moorage.jsonvalue import JSONValue
 from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.records import ServerRecord
-from moorage.lifecycle.states import VM_STATES, ServerStatus
+from moorage.lifecycle.states import VM_STATES, ServerStatus, power_state
+from moorage.policy import PolicyValue
 
 # nova shows progress in these statuses, and a fault in these.
 _PROGRESS = frozenset({ServerStatus.ACTIVE, ServerStatus.BUILD, ServerStatus.REBUILD,
                        ServerStatus.RESIZE, ServerStatus.VERIFY_RESIZE})
 _FAULTED = frozenset({ServerStatus.ERROR, ServerStatus.DELETED})
-# nova's power states: 1 running, 0 no state (nothing runs yet, or any more).
-_RUNNING, _NOSTATE = 1, 0
-_GUEST_RUNS = frozenset({ServerStatus.ACTIVE, ServerStatus.RESIZE,
-                         ServerStatus.VERIFY_RESIZE, ServerStatus.REVERT_RESIZE})
+
+# A body the API answers, built field by field.
+View = dict[str, JSONValue]
 
 HOST_STATUS_RULE = "os_compute_api:servers:show:host_status"
 EXTENDED_RULE = "os_compute_api:os-extended-server-attributes"
@@ -48,11 +48,11 @@ def host_id(project_id: str, host: str | None) -> str:
     return hashlib.sha224((project_id + host).encode()).hexdigest()
 
 
-def _flavor(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+def _flavor(req: ApiRequest, record: ServerRecord) -> View:
     flavor = record.flavor
     if not req.at(mv.SERVER_FLAVOR_EMBEDDED):
         return {"id": record.flavor_id, "links": req.link("flavors", record.flavor_id)[1:]}
-    shown: dict[str, Any] = {
+    shown: View = {
         "vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
         "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
         "original_name": flavor.name}
@@ -61,10 +61,10 @@ def _flavor(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
     return shown
 
 
-def _image(req: ApiRequest, record: ServerRecord) -> dict[str, Any] | str:
+def _image(req: ApiRequest, record: ServerRecord) -> View | str:
     if record.is_bfv:
         return ""
-    shown: dict[str, Any] = {"id": record.image_id,
+    shown: View = {"id": record.image_id,
                              "links": req.link("images", record.image_id)[1:]}
     if req.at(mv.SERVER_IMAGE_PROPERTIES):
         shown["properties"] = {key: str(value) for key, value
@@ -72,7 +72,7 @@ def _image(req: ApiRequest, record: ServerRecord) -> dict[str, Any] | str:
     return shown
 
 
-def _target(record: ServerRecord) -> dict[str, Any]:
+def _target(record: ServerRecord) -> dict[str, PolicyValue]:
     return {"project_id": record.project_id, "user_id": record.user_id}
 
 
@@ -88,7 +88,7 @@ def _host_status(req: ApiRequest, record: ServerRecord) -> str:
     return "UP" if info.enabled else "MAINTENANCE"
 
 
-def _fault(req: ApiRequest, record: ServerRecord, sees_hosts: bool) -> dict[str, Any]:
+def _fault(req: ApiRequest, record: ServerRecord, sees_hosts: bool) -> View:
     """nova's fault ({code, created, message}); the typed details are an addition."""
     assert record.fault is not None
     shown = record.fault.to_json() if sees_hosts else record.fault.for_user()
@@ -97,14 +97,14 @@ def _fault(req: ApiRequest, record: ServerRecord, sees_hosts: bool) -> dict[str,
     return shown
 
 
-def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+def server_view(req: ApiRequest, record: ServerRecord) -> View:
     """The detailed server (show, list detail, update) as the request's microversion
     and the caller's policy have it."""
     attributes = record.attributes
     extended = req.state.policy.allows(EXTENDED_RULE, req.context, _target(record))
     sees_hosts = req.state.policy.allows(HOST_STATUS_RULE, req.context, _target(record))
     status = record.status
-    view: dict[str, Any] = {
+    view: View = {
         "id": record.uuid,
         "name": record.name,
         "status": str(status),
@@ -129,7 +129,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
         "security_groups": [{"name": name} for name in attributes.security_groups],
         "OS-EXT-STS:task_state": record.task_state,
         "OS-EXT-STS:vm_state": VM_STATES.get(status, "error"),
-        "OS-EXT-STS:power_state": _RUNNING if status in _GUEST_RUNS else _NOSTATE,
+        "OS-EXT-STS:power_state": power_state(status),
         "os-extended-volumes:volumes_attached": [],
     }
     if status in _PROGRESS:
@@ -173,7 +173,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
     return view
 
 
-def shown_server(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+def shown_server(req: ApiRequest, record: ServerRecord) -> View:
     """GET /servers/{id}: the detailed server, and from 2.71 its server groups."""
     view = server_view(req, record)
     if req.at(mv.SERVER_GROUPS_SHOWN):
@@ -181,18 +181,18 @@ def shown_server(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
     return view
 
 
-def summary_view(req: ApiRequest, record: ServerRecord) -> dict[str, Any]:
+def summary_view(req: ApiRequest, record: ServerRecord) -> View:
     """A server in GET /servers: id, name, links."""
     return {"id": record.uuid, "name": record.name, "links": req.link("servers", record.uuid)}
 
 
-def scheduling_view(record: ServerRecord, sees_hosts: bool) -> dict[str, Any]:
+def scheduling_view(record: ServerRecord, sees_hosts: bool) -> View:
     """``moorage:scheduling``: the last scheduling, with the server's attempt history (a
     move keeps its own attempts in its record, which show instead). Those the host
     policy does not let see hosts read it without the fields that identify one."""
     scheduling = record.scheduling
     if sees_hosts:
-        shown = {"attempts": attempts_json(record.attempts)}
+        shown: View = {"attempts": attempts_json(record.attempts)}
         if scheduling is not None:
             shown.update(scheduling.to_json())
         return shown

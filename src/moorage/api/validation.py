@@ -47,6 +47,13 @@ def validator(handler: str, version: Version) -> jsonschema.protocols.Validator 
     return VALIDATORS.get(handler)
 
 
+def takes_no_body(validator: jsonschema.protocols.Validator) -> bool:
+    """A body this schema refuses unless it is null may be absent (nova's PUT of one
+    tag takes none)."""
+    schema = validator.schema
+    return isinstance(schema, Mapping) and schema.get("type") == "null"
+
+
 def validate(validator: jsonschema.protocols.Validator, body: JSONValue) -> None:
     """400 naming what is wrong with ``body``, if anything."""
     error = best_match(validator.iter_errors(body))
@@ -86,7 +93,7 @@ def _one_of_keys(error: ValidationError) -> str | None:
     """The message for an object that takes exactly one key (``schemas.choice``)."""
     schema = error.schema
     if error.validator not in ("additionalProperties", "minProperties", "maxProperties") or \
-            not isinstance(schema, Mapping) or not (
+            not isinstance(schema, Mapping) or not schema.get("properties") or not (
             schema.get("minProperties") == schema.get("maxProperties") == 1):
         return None
     title = schema.get("title", "property")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TextIO
@@ -53,9 +54,10 @@ DEFAULT_WAIT_TIMEOUT = 600.0
 
 
 def find_server(client: ComputeApiClient, ref: str) -> Json:
-    """A server by id, or by exact name (listed with the API's name filter)."""
+    """A server by id, or by exact name (listed with the API's name filter, which is
+    a regular expression, as nova's)."""
     return find("server", ref, client.server,
-                lambda: client.servers([("name", ref)]))
+                lambda: client.servers([("name", f"^{re.escape(ref)}$")]))
 
 
 # -- showing a server ----------------------------------------------------------------------
@@ -447,7 +449,8 @@ class ServerList(Lister):
         add_api_arguments(parser)
         parser.add_argument("--status", help="only servers in this status (ACTIVE, ERROR...)")
         parser.add_argument("--host", help="only servers on this host")
-        parser.add_argument("--name", help="only servers with this name")
+        parser.add_argument("--name", help="only servers whose name matches this "
+                            "regular expression (nova's name filter)")
         parser.add_argument("--all-projects", action="store_true",
                             help="servers of every project (administrators)")
         return parser

@@ -17,6 +17,15 @@ from typing import Any
 
 # nova's hostname limit (a DNS label), and the default taken from the display name.
 HOSTNAME_MAX = 63
+# nova's limits on what a server carries: metadata items (its [quota] metadata_items
+# default; a key and a value are at most 255 characters, the columns nova keeps them in),
+# and tags (objects.instance.MAX_TAG_COUNT; a tag is at most 60 characters, with no ','
+# so that a list filter can name several, and no '/' so that a URL can name one).
+METADATA_ITEMS_MAX = 128
+METADATA_KEY_MAX = METADATA_VALUE_MAX = 255
+TAGS_MAX = 50
+TAG_LENGTH_MAX = 60
+TAG_FORBIDDEN = ",/"
 _NOT_HOSTNAME = re.compile(r"[^a-z0-9.-]")
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from moorage.lifecycle.states import (
+    VM_STATES,
     MigrationStatus,
     OperationKind,
     ServerStatus,
@@ -97,19 +98,45 @@ class Transition:
     def needs(self) -> str:
         """The state it starts from, in words: "status ACTIVE or ERROR and no task
         state"."""
-        statuses = ("any status but DELETED" if self.statuses == _LIVE else
-                    "status " + " or ".join(sorted(self.statuses)))
-        if self.tasks == _ALL_TASKS:
-            return statuses
-        if self.tasks == {None}:
-            return f"{statuses} and no task state"
-        if None not in self.tasks and len(self.tasks) == 1:
-            return f"{statuses} and task state {next(iter(self.tasks))}"
-        missing = _ALL_TASKS - self.tasks
-        if len(missing) == 1:
-            return f"{statuses} and any task state but {next(iter(missing))}"
-        named = sorted(str(t) if t is not None else "none" for t in self.tasks)
-        return f"{statuses} and task state {' or '.join(named)}"
+        return _in_words(self.statuses, self.tasks)
+
+
+def _in_words(statuses: frozenset[ServerStatus], tasks: frozenset[TaskState | None]) -> str:
+    """States in words, as a 409 names them: "status ACTIVE or ERROR and no task
+    state"."""
+    named = ("any status but DELETED" if statuses == _LIVE else
+             "status " + " or ".join(sorted(statuses)))
+    if tasks == _ALL_TASKS:
+        return named
+    if tasks == {None}:
+        return f"{named} and no task state"
+    if None not in tasks and len(tasks) == 1:
+        return f"{named} and task state {next(iter(tasks))}"
+    missing = _ALL_TASKS - tasks
+    if len(missing) == 1:
+        return f"{named} and any task state but {next(iter(missing))}"
+    listed = sorted(str(t) if t is not None else "none" for t in tasks)
+    return f"{named} and task state {' or '.join(listed)}"
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """Where a server may be for a change that is no transition (nova's
+    ``check_instance_state`` on the routes that write what the owner said of a server:
+    its metadata, its tags). No state moves, so the table has no arrow for it; the
+    compare-and-set that writes the change (``store.describe``) holds the server to
+    these states at the moment it writes."""
+
+    name: str
+    statuses: frozenset[ServerStatus]
+    tasks: frozenset[TaskState | None]
+    doc: str = ""
+
+    def allows(self, status: ServerStatus, task: TaskState | None) -> bool:
+        return status in self.statuses and task in self.tasks
+
+    def needs(self) -> str:
+        return _in_words(self.statuses, self.tasks)
 
 
 @dataclass(frozen=True)
@@ -321,6 +348,18 @@ ACTIONS: Mapping[str, Transition] = {
     "revertResize": BY_NAME["revert_resize.accepted"],
     "evacuate": BY_NAME["evacuate.accepted"],
 }
+
+
+# -- what the owner says of a server ------------------------------------------------------
+# nova takes metadata and tags from a server whose vm_state is active, paused, suspended
+# or stopped; of those Moorage's servers are only ever active (VM_STATES). Metadata also
+# needs no task state; tags do not (nova checks only the vm_state on its tag routes).
+_VM_ACTIVE = frozenset(s for s, vm_state in VM_STATES.items() if vm_state == "active")
+METADATA_WRITE = Precondition(
+    "metadata", _VM_ACTIVE, frozenset({None}),
+    doc="POST, PUT and DELETE of /servers/{id}/metadata[/{key}]")
+TAGS_WRITE = Precondition(
+    "tags", _VM_ACTIVE, _ALL_TASKS, doc="PUT and DELETE of /servers/{id}/tags[/{tag}]")
 
 
 # -- at rest and in progress --------------------------------------------------------------

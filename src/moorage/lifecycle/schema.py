@@ -46,6 +46,21 @@ servers = sa.Table(
     sa.Column("attributes", sa.Text, nullable=False, server_default="{}"),
     sa.Index("ix_servers_project_id", "project_id"),
     sa.Index("ix_servers_updated_at", "updated_at"),
+    # GET /servers pages newest first (created_at, then uuid): a page is read from the
+    # index, not sorted out of every server of the cloud.
+    sa.Index("ix_servers_created_at_uuid", "created_at", "uuid"),
+)
+
+# A server's tags, a row each, beside their copy in servers.attributes (which the API
+# shows): GET /servers filters on them (tags, tags-any, not-tags, not-tags-any) with
+# an EXISTS on this table's keys, which the JSON text cannot serve. Written in the
+# transaction that writes the attributes (store.insert_server, store.describe).
+server_tags = sa.Table(
+    "server_tags",
+    metadata,
+    sa.Column("server_uuid", sa.String(36), primary_key=True),
+    sa.Column("tag", sa.String(60), primary_key=True),
+    sa.Index("ix_server_tags_tag", "tag"),
 )
 
 migrations = sa.Table(

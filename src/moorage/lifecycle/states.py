@@ -84,6 +84,18 @@ VM_STATES: dict[ServerStatus, str] = {
     ServerStatus.REVERT_RESIZE: "resized", ServerStatus.DELETED: "deleted",
 }
 
+# nova's power_state: 1 (running) while a server's guest runs, 0 (no state) before it
+# runs and once it is gone. Shown by the API and filtered and sorted on by its lists.
+RUNNING, NOSTATE = 1, 0
+GUEST_RUNS: frozenset[ServerStatus] = frozenset({
+    ServerStatus.ACTIVE, ServerStatus.RESIZE, ServerStatus.VERIFY_RESIZE,
+    ServerStatus.REVERT_RESIZE})
+
+
+def power_state(status: ServerStatus) -> int:
+    return RUNNING if status in GUEST_RUNS else NOSTATE
+
+
 # A move holds resources on both hosts in these statuses.
 IN_FLIGHT: tuple[MigrationStatus, ...] = (
     MigrationStatus.PRE_MIGRATING, MigrationStatus.MIGRATING, MigrationStatus.FINISHED)

@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.db.clock import utcnow, utcnow_precise
 from moorage.db.statements import Statement
+from moorage.lifecycle import listing
 from moorage.lifecycle import operations as operation_store
 from moorage.lifecycle.attributes import ServerAttributes
 from moorage.lifecycle.history import (
@@ -31,16 +32,18 @@ from moorage.lifecycle.history import (
     attempts_from_json,
     attempts_json,
 )
+from moorage.lifecycle.listing import ServerQuery
 from moorage.lifecycle.machine import (
     CREATED,
     MIGRATION_START,
     Actor,
     Field,
     MigrationTransition,
+    Precondition,
     Transition,
 )
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
-from moorage.lifecycle.schema import cleanups, migrations, operations, servers
+from moorage.lifecycle.schema import cleanups, migrations, operations, server_tags, servers
 from moorage.lifecycle.states import (
     IN_FLIGHT,
     MigrationKind,
@@ -183,14 +186,22 @@ def insert_server(conn: Connection, record: ServerRecord) -> None:
         raise IllegalTransition(f"{created.name} creates a server in {created.status}/"
                                 f"{created.task}, not {record.status}/{record.task_state}")
     _INSERT_SERVER.run(conn, _to_row(record))
+    if record.attributes.tags:
+        _retag(conn, record.uuid, record.attributes.tags)
 
 
 _LOAD_SERVER = servers.select().where(servers.c.uuid == sa.bindparam("b_uuid"))
+# ... FOR UPDATE (PostgreSQL; SQLite's writers take turns anyway)
+_LOAD_SERVER_FOR_UPDATE = _LOAD_SERVER.with_for_update()
 
 
-def load_server(conn: Connection, uuid: str, *, with_deleted: bool = False
-                ) -> ServerRecord | None:
-    row = conn.execute(_LOAD_SERVER, {"b_uuid": uuid}).mappings().first()
+def load_server(conn: Connection, uuid: str, *, with_deleted: bool = False,
+                for_update: bool = False) -> ServerRecord | None:
+    """The server; ``for_update``: its row locked until the transaction ends, so that
+    writers of its attributes queue instead of losing their compare-and-set to each
+    other round after round."""
+    row = conn.execute(_LOAD_SERVER_FOR_UPDATE if for_update else _LOAD_SERVER,
+                       {"b_uuid": uuid}).mappings().first()
     if row is None:
         return None
     record = _from_row(row)
@@ -199,74 +210,71 @@ def load_server(conn: Connection, uuid: str, *, with_deleted: bool = False
     return record
 
 
-@dataclass(frozen=True)
-class ServerQuery:
-    """What GET /servers may filter on (the subset of nova's filters we keep)."""
-
-    project_id: str | None = None  # None: every project (admin with all_tenants)
-    statuses: tuple[str, ...] | None = None  # any of these
-    host: str | None = None
-    name: str | None = None
-    limit: int | None = None
-    marker: str | None = None
-    # Servers changed at or after this moment, deleted ones included (nova's filter).
-    changes_since: datetime.datetime | None = None
-
-
 def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
-    """Servers newest first, as nova lists them; ``marker`` pages after that server."""
-    statement = servers.select()
-    if query.changes_since is not None:
-        statement = statement.where(servers.c.updated_at >= query.changes_since)
-    else:
-        statement = statement.where(servers.c.status != ServerStatus.DELETED)
-    if query.project_id is not None:
-        statement = statement.where(servers.c.project_id == query.project_id)
-    if query.statuses is not None:
-        statement = statement.where(servers.c.status.in_(query.statuses))
-    if query.host is not None:
-        statement = statement.where(servers.c.host == query.host)
-    if query.name is not None:
-        statement = statement.where(servers.c.name == query.name)
-    order = (servers.c.created_at.desc(), servers.c.uuid.desc())
+    """One page of servers, filtered and ordered by the query (``listing``: one
+    statement, and a first one for the marker's place); LookupError when the marker
+    names no server."""
+    postgresql = conn.dialect.name == "postgresql"
+    marker: tuple[object, ...] | None = None
     if query.marker is not None:
-        marker = conn.execute(
-            sa.select(servers.c.created_at, servers.c.uuid).where(servers.c.uuid == query.marker)
-        ).first()
-        if marker is None:
+        found = conn.execute(listing.marker_values(query, postgresql)).first()
+        if found is None:
             raise LookupError(query.marker)
-        statement = statement.where(
-            sa.or_(
-                servers.c.created_at < marker.created_at,
-                sa.and_(servers.c.created_at == marker.created_at, servers.c.uuid < marker.uuid),
-            )
-        )
-    statement = statement.order_by(*order)
-    if query.limit is not None:
-        statement = statement.limit(query.limit)
-    return [_from_row(row) for row in conn.execute(statement).mappings()]
+        marker = tuple(found)
+    if query.limit == 0:
+        return []
+    rows = conn.execute(listing.page(query, marker, postgresql)).mappings()
+    return [_from_row(row) for row in rows]
 
 
 # UPDATE servers SET name = ?, attributes = ?, updated_at = ?
 #  WHERE uuid = ? AND status <> 'DELETED' AND attributes = ?
-_DESCRIBE = Statement(servers.update().where(
-    servers.c.uuid == sa.bindparam("b_uuid"), servers.c.status != str(ServerStatus.DELETED),
-    servers.c.attributes == sa.bindparam("b_before")).values(
-    name=sa.bindparam("name"), attributes=sa.bindparam("attributes"),
-    updated_at=sa.bindparam("updated_at")))
+#  [AND (status = 'A' OR ...) AND (task_state = 't' OR task_state IS NULL ...)]
+@functools.lru_cache(maxsize=8)
+def _describe_statement(precondition: Precondition | None) -> Statement:
+    statement = servers.update().where(
+        servers.c.uuid == sa.bindparam("b_uuid"),
+        servers.c.status != str(ServerStatus.DELETED),
+        servers.c.attributes == sa.bindparam("b_before"))
+    if precondition is not None:
+        statement = statement.where(
+            sa.or_(*(servers.c.status == str(s) for s in sorted(precondition.statuses))),
+            sa.or_(*(servers.c.task_state == str(t) if t is not None
+                     else servers.c.task_state.is_(None)
+                     for t in sorted(precondition.tasks, key=str))))
+    return Statement(statement.values(
+        name=sa.bindparam("name"), attributes=sa.bindparam("attributes"),
+        updated_at=sa.bindparam("updated_at")))
 
 
 def describe(conn: Connection, record: ServerRecord, name: str,
-             attributes: ServerAttributes) -> bool:
+             attributes: ServerAttributes, precondition: Precondition | None = None
+             ) -> bool:
     """Change what a server is called and what its owner said of it (PUT /servers/{id},
     metadata, tags): no transition, as these are not its state. Compare-and-set on the
-    attributes as ``record`` read them; False when they changed since, or the server
-    is gone (read again and retry, or answer 404)."""
-    changed = _DESCRIBE.run(conn, {
+    attributes as ``record`` read them (and, with a ``precondition``, on the server
+    being in one of its states); False when they changed since, the server left those
+    states, or it is gone (read again and retry, or answer 409 or 404). Its tags'
+    rows follow in the same transaction."""
+    changed = _describe_statement(precondition).run(conn, {
         "b_uuid": record.uuid, "b_before": _dumps(record.attributes.to_json()),
         "name": name, "attributes": _dumps(attributes.to_json()),
         "updated_at": utcnow_precise()})
-    return changed.rowcount == 1
+    if changed.rowcount != 1:
+        return False
+    if attributes.tags != record.attributes.tags:
+        _retag(conn, record.uuid, attributes.tags)
+    return True
+
+
+def _retag(conn: Connection, uuid: str, tags: Sequence[str]) -> None:
+    """The server's rows of server_tags: ``tags``, and only them."""
+    # DELETE FROM server_tags WHERE server_uuid = :uuid;
+    # INSERT INTO server_tags (server_uuid, tag) VALUES (:uuid, :tag), ...
+    conn.execute(server_tags.delete().where(server_tags.c.server_uuid == uuid))
+    if tags:
+        conn.execute(server_tags.insert(), [{"server_uuid": uuid, "tag": tag}
+                                            for tag in dict.fromkeys(tags)])
 
 
 def count_servers_on_host(conn: Connection, host: str) -> int:

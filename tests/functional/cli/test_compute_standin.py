@@ -362,7 +362,7 @@ def test_server_resize_wait(moorage: Moorage, stand_in: StandIn) -> None:
 
 def test_server_delete_wait_by_name(moorage: Moorage, stand_in: StandIn) -> None:
     stand_in.route("GET", "/servers/detail", lambda seen: (200, {"servers": [
-        {"id": "s1", "name": "web"}] if ("name", "web") in seen.query else []}))
+        {"id": "s1", "name": "web"}] if ("name", "^web$") in seen.query else []}))
     gets = [0]
 
     def show(seen: Seen) -> Answer:

@@ -15,6 +15,7 @@ from typing import Any
 
 from moorage.api.errors import BadRequest
 from moorage.api.handlers import servers
+from moorage.api.handlers.server_records import server_or_404
 from moorage.api.http import ApiRequest, json_response
 from moorage.lifecycle.specs import move_spec, request_spec
 from moorage.scheduler.decisions import for_user
@@ -66,7 +67,7 @@ def _spec(req: ApiRequest, operation: str, argument: dict[str, Any]) -> RequestS
     if not isinstance(server_id, str) or not server_id:
         raise BadRequest(f"'{operation}' needs 'server_id', the server to plan the "
                          f"{operation} of.")
-    record = servers.server_or_404(req, server_id)
+    record = server_or_404(req, server_id)
     rest = {k: v for k, v in argument.items() if k != "server_id"}
     if operation == "resize":
         _, flavor = servers.resize_target(req, record, rest)

@@ -19,114 +19,94 @@ from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import DataError
 
 from moorage import failpoints
-from moorage.api import lookups, work
+from moorage.api import lookups, server_query, work
 from moorage.api import microversion as mv
-from moorage.api.errors import BadRequest, Conflict, NotFound
-from moorage.api.handlers.common import moment, string
+from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
+from moorage.api.handlers.common import string
+from moorage.api.handlers.paging import next_links
+from moorage.api.handlers.server_records import rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
-from moorage.api.server_view import server_view, shown_server, summary_view
+from moorage.api.server_view import View, server_view, shown_server, summary_view
+from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import machine, store
-from moorage.lifecycle.attributes import ServerAttributes, hostname_from
+from moorage.lifecycle.attributes import METADATA_ITEMS_MAX, ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
-from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges, ServerQuery
+from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges
 from moorage.model.codec import flavor_to_json, image_to_json
 from moorage.model.flavor import Flavor
 from moorage.web import Response
 
 DELETED, ERROR = ServerStatus.DELETED, ServerStatus.ERROR
+# nova's policy for the filters of a server list beyond a user's (an administrator's).
+ALL_FILTERS_RULE = "os_compute_api:servers:allow_all_filters"
 
 
 # -- reading -----------------------------------------------------------------------
-def server_or_404(req: ApiRequest, uuid: str) -> ServerRecord:
-    """The server, if the caller may see it: another project's server is a 404, as in
-    nova, so its existence is not disclosed."""
-    with req.state.database.reader() as conn:
-        record = store.load_server(conn, uuid)
-    if record is None or not _visible(req, record):
-        raise NotFound(f"Instance {uuid} could not be found.")
-    return record
-
-
-def _visible(req: ApiRequest, record: ServerRecord) -> bool:
-    return req.context.is_admin or record.project_id == req.context.project_id
-
-
-def _target(record: ServerRecord) -> dict[str, Any]:
-    return {"project_id": record.project_id, "user_id": record.user_id}
-
-
 def show_server(req: ApiRequest) -> Response:
     record = server_or_404(req, req.params["server_id"])
-    req.authorize("os_compute_api:servers:show", _target(record))
+    req.authorize("os_compute_api:servers:show", target(record))
     return json_response({"server": shown_server(req, record)})
 
 
 def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
+    """The page of servers the query string asks for (moorage.api.server_query says
+    how nova reads it); every filter, the order and the page are the store's query."""
     req.authorize(rule)
-    all_tenants = req.query.get("all_tenants")
-    project: str | None = req.context.project_id
-    if all_tenants is not None and all_tenants.lower() not in ("0", "false", "no", "off"):
+    listing = server_query.read(
+        req.query, req.version, req.context,
+        all_filters=req.state.policy.allows(ALL_FILTERS_RULE, req.context))
+    if listing.all_tenants:
         req.authorize(rule + ":get_all_tenants")
-        project = req.query.get("project_id") or req.query.get("tenant_id")
-    limit_text = req.query.get("limit")
-    limit: int | None = None
-    if limit_text is not None:
-        try:
-            limit = int(limit_text) if limit_text.isascii() else -1  # not "٣"
-        except ValueError:
-            limit = -1
-        if limit < 0:
-            raise BadRequest(f"limit must be a non-negative integer, not {limit_text!r}.")
-    # nova takes the filter more than once (``status=ACTIVE&status=ERROR``): any of them.
-    statuses = tuple(value.upper() for value in req.query.getall("status"))
-    for status in statuses:
-        if status not in VM_STATES or status == DELETED:
-            allowed = ", ".join(s for s in VM_STATES if s != DELETED)
-            raise BadRequest(f"Invalid status value {status!r}; allowed: {allowed}.")
-    host = req.query.get("host")
-    if host is not None and not req.context.is_admin:
-        host = None  # nova ignores admin-only filters for users
-    since = req.query.get("changes-since")
-    query = ServerQuery(project_id=project, statuses=statuses or None, host=host,
-                        name=req.query.get("name"), limit=limit,
-                        marker=req.query.get("marker"),
-                        changes_since=moment("changes-since", since) if since else None)
+    if listing.matches_nothing:
+        return []
     with req.state.database.reader() as conn:
         try:
-            return store.list_servers(conn, query)
+            return store.list_servers(conn, listing.query)
         except LookupError:
-            raise BadRequest(f"marker [{query.marker}] not found") from None
+            raise BadRequest(f"marker [{listing.query.marker}] not found: give the id of "
+                             "a server the previous page listed.") from None
+        except DataError as exc:  # a regular expression PostgreSQL cannot read
+            raise BadRequest(f"A filter's regular expression is not one the database "
+                             f"reads: {exc.orig}") from None
+
+
+def _page(req: ApiRequest, collection: str, found: list[ServerRecord],
+          views: list[View]) -> Response:
+    """nova's list body: the servers, and a next link after a full page."""
+    body: dict[str, JSONValue] = {"servers": views}
+    links = next_links(req, collection, len(found), found[-1].uuid if found else None)
+    if links:
+        body["servers_links"] = links
+    return json_response(body)
 
 
 def list_servers(req: ApiRequest) -> Response:
     found = _list(req, "os_compute_api:servers:index")
-    return json_response({"servers": [summary_view(req, r) for r in found]})
+    return _page(req, "servers", found, [summary_view(req, r) for r in found])
 
 
 def list_servers_detail(req: ApiRequest) -> Response:
     found = _list(req, "os_compute_api:servers:detail")
-    return json_response({"servers": [server_view(req, r) for r in found]})
+    return _page(req, "servers/detail", found, [server_view(req, r) for r in found])
 
 
 # -- update ------------------------------------------------------------------------
 def update_server(req: ApiRequest) -> Response:
     """Rename a server, or change its description, hostname or access addresses."""
     body = req.json_object("server")
-    for _ in range(_DESCRIBE_TRIES):
-        record = server_or_404(req, req.params["server_id"])
-        req.authorize("os_compute_api:servers:update", _target(record))
-        attributes = _updated(record.attributes, body)
-        name = body.get("name", record.name)
-        with req.state.database.writer() as writer:
-            if store.describe(writer.conn, record, name, attributes):
-                break
-    else:
-        raise Conflict(f"Instance {record.uuid} was changed by others meanwhile; try again.")
-    record = server_or_404(req, record.uuid)
+
+    def change(record: ServerRecord) -> ServerRecord:
+        return dataclasses.replace(record, name=body.get("name", record.name),
+                                   attributes=_updated(record.attributes, body))
+
+    uuid = rewrite(req, req.params["server_id"], "os_compute_api:servers:update",
+                   change).uuid
+    record = server_or_404(req, uuid)
     if req.at(mv.SERVER_CONSISTENT_BODIES):
         return json_response({"server": shown_server(req, record)})
     return json_response({"server": server_view(req, record)})
@@ -144,9 +124,6 @@ def _updated(current: ServerAttributes, body: Mapping[str, Any]) -> ServerAttrib
         access_ipv6=(body["accessIPv6"] or None) if "accessIPv6" in body
         else current.access_ipv6,
         disk_config=body.get("OS-DCF:diskConfig", current.disk_config))
-
-# Compare-and-set rounds before a 409: a concurrent metadata or tag write each time.
-_DESCRIBE_TRIES = 5
 
 
 # -- create ------------------------------------------------------------------------
@@ -229,12 +206,15 @@ def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAt
             raise BadRequest("user_data must be base64 (RFC 4648), as nova takes it.") from None
     hints = req.json_object().get("os:scheduler_hints") or req.json_object().get(
         "OS-SCH-HNT:scheduler_hints") or {}
+    metadata = dict(body.get("metadata") or {})
+    if len(metadata) > METADATA_ITEMS_MAX:  # nova's quota, a 403 as nova's
+        raise Forbidden(f"Maximum number of metadata items exceeds {METADATA_ITEMS_MAX}")
     groups = body.get("security_groups") or [{"name": "default"}]
     certificates = body.get("trusted_image_certificates")
     return ServerAttributes(
         hostname=body.get("hostname") or hostname_from(name),
         description=body.get("description"),
-        metadata=dict(body.get("metadata") or {}),
+        metadata=metadata,
         tags=tuple(dict.fromkeys(body.get("tags") or ())),
         key_name=body.get("key_name"),
         access_ipv4=body.get("accessIPv4") or None,
@@ -361,7 +341,7 @@ def _forced_host(req: ApiRequest, host: str | None, node: str | None) -> str | N
 def delete_server(req: ApiRequest) -> Response:
     uuid = req.params["server_id"]
     record = server_or_404(req, uuid)
-    req.authorize("os_compute_api:servers:delete", _target(record))
+    req.authorize("os_compute_api:servers:delete", target(record))
     work.require_conductor(req)
     if record.task_state == TaskState.DELETING:
         return no_content()  # already on its way
@@ -431,7 +411,7 @@ def _start(req: ApiRequest, record: ServerRecord, action: str, kind: OperationKi
 
 
 def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
-    req.authorize("os_compute_api:servers:rebuild", _target(record))
+    req.authorize("os_compute_api:servers:rebuild", target(record))
     args = _argument(argument, "rebuild")
     image_ref = args.get("imageRef")
     if not isinstance(image_ref, str) or not image_ref:
@@ -454,7 +434,7 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
 def resize_target(req: ApiRequest, record: ServerRecord, argument: object
                   ) -> tuple[str, Flavor]:
     """The new flavor of a resize, checked as the resize action checks it."""
-    req.authorize("os_compute_api:servers:resize", _target(record))
+    req.authorize("os_compute_api:servers:resize", target(record))
     args = _argument(argument, "resize")
     flavor_ref = args.get("flavorRef")
     if not isinstance(flavor_ref, str | int) or not str(flavor_ref):
@@ -469,7 +449,7 @@ def resize_target(req: ApiRequest, record: ServerRecord, argument: object
 def migrate_target(req: ApiRequest, record: ServerRecord, argument: object) -> str | None:
     """The requested host of a cold migration (None: the scheduler's choice), checked
     as the migrate action checks it."""
-    req.authorize("os_compute_api:os-migrate-server:migrate", _target(record))
+    req.authorize("os_compute_api:os-migrate-server:migrate", target(record))
     args = _argument(argument, "migrate")
     host = string(args, "host", allow_none=True)
     if host is not None and host not in lookups.hosts(req.state):
@@ -494,21 +474,21 @@ def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
 
 
 def _confirm_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
-    req.authorize("os_compute_api:servers:confirm_resize", _target(record))
+    req.authorize("os_compute_api:servers:confirm_resize", target(record))
     _require_state(record, "confirmResize")
     _start(req, record, "confirmResize", OperationKind.CONFIRM_RESIZE)
     return no_content()
 
 
 def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
-    req.authorize("os_compute_api:servers:revert_resize", _target(record))
+    req.authorize("os_compute_api:servers:revert_resize", target(record))
     _require_state(record, "revertResize")
     _start(req, record, "revertResize", OperationKind.REVERT_RESIZE)
     return Response(status=202)
 
 
 def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
-    req.authorize("os_compute_api:os-evacuate", _target(record))
+    req.authorize("os_compute_api:os-evacuate", target(record))
     args = _argument(argument, "evacuate")
     host = string(args, "host", allow_none=True)
     hosts = lookups.hosts(req.state)
