@@ -288,10 +288,10 @@ def test_a_node_keeps_its_id_while_reported(api: ComputeApi) -> None:
 
 
 @pytest.mark.parametrize(("version", "query", "words"), [
-    ("2.33", "limit=-1", "'limit'"),
-    ("2.33", "limit=x", "'limit'"),
+    ("2.33", "limit=-1", "parameters limit"),
+    ("2.33", "limit=x", "parameters limit"),
     ("2.33", "marker=nope", "marker [nope] not found"),
-    ("2.53", "limit=1&limit=2", "'limit'"),
+    ("2.53", "limit=1&limit=2", "parameters limit"),
     ("2.53", f"marker={uuid.uuid4()}", "not found"),
     ("2.53", "hypervisor_hostname_pattern=h1&limit=1", "Paging over hypervisors"),
     ("2.53", "hypervisor_hostname_pattern=h%20", "'hypervisor_hostname_pattern'"),

@@ -20,7 +20,7 @@ from moorage.api.handlers.hypervisor_views import (
     statistics,
     with_servers,
 )
-from moorage.api.handlers.query_params import Paging
+from moorage.api.handlers.paging import Paging
 from moorage.api.microversion import Version
 from moorage.api.storage.compute_nodes import ComputeNode, HostedServer
 from moorage.api.storage.services import ServiceRecord

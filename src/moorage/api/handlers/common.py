@@ -115,3 +115,10 @@ def moment(name: str, text: str) -> datetime.datetime:
     if found.tzinfo is not None:
         found = found.astimezone(datetime.UTC).replace(tzinfo=None)
     return found
+
+
+def flag(query: QueryParams, name: str, *, strict: bool) -> bool:
+    """A boolean query parameter (``with_servers=true``), false when absent; ``strict``:
+    given at most once."""
+    text = once(query, name) if strict else query.get(name)
+    return False if text is None else boolean(text, name)

@@ -27,8 +27,8 @@ from urllib.parse import urlsplit
 import os_resource_classes as orc
 
 from moorage.api.errors import BadRequest
+from moorage.api.handlers.paging import Paging
 from moorage.api.handlers.path_ids import uuid_id
-from moorage.api.handlers.query_params import Paging
 from moorage.api.microversion import (
     HYPERVISOR_CPU_INFO_OBJECT,
     HYPERVISOR_NO_STATISTICS,

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from urllib.parse import urlencode
 
 from moorage.api import microversion
 from moorage.api.errors import BadRequest, NotFound, NotImplementedYet
 from moorage.api.handlers import hypervisor_facts, hypervisor_views
+from moorage.api.handlers.common import flag, once, only_known
 from moorage.api.handlers.hypervisor_views import Hypervisor, Page
+from moorage.api.handlers.paging import Paging, link_after, paging
 from moorage.api.handlers.path_ids import integer_id, uuid_id
-from moorage.api.handlers.query_params import Paging, flag, paging, refuse_unknown, single
 from moorage.api.http import ApiRequest, json_response
 from moorage.jsonvalue import JSONValue
 from moorage.web import Response
@@ -40,25 +40,16 @@ def _matching(hypervisors: Sequence[Hypervisor], pattern: str) -> list[Hyperviso
     return found
 
 
-def _next_link(req: ApiRequest, collection: str, marker: str) -> list[JSONValue]:
-    """nova's ``hypervisors_links``: this request's parameters, sorted, with the marker
-    of the next page."""
-    params = dict(sorted(req.query.items()))
-    params["marker"] = marker
-    href = req.absolute_url(f"/v2.1/{collection}") + "?" + urlencode(params)
-    return [{"rel": "next", "href": href}]
-
-
 def _list(req: ApiRequest, *, detail: bool) -> Response:
     """The list and the detailed list: the asked page, or the hypervisors whose name
     matches the pattern (2.53), with their servers when asked for (2.53)."""
     strict = req.at(microversion.SERVICE_UUIDS)
     if strict:
-        refuse_unknown(req.query, LIST_PARAMETERS)
-    asked = (paging(req.query, once=strict) if req.at(microversion.HYPERVISOR_PAGING)
+        only_known(req.query, LIST_PARAMETERS)
+    asked = (paging(req.query, strict=strict) if req.at(microversion.HYPERVISOR_PAGING)
              else Paging())
-    pattern = single(req.query, "hypervisor_hostname_pattern") if strict else None
-    servers_asked = strict and flag(req.query, "with_servers", once=True)
+    pattern = once(req.query, "hypervisor_hostname_pattern") if strict else None
+    servers_asked = strict and flag(req.query, "with_servers", strict=True)
     found = hypervisor_facts.all_hypervisors(req)
     if pattern is not None:
         if not _HOSTNAME_PATTERN.match(pattern):
@@ -86,7 +77,7 @@ def _list(req: ApiRequest, *, detail: bool) -> Response:
     body: dict[str, JSONValue] = {"hypervisors": shown}
     if page.next_marker is not None and req.at(microversion.HYPERVISOR_PAGING):
         collection = "os-hypervisors/detail" if detail else "os-hypervisors"
-        body["hypervisors_links"] = _next_link(req, collection, page.next_marker)
+        body["hypervisors_links"] = link_after(req, collection, page.next_marker)
     return json_response(body)
 
 
@@ -128,8 +119,8 @@ def show_hypervisor(req: ApiRequest) -> Response:
     req.authorize("os_compute_api:os-hypervisors:show")
     strict = req.at(microversion.SERVICE_UUIDS)
     if strict:
-        refuse_unknown(req.query, ("with_servers",))
-    servers_asked = strict and flag(req.query, "with_servers", once=True)
+        only_known(req.query, ("with_servers",))
+    servers_asked = strict and flag(req.query, "with_servers", strict=True)
     hypervisors = [_hypervisor_of_path(req)]
     statistics = not req.at(microversion.HYPERVISOR_NO_STATISTICS)
     if servers_asked or statistics:

@@ -10,9 +10,8 @@ import logging
 from moorage.api import microversion
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.handlers import service_changes, service_views
-from moorage.api.handlers.common import MAX_ID
+from moorage.api.handlers.common import MAX_ID, only_known
 from moorage.api.handlers.path_ids import integer_id, uuid_id
-from moorage.api.handlers.query_params import refuse_unknown
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import compute_nodes
 from moorage.api.storage import services as store
@@ -43,7 +42,7 @@ def list_services(req: ApiRequest) -> Response:
     filtered by host and binary."""
     req.authorize("os_compute_api:os-services:list")
     if req.at(microversion.SERVICE_QUERY_STRICT):
-        refuse_unknown(req.query, ("host", "binary"))
+        only_known(req.query, ("host", "binary"))
     with req.state.database.reader() as conn:
         # nova's filters: an empty value filters nothing.
         found = store.list_services(conn, host=req.query.get("host") or None,
