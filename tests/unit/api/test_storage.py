@@ -44,7 +44,7 @@ def test_migrations_match_the_schema(db: Database) -> None:
 
 def test_upgrade_twice_is_harmless(db: Database) -> None:
     migration.upgrade(db)
-    assert migration.current_revision(db) == migration.head_revision() == "0004"
+    assert migration.current_revision(db) == migration.head_revision() == "0008"
 
 
 def test_flavor_round_trip_and_not_found(db: Database) -> None:
