@@ -1,8 +1,8 @@
 """Authorization with oslo.policy, under nova's rule names where nova has the API.
 
-Defaults are nova's legacy ones: reads of flavors and images for everyone, flavor,
-aggregate, service and hypervisor administration for admins, servers for their
-project's members (or admins), key pairs for their user (or admins).
+Defaults are nova's legacy ones: reads of flavors, images and availability zones for
+everyone, flavor, aggregate, service and hypervisor administration for admins, servers
+for their project's members (or admins), key pairs for their user (or admins).
 Operators override rules in ``[oslo_policy] policy_file`` as they do for nova.
 """
 
@@ -95,6 +95,12 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
      "Create or import a key pair for a user.", [("POST", "/os-keypairs")]),
     ("os_compute_api:os-keypairs:delete", ADMIN_OR_USER, "Delete a user's key pair.",
      [("DELETE", "/os-keypairs/{keypair_name}")]),
+    ("os_compute_api:os-availability-zone:list", ANYONE,
+     "List the availability zones, without their hosts.",
+     [("GET", "/os-availability-zone")]),
+    ("os_compute_api:os-availability-zone:detail", f"rule:{ADMIN_API}",
+     "List the availability zones with their hosts and services.",
+     [("GET", "/os-availability-zone/detail")]),
     ("moorage:capabilities:index", ANYONE,
      "List the capabilities the cloud offers, as standard traits with host counts at or "
      "above [api] capability_host_floor; never a host's name.",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
+    availability_zones,
     capabilities,
     flavors,
     hypervisors,
@@ -80,6 +81,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": keypairs.show_keypair,
         "DELETE": keypairs.delete_keypair,
     },
+    "/v2.1/os-availability-zone": {"GET": availability_zones.list_availability_zones},
+    "/v2.1/os-availability-zone/detail": {
+        "GET": availability_zones.list_availability_zones_detail},
     "/internal/services": {"PUT": services.heartbeats},
     "/internal/services/{host}": {"PUT": services.heartbeat},
     "/metrics": {"GET": metrics.show_metrics},
