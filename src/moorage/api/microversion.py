@@ -220,6 +220,18 @@ MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "
                         "project_id, and can be filtered by them")
 AGGREGATE_UUID = _gate("2.41", "os-aggregates", "aggregates carry their uuid")
 
+# Key pairs
+KEYPAIR_TYPE = _gate("2.2", "os-keypairs", "key pairs carry their type (ssh or x509, "
+                     "chosen at create); a create answers 201, a delete 204")
+KEYPAIR_USER = _gate("2.10", "os-keypairs", "an admin names the user whose key pairs "
+                     "are listed, shown or deleted (?user_id=) or created (user_id)")
+KEYPAIR_PAGING = _gate("2.35", "os-keypairs", "limit and marker page the list by name, "
+                       "with keypairs_links")
+KEYPAIR_STRICT_QUERY = _gate("2.75", "os-keypairs", "a query parameter the route does "
+                             "not take is a 400")
+KEYPAIR_IMPORT_ONLY = _gate("2.92", "os-keypairs", "a create gives the public key (no "
+                            "more generated keys); names may also hold '@' and '.'")
+
 
 def at(version: Version, gate: Gate) -> bool:
     """Whether a request of ``version`` gets ``gate``'s behaviour."""

@@ -1,9 +1,9 @@
 """Authorization with oslo.policy, under nova's rule names where nova has the API.
 
-Defaults are nova's legacy ones: reads of flavors and images for everyone, flavor,
-aggregate, service and hypervisor administration for admins, servers for their
-project's members (or admins). Operators override rules in ``[oslo_policy]
-policy_file`` as they do for nova.
+Defaults are nova's legacy ones: reads of flavors, images and availability zones for
+everyone, flavor, aggregate, service and hypervisor administration for admins, servers
+for their project's members (or admins), key pairs for their user (or admins).
+Operators override rules in ``[oslo_policy] policy_file`` as they do for nova.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from moorage.policy import CachedEnforcer, PolicyValue
 
 ADMIN_API = "admin_api"
 ADMIN_OR_OWNER = "admin_or_owner"
+# A user's own resources (key pairs belong to a user, not to a project).
+ADMIN_OR_USER = f"rule:{ADMIN_API} or user_id:%(user_id)s"
 ANYONE = "@"
 
 BASE_RULES = (
@@ -111,6 +113,20 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
      "Remove a host from an aggregate.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
     ("os_compute_api:os-aggregates:set_metadata", f"rule:{ADMIN_API}",
      "Set an aggregate's metadata.", [("POST", "/os-aggregates/{aggregate_id}/action")]),
+    ("os_compute_api:os-keypairs:index", ADMIN_OR_USER, "List a user's key pairs.",
+     [("GET", "/os-keypairs")]),
+    ("os_compute_api:os-keypairs:show", ADMIN_OR_USER, "Show a user's key pair.",
+     [("GET", "/os-keypairs/{keypair_name}")]),
+    ("os_compute_api:os-keypairs:create", ADMIN_OR_USER,
+     "Create or import a key pair for a user.", [("POST", "/os-keypairs")]),
+    ("os_compute_api:os-keypairs:delete", ADMIN_OR_USER, "Delete a user's key pair.",
+     [("DELETE", "/os-keypairs/{keypair_name}")]),
+    ("os_compute_api:os-availability-zone:list", ANYONE,
+     "List the availability zones, without their hosts.",
+     [("GET", "/os-availability-zone")]),
+    ("os_compute_api:os-availability-zone:detail", f"rule:{ADMIN_API}",
+     "List the availability zones with their hosts and services.",
+     [("GET", "/os-availability-zone/detail")]),
     ("moorage:capabilities:index", ANYONE,
      "List the capabilities the cloud offers, as standard traits with host counts at or "
      "above [api] capability_host_floor; never a host's name.",

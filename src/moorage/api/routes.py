@@ -10,12 +10,14 @@ from __future__ import annotations
 from moorage.api import openapi
 from moorage.api.handlers import (
     aggregates,
+    availability_zones,
     capabilities,
     flavor_access,
     flavors,
     heartbeats,
     hypervisors,
     images,
+    keypairs,
     metrics,
     migrations,
     plans,
@@ -112,6 +114,14 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": aggregates.delete_aggregate,
     },
     "/v2.1/os-aggregates/{aggregate_id}/action": {"POST": aggregates.aggregate_action},
+    "/v2.1/os-keypairs": {"GET": keypairs.list_keypairs, "POST": keypairs.create_keypair},
+    "/v2.1/os-keypairs/{keypair_name}": {
+        "GET": keypairs.show_keypair,
+        "DELETE": keypairs.delete_keypair,
+    },
+    "/v2.1/os-availability-zone": {"GET": availability_zones.list_availability_zones},
+    "/v2.1/os-availability-zone/detail": {
+        "GET": availability_zones.list_availability_zones_detail},
     "/internal/services": {"PUT": heartbeats.heartbeats},
     "/internal/services/{host}": {"PUT": heartbeats.heartbeat},
     "/metrics": {"GET": metrics.show_metrics},

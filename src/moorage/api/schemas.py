@@ -329,6 +329,40 @@ PLAN = choice("operation", {
     "migrate": some_of({"server_id": _SERVER_ID, "host": _HOST}, required=("server_id",)),
 })
 
+# -- key pairs -------------------------------------------------------------------
+
+# nova's key pair names: letters, digits, '_', '-' and spaces, not at either end; from
+# 2.92 also '@' and '.'.
+_KEYPAIR_NAME: Schema = {
+    "type": "string", "minLength": 1, "maxLength": 255,
+    "pattern": r"^[_\-a-zA-Z0-9]([_\- a-zA-Z0-9]*[_\-a-zA-Z0-9])?$",
+    "description": "1 to 255 letters, digits, '_', '-' and spaces, not starting or "
+                   "ending with a space"}
+_KEYPAIR_NAME_V292: Schema = {
+    **_KEYPAIR_NAME,
+    "pattern": r"^[_\-@.a-zA-Z0-9]([_\-@. a-zA-Z0-9]*[_\-@.a-zA-Z0-9])?$",
+    "description": "1 to 255 letters, digits, '_', '-', '@', '.' and spaces, not "
+                   "starting or ending with a space"}
+
+
+@functools.cache
+def keypair_create(version: microversion.Version) -> Schema:
+    """POST /os-keypairs' body as ``version`` takes it: a name and a public key to import
+    (to generate one, no public key: before 2.92 only), a type from 2.2, an admin's
+    user_id from 2.10."""
+    fields: dict[str, Schema] = {"name": _KEYPAIR_NAME, "public_key": {"type": "string"}}
+    required: tuple[str, ...] = ("name",)
+    if microversion.at(version, microversion.KEYPAIR_TYPE):
+        fields["type"] = {"type": "string", "enum": ["ssh", "x509"]}
+    if microversion.at(version, microversion.KEYPAIR_USER):
+        # nova sets no bound; the column holds 255 characters (a 400, not a 500).
+        fields["user_id"] = {"type": "string", "maxLength": 255}
+    if microversion.at(version, microversion.KEYPAIR_IMPORT_ONLY):
+        fields["name"] = _KEYPAIR_NAME_V292
+        required = ("name", "public_key")
+    return wrapped("keypair", some_of(fields, required=required))
+
+
 # -- services, aggregates, heartbeats ---------------------------------------------
 
 # PUT /os-services/{service_id} takes one body per era of nova's API. Before 2.53 the path
@@ -420,6 +454,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "aggregate_action": AGGREGATE_ACTION,
     "heartbeat": HEARTBEAT,
     "heartbeats": FLEET_HEARTBEAT,
+    "create_keypair": keypair_create(microversion.MAX_VERSION),
 }
 
 
@@ -472,10 +507,13 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_hypervisors": _HYPERVISOR_LIST_QUERY,
     "list_hypervisors_detail": _HYPERVISOR_LIST_QUERY,
     "show_hypervisor": {"with_servers": _QUERY_BOOLEAN},
+    "list_keypairs": {"user_id": _QUERY_TEXT, "limit": {"type": "integer", "minimum": 0},
+                      "marker": _QUERY_TEXT},
+    "show_keypair": {"user_id": _QUERY_TEXT},
 }
 
 
 # The bodies that change with the microversion: handler -> the schema of a version.
 VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
     "create_server": server_create, "update_server": server_update,
-    "replace_server_tags": server_tags}
+    "replace_server_tags": server_tags, "create_keypair": keypair_create}

@@ -70,8 +70,9 @@ def _call(url: str, method: str, path: str, body: Any) -> Any:
 
 
 def _seed(url: str) -> dict[str, str]:
-    """A flavor, an image, an aggregate, a compute service and a server (in ERROR: no
-    host has room): the path parameters of the runs on objects."""
+    """A flavor, an image, an aggregate, a compute service, a server (in ERROR: no
+    host has room) and the admin's key pair: the path parameters of the runs on
+    objects."""
     _call(url, "POST", "/v2.1/flavors", {"flavor": {
         "name": "fuzz", "id": "fuzz", "ram": 512, "vcpus": 1, "disk": 1,
         "extra_specs": {"hw:cpu_policy": "shared"}}})
@@ -86,10 +87,12 @@ def _seed(url: str) -> dict[str, str]:
     [hypervisor] = _call(url, "GET", "/v2.1/os-hypervisors", None)["hypervisors"]
     server = _call(url, "POST", "/v2.1/servers", {"server": {
         "name": "fuzz", "flavorRef": "fuzz", "imageRef": IMAGE}})["server"]["id"]
+    _call(url, "POST", "/v2.1/os-keypairs", {"keypair": {"name": "fuzz"}})  # generated
     return {"flavor_id": "fuzz", "image_id": IMAGE, "server_id": server,
             "aggregate_id": str(aggregate), "service_id": "disable",
             "hypervisor_id": str(hypervisor["id"]), "hypervisor_hostname_pattern": "fuzz",
-            "key": "hw:cpu_policy", "host": "fuzz-host"}
+            "key": "hw:cpu_policy", "host": "fuzz-host",
+            "keypair_name": "fuzz"}
 
 
 def _config(path: Path, ids: dict[str, str]) -> Path:

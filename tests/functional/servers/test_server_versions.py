@@ -11,6 +11,7 @@ import pytest
 
 from moorage.api import microversion as mv
 from tests.functional.servers.conftest import Cloud, fake_host
+from tests.keys import ED25519
 
 USER = "user1:project1"  # noauth2: a member of project1
 HINTS = {"same_host": [], "query": "[\">=\", \"$free_ram_mb\", 1]"}
@@ -23,6 +24,9 @@ def booted(make_cloud: Any) -> tuple[Cloud, str, str]:
     cloud: Cloud = make_cloud([fake_host("a")])
     flavor = cloud.flavor("small", extra_specs={"hw:cpu_policy": "shared"})
     image = cloud.image("cirros", "raw", properties={"hw_disk_bus": "virtio"})
+    keypair = cloud.call("POST", "/os-keypairs", {"keypair": {
+        "name": "mykey", "public_key": ED25519}}, token=USER)
+    assert keypair.status_code == 201, keypair.text
     response = cloud.call("POST", "/servers", {
         "server": {"name": "Web Server_1", "flavorRef": flavor, "imageRef": image,
                    "networks": "none", "description": "the front", "tags": ["web", "blue"],

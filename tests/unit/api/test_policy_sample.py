@@ -46,6 +46,10 @@ def test_both_namespaces_are_registered() -> None:
     ("os_compute_api:os-services:list", "rule:admin_api", "GET /v2.1/os-services"),
     ("os_compute_api:os-flavor-manage:create", "rule:admin_api", "POST /v2.1/flavors"),
     ("moorage:scheduler:plan", "rule:admin_or_owner", "POST /v2.1/scheduler/plan"),
+    ("os_compute_api:os-keypairs:index", "rule:admin_api or user_id:%(user_id)s",
+     "GET /v2.1/os-keypairs"),
+    ("os_compute_api:os-availability-zone:detail", "rule:admin_api",
+     "GET /v2.1/os-availability-zone/detail"),
     ("moorage:metrics", "rule:admin_api", "GET /metrics"),
 ])
 def test_the_sample_documents_each_compute_rule(rule: str, default: str, operation: str,

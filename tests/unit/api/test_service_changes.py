@@ -7,6 +7,7 @@ import datetime
 
 import pytest
 
+from moorage.api.availability_zones import host_zones
 from moorage.api.errors import ApiError, BadRequest, NotFound
 from moorage.api.handlers.path_ids import integer_id, uuid_id
 from moorage.api.handlers.service_changes import (
@@ -16,7 +17,7 @@ from moorage.api.handlers.service_changes import (
     change_of,
     check_body,
 )
-from moorage.api.handlers.service_views import host_zones, service_view, zone_of_host
+from moorage.api.handlers.service_views import service_view, zone_of_host
 from moorage.api.microversion import Version
 from moorage.api.storage.services import OperatorChange, ServiceRecord
 from moorage.jsonvalue import JSONValue

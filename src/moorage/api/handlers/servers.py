@@ -30,6 +30,7 @@ from moorage.api.handlers.paging import next_links
 from moorage.api.handlers.server_records import rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.server_view import View, server_view, shown_server, summary_view
+from moorage.api.storage import keypairs as keypair_store
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.attributes import METADATA_ITEMS_MAX, ServerAttributes, hostname_from
@@ -262,6 +263,7 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
                          f"{flavor_id} has {flavor.memory_mb} MiB, the image needs "
                          f"{image.min_ram_mb} MiB.")
     zone, host = _zone_and_host(req, body)
+    _check_key_name(req, body.get("key_name"))
     for key in ("min_count", "max_count"):
         if key in body and body[key] not in (1, "1"):
             raise BadRequest(f"{key} other than 1 is not supported; create servers one "
@@ -276,6 +278,16 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
         status=created.status, task_state=created.task, requested_host=host,
         attributes=_attributes(req, name, body),
     )
+
+
+def _check_key_name(req: ApiRequest, key_name: str | None) -> None:
+    """A server's key pair is one of the caller's own (an admin's too), as in nova."""
+    if key_name is None:
+        return
+    with req.state.database.reader() as conn:
+        owned = keypair_store.find_keypair(conn, req.context.user_id or "", key_name)
+    if owned is None:
+        raise BadRequest("Invalid key_name provided.")
 
 
 def _flavor_for_create(req: ApiRequest, flavor_ref: str, *, refreshed: bool = False

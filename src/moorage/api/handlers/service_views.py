@@ -12,14 +12,10 @@ these keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from moorage.api.microversion import SERVICE_FORCED_DOWN, SERVICE_UUIDS, Version, at
 from moorage.api.storage.services import ServiceRecord
 from moorage.jsonvalue import JSONValue
 from moorage.scheduler.host_filters import DEFAULT_AVAILABILITY_ZONE
-from moorage.scheduler.request_filters import zone_of
-from moorage.scheduler.types import Aggregate
 
 
 def service_view(service: ServiceRecord, *, up: bool, zone: str, version: Version
@@ -41,17 +37,8 @@ def service_view(service: ServiceRecord, *, up: bool, zone: str, version: Versio
     return view
 
 
-def host_zones(aggregates: Iterable[Aggregate]) -> dict[str, str]:
-    """host -> its zone as nova shows it on a service: the zones of its aggregates,
-    joined with commas; a host in none is in the default zone (``zone_of_host``)."""
-    zones: dict[str, set[str]] = {}
-    for aggregate in aggregates:
-        zone = zone_of(aggregate)
-        if zone:
-            for host in aggregate.hosts:
-                zones.setdefault(host, set()).add(zone)
-    return {host: ",".join(sorted(names)) for host, names in zones.items()}
-
-
 def zone_of_host(zones: dict[str, str], host: str) -> str:
+    """A service's zone as nova shows it: its aggregates' zones
+    (``moorage.api.availability_zones.host_zones``), or
+    the default zone for a host in none."""
     return zones.get(host, DEFAULT_AVAILABILITY_ZONE)

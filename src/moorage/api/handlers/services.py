@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 
-from moorage.api import microversion
+from moorage.api import availability_zones, microversion
 from moorage.api.errors import BadRequest, Conflict, NotFound
 from moorage.api.handlers import service_changes, service_views
 from moorage.api.handlers.common import MAX_ID, only_known
@@ -31,7 +31,7 @@ AGENT_NOTIFIED = "X-Moorage-Agent-Notified"
 def _view(req: ApiRequest, service: ServiceRecord,
           zones: dict[str, str] | None = None) -> dict[str, JSONValue]:
     if zones is None:
-        zones = service_views.host_zones(req.state.catalog.aggregates())
+        zones = availability_zones.host_zones(req.state.catalog.aggregates())
     return service_views.service_view(
         service, up=service.is_up(float(req.state.conf.service_down_time)),
         zone=service_views.zone_of_host(zones, service.host), version=req.version)
@@ -47,7 +47,7 @@ def list_services(req: ApiRequest) -> Response:
         # nova's filters: an empty value filters nothing.
         found = store.list_services(conn, host=req.query.get("host") or None,
                                     binary=req.query.get("binary") or None)
-    zones = service_views.host_zones(req.state.catalog.aggregates())
+    zones = availability_zones.host_zones(req.state.catalog.aggregates())
     return json_response({"services": [_view(req, s, zones) for s in found]})
 
 

@@ -3,6 +3,7 @@
 Names follow nova's where nova has the table (flavors, flavor_extra_specs, services,
 aggregates, aggregate_hosts, aggregate_metadata, instances as ``servers``, migrations);
 images are kept here too, as metadata, since Moorage has no image service.
+Key pairs (nova's ``key_pairs``) are ``keypairs``, one name per user.
 The servers, migrations, operations and cleanups tables belong to the server
 lifecycle (``moorage.lifecycle.schema``), on the same metadata. JSON values are
 stored as Text.
@@ -16,7 +17,7 @@ from moorage.lifecycle.schema import cleanups, metadata, migrations, operations,
 
 __all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
            "compute_nodes", "flavor_extra_specs", "flavor_projects", "flavors", "images",
-           "metadata", "migrations", "operations", "servers", "services"]
+           "keypairs", "metadata", "migrations", "operations", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -159,4 +160,20 @@ aggregate_metadata = sa.Table(
               sa.ForeignKey("aggregates.id", ondelete="CASCADE"), primary_key=True),
     sa.Column("key", sa.String(255), primary_key=True),
     sa.Column("value", sa.String(255), nullable=False),
+)
+
+# A user's key pairs: the public key as given (or generated), its fingerprint. A
+# generated private key is answered once and never stored.
+keypairs = sa.Table(
+    "keypairs",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("user_id", sa.String(255), nullable=False),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("type", sa.String(8), nullable=False),  # ssh or x509
+    sa.Column("fingerprint", sa.String(255), nullable=False),
+    sa.Column("public_key", sa.Text, nullable=False),
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    sa.UniqueConstraint("user_id", "name", name="uniq_keypairs0user_id0name"),
+    sqlite_autoincrement=True,
 )
