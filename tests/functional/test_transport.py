@@ -47,11 +47,31 @@ class StandIn:
             self._open.append(conn)
             threading.Thread(target=self._talk, args=(conn,), daemon=True).start()
 
+    @staticmethod
+    def _read_request(conn: socket.socket) -> bytes | None:
+        """One whole request (head, and the body its Content-Length says), however the
+        client split it into segments; None when the client closed."""
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                       if line.lower().startswith(b"content-length:")), 0)
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+        return head + b"\r\n\r\n" + body
+
     def _talk(self, conn: socket.socket) -> None:
         with conn:
             while True:
                 try:
-                    data = conn.recv(65536)
+                    data = self._read_request(conn)
                 except OSError:
                     return
                 if not data:

@@ -236,9 +236,9 @@ def test_describe_holds_the_precondition_at_the_moment_it_writes(db: Database) -
 def test_the_migration_copies_the_tags_servers_have(db: Database) -> None:
     """Servers created before server_tags existed are found by their tags after it."""
     config = migration.MIGRATIONS._config()
-    before = ScriptDirectory.from_config(config).get_revision("0009").down_revision
+    before = ScriptDirectory.from_config(config).get_revision("0008").down_revision
     assert isinstance(before, str)
-    with db.engine.begin() as conn:  # the database as it was before 0009
+    with db.engine.begin() as conn:  # the database as it was before 0008
         meta = sa.MetaData()
         meta.reflect(conn)
         meta.drop_all(conn)
