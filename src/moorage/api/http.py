@@ -29,6 +29,7 @@ MERGE_PATCH = "application/merge-patch+json"
 if TYPE_CHECKING:
     from moorage.api.state import ApiState
     from moorage.policy import PolicyValue
+    from moorage.scheduler.types import HostInfo
 
 
 class _Unread(enum.Enum):
@@ -78,6 +79,7 @@ class ApiRequest(Request):
         # The microversion negotiated (moorage.api.microversion); None outside /v2.1.
         self.negotiated: Version | None = None
         self._query: QueryParams | None = None
+        self._hosts: Mapping[str, HostInfo] | None = None
         self._json: JSONValue | _Unread = _Unread.UNREAD
 
     @property
@@ -88,6 +90,14 @@ class ApiRequest(Request):
     def at(self, gate: Gate) -> bool:
         """Whether this request is answered with ``gate``'s behaviour."""
         return self.version >= gate.version
+
+    def hosts(self) -> Mapping[str, HostInfo]:
+        """The compute hosts the catalog knows, read once per request: a list of a
+        thousand servers asks for each one's host, and the catalog checks the database
+        for changes at every read."""
+        if self._hosts is None:
+            self._hosts = self.state.catalog.hosts()
+        return self._hosts
 
     @property
     def wants_additions(self) -> bool:

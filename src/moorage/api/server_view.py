@@ -80,7 +80,7 @@ def _host_status(req: ApiRequest, record: ServerRecord) -> str:
     """nova's host_status: UP, DOWN, MAINTENANCE (disabled), UNKNOWN, or "" (no host)."""
     if not record.host:
         return ""
-    info = req.state.catalog.hosts().get(record.host)
+    info = req.hosts().get(record.host)
     if info is None:
         return "UNKNOWN"
     if not info.up:
