@@ -8,7 +8,8 @@ and a conductor with ``attach_workers``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
+from dataclasses import Sequence, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,22 @@ def version(text: str | microversion.Version) -> dict[str, str]:
 def just_before(gate: microversion.Gate) -> microversion.Version:
     """The last version without ``gate``'s behaviour."""
     return microversion.Version(gate.version.major, gate.version.minor - 1)
+
+
+# A table-driven check of a microversion gate: what ``observe`` reads of the API just
+# before the gate (``just_before``) and at it.
+Observe = Callable[["ComputeApi", microversion.Version], object]
+
+
+@dataclass(frozen=True)
+class GateCase:
+    """What ``observe`` sees just before ``gate`` and at it."""
+
+    gate: microversion.Gate
+    what: str
+    observe: Observe
+    before: object
+    at: object
 
 
 _VERSION_HEADERS = (microversion.HEADER.lower(), microversion.LEGACY_HEADER.lower())

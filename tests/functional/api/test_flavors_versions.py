@@ -5,18 +5,17 @@ do; bad query input is a 400 that names it; private flavors are shared by projec
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from moorage.api import microversion
-from moorage.api.microversion import Gate, Version
+from moorage.api.microversion import Version
 from tests.api_fixtures import (
     USER,
     ComputeApi,
+    GateCase,
     just_before,
     start_compute_api,
     stop_compute_api,
@@ -46,18 +45,6 @@ def api(compute_api: ComputeApi) -> ComputeApi:
 
 # -- one case per gate -------------------------------------------------------------------
 
-Observe = Callable[[ComputeApi, Version], object]
-
-
-@dataclass(frozen=True)
-class GateCase:
-    """What ``observe`` sees just before ``gate`` and at it."""
-
-    gate: Gate
-    what: str
-    observe: Observe
-    before: object
-    at: object
 
 
 def _shown(api: ComputeApi, at: Version) -> dict[str, Any]:

@@ -6,17 +6,15 @@ is paged in the query, newest first, with a next link; bad input is a 400 naming
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from moorage.api import microversion
-from moorage.api.microversion import Gate, Version
+from moorage.api.microversion import Version
 from moorage.lifecycle.records import MigrationRecord
 from moorage.lifecycle.states import MigrationKind
-from tests.api_fixtures import ComputeApi, just_before, version
+from tests.api_fixtures import ComputeApi, GateCase, Observe, just_before, version
 from tests.lifecycle_paths import record_move
 
 # Long ago: the move finished by a transition is stamped now, after the others.
@@ -62,18 +60,6 @@ def _listed(api: ComputeApi, at: Version | str, query: str = "") -> list[dict[st
 
 # -- one case per gate ---------------------------------------------------------------------
 
-Observe = Callable[[ComputeApi, Version], object]
-
-
-@dataclass(frozen=True)
-class GateCase:
-    """What ``observe`` sees just before ``gate`` and at it."""
-
-    gate: Gate
-    what: str
-    observe: Observe
-    before: object
-    at: object
 
 
 def _newest(api: ComputeApi, at: Version) -> dict[str, Any]:
