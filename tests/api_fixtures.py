@@ -8,8 +8,8 @@ and a conductor with ``attach_workers``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import Sequence, dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
