@@ -31,7 +31,7 @@ servers = sa.Table(
     sa.Column("image", sa.Text, nullable=False),  # JSON snapshot
     sa.Column("is_bfv", sa.Boolean, nullable=False),
     sa.Column("availability_zone", sa.String(255), nullable=True),
-    sa.Column("status", sa.String(16), nullable=False, index=True),
+    sa.Column("status", sa.String(16), nullable=False),
     sa.Column("task_state", sa.String(64), nullable=True),
     sa.Column("host", sa.String(255), nullable=True, index=True),
     sa.Column("node", sa.String(255), nullable=True),
@@ -46,6 +46,9 @@ servers = sa.Table(
     sa.Column("attributes", sa.Text, nullable=False, server_default="{}"),
     sa.Index("ix_servers_project_id", "project_id"),
     sa.Index("ix_servers_updated_at", "updated_at"),
+    # A poll of what came to rest (changes-since with status=ACTIVE&status=ERROR) reads
+    # only what changed; status alone (the conductor's scans) reads its prefix.
+    sa.Index("ix_servers_status_updated_at", "status", "updated_at"),
     # GET /servers pages newest first (created_at, then uuid): a page is read from the
     # index, not sorted out of every server of the cloud.
     sa.Index("ix_servers_created_at_uuid", "created_at", "uuid"),
