@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from moorage.api import microversion, server_query
+from moorage.api.handlers.common import FALSE_WORDS, TRUE_WORDS
 from moorage.api.storage.flavors import SORT_KEYS
 from moorage.api.storage.images import VISIBILITIES
 from moorage.lifecycle.attributes import (
@@ -61,11 +62,9 @@ def integer(minimum: int = 0, maximum: int = MAX_INT, *, nullable: bool = False,
 
 
 # nova's boolean: JSON true/false or one of these words (any case nova lists).
-_TRUE_WORDS = ("1", "t", "true", "on", "y", "yes")
-_FALSE_WORDS = ("0", "f", "false", "off", "n", "no")
 BOOLEAN: Schema = {
     "type": ["boolean", "string"],
-    "enum": [True, False, *sorted({spelling for word in _TRUE_WORDS + _FALSE_WORDS
+    "enum": [True, False, *sorted({spelling for word in TRUE_WORDS + FALSE_WORDS
                                    for spelling in (word, word.upper(), word.title())})],
     "description": "true or false (or one of the words nova takes for them: "
                    "yes, no, on, off, 1, 0...)",

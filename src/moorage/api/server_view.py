@@ -12,16 +12,16 @@ Whoever the host policy does not let see hosts reads the additions without them.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 
 from moorage.api import microversion as mv
+from moorage.api.handlers.server_records import target
 from moorage.api.http import ApiRequest
+from moorage.api.timestamps import iso_time
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, ServerStatus, power_state
-from moorage.policy import PolicyValue
 
 # nova shows progress in these statuses, and a fault in these.
 _PROGRESS = frozenset({ServerStatus.ACTIVE, ServerStatus.BUILD, ServerStatus.REBUILD,
@@ -34,10 +34,6 @@ View = dict[str, JSONValue]
 HOST_STATUS_RULE = "os_compute_api:servers:show:host_status"
 EXTENDED_RULE = "os_compute_api:os-extended-server-attributes"
 FLAVOR_EXTRA_SPECS_RULE = "os_compute_api:servers:show:flavor-extra-specs"
-
-
-def time(value: datetime.datetime | None) -> str | None:
-    return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
 
 def host_id(project_id: str, host: str | None) -> str:
@@ -56,7 +52,7 @@ def _flavor(req: ApiRequest, record: ServerRecord) -> View:
         "vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
         "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
         "original_name": flavor.name}
-    if req.state.policy.allows(FLAVOR_EXTRA_SPECS_RULE, req.context, _target(record)):
+    if req.state.policy.allows(FLAVOR_EXTRA_SPECS_RULE, req.context, target(record)):
         shown["extra_specs"] = dict(flavor.extra_specs)
     return shown
 
@@ -70,10 +66,6 @@ def _image(req: ApiRequest, record: ServerRecord) -> View | str:
         shown["properties"] = {key: str(value) for key, value
                                in record.image.properties.raw().items()}
     return shown
-
-
-def _target(record: ServerRecord) -> dict[str, PolicyValue]:
-    return {"project_id": record.project_id, "user_id": record.user_id}
 
 
 def _host_status(req: ApiRequest, record: ServerRecord) -> str:
@@ -101,8 +93,8 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
     """The detailed server (show, list detail, update) as the request's microversion
     and the caller's policy have it."""
     attributes = record.attributes
-    extended = req.state.policy.allows(EXTENDED_RULE, req.context, _target(record))
-    sees_hosts = req.state.policy.allows(HOST_STATUS_RULE, req.context, _target(record))
+    extended = req.state.policy.allows(EXTENDED_RULE, req.context, target(record))
+    sees_hosts = req.state.policy.allows(HOST_STATUS_RULE, req.context, target(record))
     status = record.status
     view: View = {
         "id": record.uuid,
@@ -114,8 +106,8 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
         "hostId": host_id(record.project_id, record.host),
         "image": _image(req, record),
         "flavor": _flavor(req, record),
-        "created": time(record.created_at),
-        "updated": time(record.updated_at),
+        "created": iso_time(record.created_at),
+        "updated": iso_time(record.updated_at),
         "addresses": {},
         "accessIPv4": attributes.access_ipv4 or "",
         "accessIPv6": attributes.access_ipv6 or "",
@@ -124,8 +116,8 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
         "OS-EXT-AZ:availability_zone": record.availability_zone or "",
         "config_drive": "True" if attributes.config_drive else "",
         "key_name": attributes.key_name,
-        "OS-SRV-USG:launched_at": time(record.launched_at),
-        "OS-SRV-USG:terminated_at": time(record.deleted_at),
+        "OS-SRV-USG:launched_at": iso_time(record.launched_at),
+        "OS-SRV-USG:terminated_at": iso_time(record.deleted_at),
         "security_groups": [{"name": name} for name in attributes.security_groups],
         "OS-EXT-STS:task_state": record.task_state,
         "OS-EXT-STS:vm_state": VM_STATES.get(status, "error"),

@@ -10,8 +10,9 @@ from typing import Any
 from moorage.api.errors import BadRequest
 from moorage.api.http import QueryParams
 
-_TRUE = ("1", "t", "true", "on", "y", "yes")
-_FALSE = ("0", "f", "false", "off", "n", "no")
+# nova's words for a boolean (oslo's strutils), in a body or a query string.
+TRUE_WORDS = ("1", "t", "true", "on", "y", "yes")
+FALSE_WORDS = ("0", "f", "false", "off", "n", "no")
 
 
 def integer(body: Mapping[str, Any], name: str, *, minimum: int = 0,
@@ -59,8 +60,8 @@ def string(body: Mapping[str, Any], name: str, *, required: bool = False,
 def boolean(value: object, name: str) -> bool:
     if isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().lower() in _TRUE + _FALSE:
-        return value.strip().lower() in _TRUE
+    if isinstance(value, str) and value.strip().lower() in TRUE_WORDS + FALSE_WORDS:
+        return value.strip().lower() in TRUE_WORDS
     raise BadRequest(f"Invalid input for field {name!r}: {value!r} is not a boolean.")
 
 

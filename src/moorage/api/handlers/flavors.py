@@ -18,13 +18,15 @@ from moorage.api import lookups
 from moorage.api.errors import BadRequest, NotFound
 from moorage.api.extra_specs import InvalidExtraSpec, validate_extra_spec, validate_extra_specs
 from moorage.api.handlers.common import (
+    FALSE_WORDS,
+    TRUE_WORDS,
     boolean,
     integer,
     invalid_query,
     only_known,
     string,
 )
-from moorage.api.handlers.paging import next_links, page_limit
+from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, QueryParams, json_response, no_content
 from moorage.api.microversion import (
     FLAVOR_DESCRIPTION,
@@ -100,8 +102,6 @@ LIST_PARAMETERS = ("limit", "marker", "is_public", "minRam", "minDisk", "sort_ke
                    "sort_dir")
 SORT_DIRS = ("asc", "desc")
 _NONE = "none"
-_TRUE = ("1", "t", "true", "on", "y", "yes")
-_FALSE = ("0", "f", "false", "off", "n", "no")
 # Beyond any flavor's size (the columns are integers): a bound past it matches none.
 _BEYOND = 2**31
 
@@ -138,8 +138,8 @@ def _is_public(text: str | None) -> bool | None:
     word = text.strip().lower()
     if word == _NONE:
         return None
-    if word in _TRUE + _FALSE:
-        return word in _TRUE
+    if word in TRUE_WORDS + FALSE_WORDS:
+        return word in TRUE_WORDS
     raise BadRequest(f"Invalid is_public filter [{text}]")
 
 
@@ -170,11 +170,8 @@ def _page(req: ApiRequest) -> list[FlavorRecord]:
 
 def _listing(req: ApiRequest, collection: str, views: list[View],
              found: list[FlavorRecord]) -> Response:
-    body: dict[str, JSONValue] = {"flavors": views}
-    links = next_links(req, collection, len(found), found[-1].id if found else None)
-    if links:
-        body["flavors_links"] = links
-    return json_response(body)
+    return json_response(page_body(req, collection, "flavors", views,
+                                   found[-1].id if found else None))
 
 
 def list_flavors(req: ApiRequest) -> Response:

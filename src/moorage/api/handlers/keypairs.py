@@ -13,7 +13,7 @@ from collections.abc import Collection
 
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest
-from moorage.api.handlers.paging import next_links, page_limit
+from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.key_material import InvalidKeypair, KeypairType, generate, imported
 from moorage.api.storage import keypairs as store
@@ -99,12 +99,9 @@ def list_keypairs(req: ApiRequest) -> Response:
     with req.state.database.reader() as conn:
         found = store.list_keypairs(conn, user_id, limit=limit, marker=marker)
     typed = req.at(mv.KEYPAIR_TYPE)
-    body: View = {"keypairs": [{"keypair": listed(r, typed=typed)} for r in found]}
-    links = (next_links(req, "os-keypairs", len(found), found[-1].name if found else None)
-             if limit is not None else [])
-    if links:
-        body["keypairs_links"] = links
-    return json_response(body)
+    last = found[-1].name if found and limit is not None else None
+    return json_response(page_body(req, "os-keypairs", "keypairs",
+                                   [{"keypair": listed(r, typed=typed)} for r in found], last))
 
 
 def show_keypair(req: ApiRequest) -> Response:

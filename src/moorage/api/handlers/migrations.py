@@ -16,8 +16,8 @@ from __future__ import annotations
 import datetime
 
 from moorage.api.errors import BadRequest
-from moorage.api.handlers.common import moment, once, only_known
-from moorage.api.handlers.paging import next_links, page_limit
+from moorage.api.handlers.common import TRUE_WORDS, moment, once, only_known
+from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.microversion import (
     MIGRATION_CHANGES_BEFORE,
@@ -25,6 +25,7 @@ from moorage.api.microversion import (
     MIGRATION_PAGING,
     MIGRATION_TYPE,
 )
+from moorage.api.timestamps import nova_time
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import store
 from moorage.lifecycle.records import MigrationRecord
@@ -39,12 +40,6 @@ _FILTERS = ("hidden", "host", "instance_uuid", "source_compute", "status",
 _OWNER = ("user_id", "project_id")
 _PAGING = ("limit", "marker", "changes-since")
 _BEFORE = ("changes-before",)
-_TRUE = ("1", "t", "true", "on", "y", "yes")
-
-
-def _time(moment: datetime.datetime) -> str:
-    # nova's JSON of a database time: microseconds, no zone (it is UTC).
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%f")
 
 
 def _view(req: ApiRequest, migration: MigrationRecord) -> View:
@@ -63,8 +58,8 @@ def _view(req: ApiRequest, migration: MigrationRecord) -> View:
         "old_instance_type_id": None,
         "new_instance_type_id": None,
         "status": str(migration.status),
-        "created_at": _time(migration.created_at),
-        "updated_at": _time(migration.updated_at),
+        "created_at": nova_time(migration.created_at),
+        "updated_at": nova_time(migration.updated_at),
     }
     if req.at(MIGRATION_TYPE):
         # nova also links an in-progress live migration; Moorage makes none.
@@ -117,7 +112,7 @@ def _found(req: ApiRequest) -> list[MigrationRecord]:
         marker = one("marker")
         one("limit")
         limit = page_limit(query)
-    if (query.get("hidden") or "").strip().lower() in _TRUE:
+    if (query.get("hidden") or "").strip().lower() in TRUE_WORDS:
         return []  # Moorage hides no move; nova never shows the hidden ones
     owners = not paged or req.at(MIGRATION_OWNER)
     status, kind, host = query.get("status"), query.get("migration_type"), query.get("host")
@@ -140,9 +135,6 @@ def list_migrations(req: ApiRequest) -> Response:
     """List moves, newest first: cold migrations, resizes and evacuations (admin)."""
     req.authorize("os_compute_api:os-migrations:index")
     found = _found(req)
-    body: dict[str, JSONValue] = {"migrations": [_view(req, m) for m in found]}
-    if req.at(MIGRATION_PAGING):
-        links = next_links(req, "os-migrations", len(found), found[-1].uuid if found else None)
-        if links:
-            body["migrations_links"] = links
-    return json_response(body)
+    last = found[-1].uuid if found and req.at(MIGRATION_PAGING) else None
+    return json_response(page_body(req, "os-migrations", "migrations",
+                                   [_view(req, m) for m in found], last))

@@ -13,6 +13,10 @@ from urllib.parse import urlencode
 
 from moorage.api.handlers.common import invalid_query, once
 from moorage.api.http import ApiRequest, QueryParams
+from moorage.jsonvalue import JSONValue
+
+# One item of a list, as its view made it.
+View = dict[str, JSONValue]
 
 # nova's [api] max_limit default: no page is longer, asked for or not.
 MAX_LIMIT = 1000
@@ -55,6 +59,18 @@ def link_after(req: ApiRequest, collection: str, marker: str) -> list[dict[str, 
     params["marker"] = marker
     href = req.absolute_url(f"/v2.1/{collection}") + "?" + urlencode(sorted(params.items()))
     return [{"rel": "next", "href": href}]
+
+
+def page_body(req: ApiRequest, collection: str, key: str, views: list[View],
+              last: str | None) -> dict[str, JSONValue]:
+    """nova's list body: ``{key: views}``, and ``<key>_links`` with a ``next`` link when
+    the page is full (``last``: the id of the last item; None for a list that is not
+    paged at the asked version)."""
+    body: dict[str, JSONValue] = {key: views}
+    links = next_links(req, collection, len(views), last)
+    if links:
+        body[f"{key}_links"] = links
+    return body
 
 
 def next_links(req: ApiRequest, collection: str, shown: int,

@@ -25,13 +25,12 @@ from moorage import failpoints
 from moorage.api import lookups, server_query, work
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
-from moorage.api.handlers.common import string
-from moorage.api.handlers.paging import next_links
+from moorage.api.handlers.common import boolean, string
+from moorage.api.handlers.paging import page_body
 from moorage.api.handlers.server_records import rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.server_view import View, server_view, shown_server, summary_view
 from moorage.api.storage import keypairs as keypair_store
-from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.attributes import METADATA_ITEMS_MAX, ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
@@ -79,11 +78,8 @@ def _list(req: ApiRequest, rule: str) -> list[ServerRecord]:
 def _page(req: ApiRequest, collection: str, found: list[ServerRecord],
           views: list[View]) -> Response:
     """nova's list body: the servers, and a next link after a full page."""
-    body: dict[str, JSONValue] = {"servers": views}
-    links = next_links(req, collection, len(found), found[-1].uuid if found else None)
-    if links:
-        body["servers_links"] = links
-    return json_response(body)
+    return json_response(page_body(req, collection, "servers", views,
+                                   found[-1].uuid if found else None))
 
 
 def list_servers(req: ApiRequest) -> Response:
@@ -179,7 +175,7 @@ def create_server(req: ApiRequest) -> Response:
     failpoints.reach("api.create.after_commit")
     work.dispatch(req, operation, record)
     attributes = record.attributes
-    if _true(body.get("return_reservation_id")):
+    if _given_true(body, "return_reservation_id"):
         return json_response({"reservation_id": attributes.reservation_id}, status=202)
     return json_response({"server": {
         "id": record.uuid, "links": req.link("servers", record.uuid),
@@ -190,10 +186,9 @@ def create_server(req: ApiRequest) -> Response:
         "adminPass": body.get("adminPass") or secrets.token_urlsafe(9)}}, status=202)
 
 
-def _true(value: object) -> bool:
-    """nova's boolean: true, or a word for it ("yes", "1"...), already validated."""
-    return value is True or (isinstance(value, str) and value.lower() in
-                             ("1", "t", "true", "on", "y", "yes"))
+def _given_true(body: Mapping[str, Any], name: str) -> bool:
+    """A boolean field of the body, false when absent (validated by the schema)."""
+    return body.get(name) is not None and boolean(body[name], name)
 
 
 def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAttributes:
@@ -205,8 +200,9 @@ def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAt
             base64.b64decode(user_data, validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest("user_data must be base64 (RFC 4648), as nova takes it.") from None
-    hints = req.json_object().get("os:scheduler_hints") or req.json_object().get(
-        "OS-SCH-HNT:scheduler_hints") or {}
+    envelope = req.json_object()  # the hints sit beside "server", not in it
+    hints = (envelope.get("os:scheduler_hints")
+             or envelope.get("OS-SCH-HNT:scheduler_hints") or {})
     metadata = dict(body.get("metadata") or {})
     if len(metadata) > METADATA_ITEMS_MAX:  # nova's quota, a 403 as nova's
         raise Forbidden(f"Maximum number of metadata items exceeds {METADATA_ITEMS_MAX}")
@@ -221,7 +217,7 @@ def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAt
         access_ipv4=body.get("accessIPv4") or None,
         access_ipv6=body.get("accessIPv6") or None,
         disk_config=body.get("OS-DCF:diskConfig") or "MANUAL",
-        config_drive=_true(body.get("config_drive")),
+        config_drive=_given_true(body, "config_drive"),
         user_data=user_data,
         security_groups=tuple(dict.fromkeys(str(g["name"]) for g in groups if "name" in g)),
         scheduler_hints=dict(hints),
