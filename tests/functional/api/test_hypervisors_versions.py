@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from moorage.api import microversion
+from moorage.api.handlers.paging import MAX_LIMIT
 from moorage.api.microversion import Gate, Version
 from moorage.lifecycle.states import ServerStatus, TaskState
 from moorage.placement.provider_names import provider_uuid
@@ -276,6 +277,20 @@ def test_paging_follows_the_links(api: ComputeApi) -> None:
                 assert links[0]["rel"] == "next" and "/os-hypervisors/detail?" in url
         assert seen == ["h1", "h2", "h3-a", "h3-b"], version
     assert _ok(api, Version(2, 33), "/os-hypervisors?limit=0")["hypervisors"] == []
+
+
+def test_an_unbounded_list_is_cut_at_max_limit_from_2_33(api: ComputeApi) -> None:
+    """nova cuts a list asked for without ``limit`` at [api] max_limit from 2.33 and
+    links the rest; before 2.33 the list is whole."""
+    _beat(api, "big", [f"big-{n:04d}" for n in range(MAX_LIMIT)])  # with h1, h2: +2
+    whole = _ok(api, Version(2, 32), "/os-hypervisors")
+    assert len(whole["hypervisors"]) == MAX_LIMIT + 2 and "hypervisors_links" not in whole
+    first = _ok(api, Version(2, 33), "/os-hypervisors")
+    assert len(first["hypervisors"]) == MAX_LIMIT
+    [link] = first["hypervisors_links"]
+    rest = api.session.get(link["href"], headers={
+        "x-auth-token": "admin", "OpenStack-API-Version": "compute 2.33"}).json()
+    assert len(rest["hypervisors"]) == 2 and "hypervisors_links" not in rest
 
 
 def test_a_node_keeps_its_id_while_reported(api: ComputeApi) -> None:

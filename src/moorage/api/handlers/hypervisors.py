@@ -18,7 +18,7 @@ from moorage.api.errors import BadRequest, NotFound, NotImplementedYet
 from moorage.api.handlers import hypervisor_facts, hypervisor_views
 from moorage.api.handlers.common import flag, once, only_known
 from moorage.api.handlers.hypervisor_views import Hypervisor, Page
-from moorage.api.handlers.paging import Paging, link_after, paging
+from moorage.api.handlers.paging import MAX_LIMIT, Paging, link_after, paging
 from moorage.api.handlers.path_ids import integer_id, uuid_id
 from moorage.api.http import ApiRequest, json_response
 from moorage.jsonvalue import JSONValue
@@ -46,8 +46,13 @@ def _list(req: ApiRequest, *, detail: bool) -> Response:
     strict = req.at(microversion.SERVICE_UUIDS)
     if strict:
         only_known(req.query, LIST_PARAMETERS)
-    asked = (paging(req.query, strict=strict) if req.at(microversion.HYPERVISOR_PAGING)
-             else Paging())
+    asked = Paging()
+    if req.at(microversion.HYPERVISOR_PAGING):
+        # From 2.33 a page is at most [api] max_limit long, asked for or not, as nova's
+        # get_limit_and_marker cuts it; before, the list is whole.
+        asked = paging(req.query, strict=strict)
+        if asked.limit is None:
+            asked = Paging(MAX_LIMIT, asked.marker)
     pattern = once(req.query, "hypervisor_hostname_pattern") if strict else None
     servers_asked = strict and flag(req.query, "with_servers", strict=True)
     found = hypervisor_facts.all_hypervisors(req)
