@@ -90,6 +90,9 @@ class ImageServiceStandIn:
     """The stand-in, on a free port of 127.0.0.1 once started."""
 
     token: str
+    # Where the API is mounted: "/image" answers as Moorage's service beside the
+    # compute API will (the agent's default endpoint is [compute_agent] api_url/image).
+    prefix: str = ""
     images: dict[str, StoredImage] = field(default_factory=dict)
     downloads: Counter[str] = field(default_factory=Counter)
     delay: float = 0.0
@@ -126,7 +129,10 @@ class ImageServiceStandIn:
                 if self.headers.get("X-Service-Token") != standin.token:
                     self._send(401, b'{"error": "401 Unauthorized"}')
                     return
-                parts = self.path.strip("/").split("/")
+                if not self.path.startswith(standin.prefix + "/"):
+                    self._send(404, b"no such route")
+                    return
+                parts = self.path[len(standin.prefix):].strip("/").split("/")
                 if len(parts) not in (3, 4) or parts[:2] != ["v2", "images"] or (
                         len(parts) == 4 and parts[3] != "file"):
                     self._send(404, b"no such route")
