@@ -131,7 +131,7 @@ def spawn(driver: Driver, guest: Guest) -> GuestConfig:
     conn = driver.host.connection()
     started = time.perf_counter()
     try:
-        base = image_data(driver, guest)
+        base = cached_image(driver, guest)
     except (OSError, qemu_img.QemuImgError) as exc:
         raise SpawnFailed(f"instance {guest.uuid}: image {guest.image.id}: "
                           f"{_one_line(exc)}") from exc
@@ -152,7 +152,7 @@ def spawn(driver: Driver, guest: Guest) -> GuestConfig:
     return config
 
 
-def image_data(driver: Driver, guest: Guest) -> CachedImage | None:
+def cached_image(driver: Driver, guest: Guest) -> CachedImage | None:
     """The guest's image's data in the host's image cache (downloaded first when it is
     not there yet); None when the root disk is not made from it: a guest booting from
     a volume, or an image without data (no ``size``: metadata only)."""
