@@ -99,7 +99,6 @@ def file_name(image_id: str) -> str:
 class Verifier:
     """The size and hash the data must have, and what has arrived so far."""
 
-    image_id: str
     size: int
     algorithm: str
     expected: str
@@ -113,9 +112,9 @@ class Verifier:
         assert record.size is not None
         algorithm = (record.os_hash_algo or "").lower()
         if record.os_hash_value and algorithm in hashlib.algorithms_available:
-            return cls(record.id, record.size, algorithm, record.os_hash_value.lower())
+            return cls(record.size, algorithm, record.os_hash_value.lower())
         if record.checksum:
-            return cls(record.id, record.size, "md5", record.checksum.lower())
+            return cls(record.size, "md5", record.checksum.lower())
         raise ImageUnacceptable(record.id, "its record has neither os_hash_value (with an "
                                 "algorithm this host has) nor checksum to check its data "
                                 "against")
