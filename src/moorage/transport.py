@@ -19,7 +19,7 @@ import select
 import socket
 import ssl
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -137,6 +137,45 @@ class Server:
             raise
         except (OSError, http.client.HTTPException) as exc:
             raise TransportError(problem(exc)) from exc
+
+    def download(self, path: str, write: Callable[[bytes], object], *,
+                 headers: Mapping[str, str] | None = None,
+                 chunk_size: int = 1 << 20) -> Reply:
+        """``GET prefix+path`` and hand a 200's body to ``write``, ``chunk_size`` bytes
+        at a time, never holding it whole (an image's data); the Reply's ``data`` is
+        then empty. Any other answer is read whole (its ``data`` says why).
+        TransportError when there is no answer; nothing is sent twice (``write`` may
+        have had part of it). A body cut short of its Content-Length ends early
+        without an error (http.client's reads in chunks do not raise): the caller
+        checks the length it expected."""
+        url = self.prefix + path
+        request_id = request_context.outgoing_id()
+        if request_id is not None:
+            headers = {request_context.HEADER: request_id, **(headers or {})}
+        conn = self._checkout()
+        try:
+            conn.request("GET", url, headers=dict(headers or {}))
+            response = conn.getresponse()
+            if response.status != 200:
+                data = response.read()
+            else:
+                data = b""
+                while chunk := response.read(chunk_size):
+                    write(chunk)
+        except TimeoutError:
+            conn.close()
+            raise TransportError("timed out", timed_out=True) from None
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise TransportError(problem(exc)) from exc
+        except BaseException:
+            conn.close()
+            raise
+        if response.will_close:
+            conn.close()
+        else:
+            self._checkin(conn)
+        return Reply(response.status, response.reason, data)
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their answer is read)."""

@@ -210,3 +210,22 @@ def test_servers_are_one_per_origin(stand_in: Callable[[Behaviour], StandIn]) ->
 def test_a_url_that_is_not_http_is_refused() -> None:
     with pytest.raises(ValueError, match="not an http or https URL"):
         transport.Server("ftp://example.com", timeout=5)
+
+
+def test_a_download_streams_a_200_and_reads_anything_else_whole(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    body = bytes(range(256)) * 40  # 10,240 bytes
+    server = stand_in(lambda n, _req: _answer(body) if n == 1 else (
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 7\r\n\r\nmissing"))
+    client = transport.Server(server.url + "/image", timeout=5)
+    chunks: list[bytes] = []
+    reply = client.download("/v2/images/i1/file", chunks.append, chunk_size=4096)
+    assert (reply.status, reply.data) == (200, b"")
+    assert b"".join(chunks) == body
+    assert len(chunks) >= 3 and max(len(c) for c in chunks) <= 4096  # never held whole
+    streamed = len(chunks)
+    missing = client.download("/v2/images/i2/file", chunks.append)
+    assert (missing.status, missing.data, len(chunks)) == (404, b"missing", streamed)
+    assert server.requests == [b"GET /image/v2/images/i1/file HTTP/1.1",
+                               b"GET /image/v2/images/i2/file HTTP/1.1"]
+    assert server.connections == 1  # the connection was kept for the next request

@@ -27,11 +27,15 @@ from moorage.model.flavor import Flavor
 from moorage.model.image import Image, InvalidImageProperty
 from moorage.virt.driver import Guest, UnsupportedHardware
 
-# Exceptions meaning the flavor and image contradict each other: every host would
-# refuse the guest the same way, so the build stops instead of rescheduling. The
-# libvirt driver's FlavorImageConflict is the one a driver raises today; it is named
-# rather than imported so that an agent without libvirt's modules can tell it too.
-CONTRADICTIONS = frozenset({"FlavorImageConflict"})
+# Exceptions meaning the flavor and image contradict each other, or the image cannot
+# be booted at all: every host would refuse the guest the same way, so the build
+# stops instead of rescheduling (upstream aborts the build on the same ones). The
+# libvirt driver's FlavorImageConflict and FlavorDiskSmallerThanImage, and the image
+# cache's refusals (moorage.virt.image_cache, image_service), are named rather than
+# imported so that an agent without libvirt's modules can tell them too. A corrupt
+# download (ImageDownloadFailed) is this transfer's trouble: it reschedules.
+CONTRADICTIONS = frozenset({"FlavorImageConflict", "FlavorDiskSmallerThanImage",
+                            "ImageUnacceptable", "ImageNotActive", "ImageNotFound"})
 
 # The header a call about a guest carries its operation's fence in (compute.client.Fence).
 FENCE_HEADER = "X-Moorage-Fence"
@@ -142,7 +146,8 @@ def _flavor(data: object) -> Flavor:
 def _image(data: object) -> Image:
     if not isinstance(data, Mapping):
         raise InvalidBody("guest.image: a JSON object (id, name, disk_format, "
-                          "container_format, min_disk, min_ram, properties) is required")
+                          "container_format, min_disk, min_ram, size, properties) is "
+                          "required")
     _text(data, "id", "guest.image")
     _text(data, "name", "guest.image", allow_empty=True)
     for key in ("disk_format", "container_format"):
@@ -150,6 +155,8 @@ def _image(data: object) -> Image:
             _text(data, key, "guest.image")
     for key in ("min_disk", "min_ram"):
         _count(data, key, "guest.image", least=0, required=False)
+    if data.get("size") is not None:
+        _count(data, "size", "guest.image", least=0)
     if not isinstance(data.get("properties", {}), Mapping):
         raise InvalidBody("guest.image.properties: a JSON object is required")
     try:

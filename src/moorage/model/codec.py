@@ -36,6 +36,7 @@ def flavor_from_json(data: Mapping[str, Any]) -> Flavor:
 
 
 def image_to_json(image: Image) -> Json:
+    """The image's JSON; ``size`` only for an image with data (Glance's field)."""
     return {
         "id": image.id,
         "name": image.name,
@@ -44,6 +45,7 @@ def image_to_json(image: Image) -> Json:
         "min_disk": image.min_disk_gb,
         "min_ram": image.min_ram_mb,
         "properties": image.properties.raw(),
+        **({"size": image.size} if image.size is not None else {}),
     }
 
 
@@ -57,4 +59,5 @@ def image_from_json(data: Mapping[str, Any]) -> Image:
         data.get("properties", {}),
         min_disk_gb=int(data.get("min_disk", 0)),
         min_ram_mb=int(data.get("min_ram", 0)),
+        size=None if data.get("size") is None else int(data["size"]),
     )

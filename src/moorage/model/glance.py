@@ -1,5 +1,7 @@
-"""Images from a Glance v2 image listing (``GET /v2/images``), as the preflight reads a
-catalogue that lives in an upstream Glance.
+"""Images as Glance v2 gives them: a listing (``GET /v2/images``), as the preflight reads
+a catalogue that lives in an upstream Glance, and one image's data facts
+(``GET /v2/images/{id}``: size and hashes), as a compute host reads them before it
+downloads the data.
 
 The format is Glance's own answer, which ``glance image-list``'s API call and
 ``curl -H "X-Auth-Token: $T" $GLANCE/v2/images`` give::
@@ -72,8 +74,49 @@ def _image(entry: Mapping[str, object], where: str) -> Image:
     disk_format = entry.get("disk_format")
     if not isinstance(disk_format, str):
         raise ValueError(f"{where}: active but has no disk_format")
+    size = entry.get("size")
     try:
         return Image.create(str(entry["id"]), str(entry.get("name") or ""), disk_format,
-                            str(entry.get("container_format") or "bare"), properties)
+                            str(entry.get("container_format") or "bare"), properties,
+                            size=size if isinstance(size, int) else None)
     except InvalidImageProperty as exc:
         raise ValueError(f"{where}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class ImageData:
+    """What Glance says of an image's data: enough to download it and check that what
+    arrived is what was uploaded. ``size`` None: the image has no data (Glance's
+    ``queued``). ``checksum`` is the MD5 hex digest (Glance's legacy field);
+    ``os_hash_algo``/``os_hash_value`` the multihash (sha512 by default)."""
+
+    id: str
+    status: str
+    disk_format: str | None
+    size: int | None
+    checksum: str | None = None
+    os_hash_algo: str | None = None
+    os_hash_value: str | None = None
+
+
+def image_data(entry: object, image_id: str) -> ImageData:
+    """The data facts of a decoded ``GET /v2/images/{id}`` answer; ValueError naming
+    the field that is missing or of the wrong type."""
+    if not isinstance(entry, Mapping) or entry.get("id") != image_id:
+        raise ValueError(f"not Glance's record of image {image_id}: expected "
+                         '{"id": ..., "status": ..., "size": ..., ...}')
+    status = entry.get("status")
+    if not isinstance(status, str):
+        raise ValueError(f"image {image_id}: status is {status!r}, not a string")
+    size = entry.get("size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)
+                             or size < 0):
+        raise ValueError(f"image {image_id}: size is {size!r}, not a byte count or null")
+    texts: dict[str, str | None] = {}
+    for key in ("disk_format", "checksum", "os_hash_algo", "os_hash_value"):
+        value = entry.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"image {image_id}: {key} is {value!r}, not a string or null")
+        texts[key] = value or None
+    return ImageData(image_id, status, texts["disk_format"], size, texts["checksum"],
+                     texts["os_hash_algo"], texts["os_hash_value"])

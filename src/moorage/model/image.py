@@ -167,7 +167,12 @@ def parse_properties(properties: Mapping[str, object]) -> ImageProperties:
 
 @dataclass(frozen=True)
 class Image:
-    """An image as the compute API knows it: metadata only."""
+    """An image as the compute API knows it: its metadata, and whether it has data.
+
+    ``size`` is Glance's: the bytes of the image's data, None for an image without
+    any (metadata only). A host downloads the data of an image that has some (into
+    its image cache, ``moorage.virt.image_cache``) and boots from it; an image
+    without data boots an empty root disk."""
 
     id: str
     name: str
@@ -176,12 +181,15 @@ class Image:
     properties: ImageProperties = field(default_factory=ImageProperties)
     min_disk_gb: int = 0
     min_ram_mb: int = 0
+    size: int | None = None
 
     @classmethod
     def create(cls, id: str, name: str, disk_format: str = "qcow2",
                container_format: str = "bare", properties: Mapping[str, object] | None = None,
-               **kwargs: int) -> Image:
+               *, min_disk_gb: int = 0, min_ram_mb: int = 0,
+               size: int | None = None) -> Image:
         """An image from raw (API) values, validated."""
         disk = _choice("disk_format", disk_format, DISK_FORMATS)
         container = _choice("container_format", container_format, CONTAINER_FORMATS)
-        return cls(id, name, disk, container, parse_properties(properties or {}), **kwargs)
+        return cls(id, name, disk, container, parse_properties(properties or {}),
+                   min_disk_gb=min_disk_gb, min_ram_mb=min_ram_mb, size=size)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -35,6 +36,13 @@ def test_a_guest_survives_the_round_trip() -> None:
     assert wire.guest_from_json(wire.spawn_request(guest)) == guest
 
 
+def test_an_images_size_survives_the_round_trip_and_is_absent_without_data() -> None:
+    with_data = replace(_guest(), image=replace(_guest().image, size=1 << 20))
+    assert wire.guest_from_json(wire.spawn_request(with_data)) == with_data
+    assert wire.spawn_request(with_data)["guest"]["image"]["size"] == 1 << 20
+    assert "size" not in wire.spawn_request(_guest())["guest"]["image"]
+
+
 def _body_with(path: str, value: Any) -> dict[str, Any]:
     body = copy.deepcopy(wire.spawn_request(_guest()))
     *parents, last = path.split(".")
@@ -63,6 +71,8 @@ def _body_with(path: str, value: Any) -> dict[str, Any]:
     ("image.properties", {"hw_vif_model": "tulip"},
      "guest.image.hw_vif_model: 'tulip' is not valid; allowed: "),
     ("image.properties", [], "guest.image.properties: a JSON object is required"),
+    ("image.size", -1, "guest.image.size: -1; an integer >= 0 is required"),
+    ("image.size", "1024", "guest.image.size: '1024'; an integer >= 0 is required"),
     ("allocations", {"rp-1": {"VCPU": 0}}, "guest.allocations.rp-1.VCPU: 0; an integer >= 1"),
     ("allocations", [], "guest.allocations: an object"),
     ("colour", "blue", "guest: unknown field(s) colour; allowed: uuid, name, node"),
@@ -92,6 +102,20 @@ def test_a_flavor_and_image_contradiction_does_not_reschedule() -> None:
     assert (failure.kind, failure.feature, failure.reschedule) == (
         "FlavorImageConflict", None, False)
     assert failure.message == "conflicting firmware: bios, uefi"
+
+
+@pytest.mark.parametrize("kind", ["FlavorDiskSmallerThanImage", "ImageUnacceptable",
+                                  "ImageNotActive", "ImageNotFound"])
+def test_an_image_no_host_can_boot_does_not_reschedule(kind: str) -> None:
+    failure = wire.spawn_failure("cn1", type(kind, (ValueError,), {})("refused"))
+    assert (failure.kind, failure.reschedule) == (kind, False)
+
+
+def test_a_corrupt_image_download_reschedules() -> None:
+    from moorage.virt.image_cache import ImageDownloadFailed
+
+    failure = wire.spawn_failure("cn1", ImageDownloadFailed("Corrupt image download"))
+    assert (failure.kind, failure.reschedule) == ("ImageDownloadFailed", True)
 
 
 def test_another_driver_error_reschedules_under_its_class_name() -> None:

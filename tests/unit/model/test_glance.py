@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from moorage.model.glance import images_from_listing
+from moorage.model.glance import ImageData, image_data, images_from_listing
 
 
 def test_properties_beside_glance_attributes() -> None:
@@ -40,3 +40,37 @@ def test_malformed(data: object, message: str) -> None:
     with pytest.raises(ValueError) as raised:
         images_from_listing(data, "f.json")
     assert str(raised.value).startswith(message), str(raised.value)
+
+
+def test_a_listed_images_size_says_it_has_data() -> None:
+    listing = images_from_listing({"images": [
+        {"id": "i1", "name": "a", "status": "active", "disk_format": "raw", "size": 10},
+        {"id": "i2", "name": "b", "status": "active", "disk_format": "raw", "size": None},
+    ]}, "f.json")
+    assert [i.size for i in listing.images] == [10, None]
+
+
+RECORD = {"id": "i1", "name": "cirros", "status": "active", "disk_format": "qcow2",
+          "size": 1024, "checksum": "ab" * 16, "os_hash_algo": "sha512",
+          "os_hash_value": "cd" * 64, "virtual_size": None, "self": "/v2/images/i1"}
+
+
+def test_an_images_data_facts_from_its_record() -> None:
+    assert image_data(RECORD, "i1") == ImageData("i1", "active", "qcow2", 1024, "ab" * 16,
+                                                 "sha512", "cd" * 64)
+    queued = {"id": "i1", "status": "queued", "disk_format": None, "size": None,
+              "checksum": None, "os_hash_algo": None, "os_hash_value": None}
+    assert image_data(queued, "i1") == ImageData("i1", "queued", None, None)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"id": "i2"}, "not Glance's record of image i1"),
+    ({"status": None}, "image i1: status is None, not a string"),
+    ({"size": "1024"}, "image i1: size is '1024', not a byte count or null"),
+    ({"size": True}, "image i1: size is True, not a byte count or null"),
+    ({"size": -1}, "image i1: size is -1, not a byte count or null"),
+    ({"os_hash_value": 12}, "image i1: os_hash_value is 12, not a string or null"),
+])
+def test_a_malformed_record_is_named(change: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        image_data({**RECORD, **change}, "i1")

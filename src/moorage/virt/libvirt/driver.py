@@ -21,6 +21,7 @@ from moorage.conf import InvalidOption, option_value
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import CAPABILITY_TRAITS
 from moorage.virt.driver import ComputeDriver, Guest, HypervisorUnavailable, NodeProvider
+from moorage.virt.image_service import ImageService
 from moorage.virt.libvirt import discovery, spawn
 from moorage.virt.libvirt.discovery import Finding, HostFacts
 from moorage.virt.libvirt.host import Host, NodeInfo, default_uri, disk_gb
@@ -63,6 +64,7 @@ class LibvirtDriver(ComputeDriver):
         self._stopping: dict[str, Future[None]] = {}
         self._stopper: ThreadPoolExecutor | None = None
         self._stopping_lock = threading.Lock()
+        self._image_service: ImageService | None = None
 
     # -- discovery --------------------------------------------------------------
 
@@ -168,6 +170,14 @@ class LibvirtDriver(ComputeDriver):
         return self.host.node_info()
 
     # -- guests -----------------------------------------------------------------
+
+    @property
+    def image_service(self) -> ImageService | None:
+        """Where guests' images' data comes from ([glance] api_servers, else the
+        compute API's /image); None when this host knows none."""
+        if self._image_service is None:
+            self._image_service = ImageService.of(self.conf)
+        return self._image_service
 
     def spawn(self, guest: Guest) -> None:
         spawn.spawn(self, guest)

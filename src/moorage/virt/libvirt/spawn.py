@@ -5,7 +5,9 @@ image and traits against the driver's own reports, the guest's platform, what
 the hypervisor offers that platform (domain capabilities, CPU features; asked
 once and cached), the choices (``guest.resolve``), the late checks
 (``checks.check``) and libvirt's schema (``validation``). Only then does
-``spawn`` create the instance's directory and root disk and define and start
+``spawn`` get the image's data into the host's image cache (``image_cache``: a
+download, once per host, when the image has data), size the root disk against it,
+create the instance's directory and root disk (``root_disk``) and define and start
 the domain; a failure there undoes what it did.
 
 Every domain Moorage defines carries its ``<metadata>`` element, so that
@@ -17,7 +19,6 @@ from __future__ import annotations
 import importlib
 import logging
 import shutil
-import subprocess
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,13 +28,16 @@ from typing import TYPE_CHECKING, Protocol
 from lxml import etree
 from oslo_config import cfg
 
+from moorage.virt import image_cache, qemu_img
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
-from moorage.virt.libvirt import checks, discovery, models, switches, validation
+from moorage.virt.image_cache import CachedImage
+from moorage.virt.libvirt import checks, discovery, models, root_disk, switches, validation
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.guest import GuestConfig, Platform, Settings
 
 if TYPE_CHECKING:
+    from moorage.virt.image_service import ImageService
     from moorage.virt.libvirt.bindings import Domain
     from moorage.virt.libvirt.discovery import HostFacts
     from moorage.virt.libvirt.host import Host
@@ -44,10 +48,6 @@ LOG = logging.getLogger(__name__)
 # [libvirt] images_type -> the root disk's format; the others (lvm, rbd, ploop)
 # are storage Moorage does not create.
 DISK_FORMATS = {"default": "qcow2", "qcow2": "qcow2", "raw": "raw", "flat": "raw"}
-# The root disk of a flavor without one (root_gb 0): files are sparse, so the size
-# costs nothing until the guest writes.
-DEFAULT_ROOT_GB = 1
-CDROM_SIZE = "1M"
 
 
 class SpawnFailed(RuntimeError):
@@ -72,6 +72,9 @@ class Driver(Protocol):
 
     @property
     def facts(self) -> HostFacts: ...
+
+    @property
+    def image_service(self) -> ImageService | None: ...
 
     def trait_reports(self, node: str) -> list[TraitReport]: ...
 
@@ -126,20 +129,38 @@ def spawn(driver: Driver, guest: Guest) -> GuestConfig:
     guest_config.log_warnings(config)
     libvirt = _libvirt()
     conn = driver.host.connection()
+    started = time.perf_counter()
+    try:
+        base = cached_image(driver, guest)
+    except (OSError, qemu_img.QemuImgError) as exc:
+        raise SpawnFailed(f"instance {guest.uuid}: image {guest.image.id}: "
+                          f"{_one_line(exc)}") from exc
+    if base is not None and config.root.device != "cdrom":
+        root_disk.size(guest.flavor.root_gb, base.virtual_size)  # refused before any work
     instance_dir = Path(config.console_log).parent
     instance_dir.mkdir(parents=True, exist_ok=True)
     domain = None
-    started = time.perf_counter()
     try:
-        _create_root_disk(config, guest.flavor.root_gb)
+        root_disk.create(config.root, guest.flavor.root_gb, base)
         domain = conn.defineXML(guest_config.to_string(document))
         domain.create()
-    except (libvirt.libvirtError, OSError, subprocess.CalledProcessError) as exc:
+    except (libvirt.libvirtError, OSError, qemu_img.QemuImgError) as exc:
         _undo(libvirt, domain, instance_dir)
         raise SpawnFailed(f"instance {guest.uuid}: {_one_line(exc)}") from exc
     LOG.info("instance %s started in %.2f s: %s", guest.uuid,
              time.perf_counter() - started, describe(config))
     return config
+
+
+def cached_image(driver: Driver, guest: Guest) -> CachedImage | None:
+    """The guest's image's data in the host's image cache (downloaded first when it is
+    not there yet); None when the root disk is not made from it: a guest booting from
+    a volume, or an image without data (no ``size``: metadata only)."""
+    if guest.volume_backed or guest.image.size is None:
+        return None
+    conf = driver.conf
+    return image_cache.fetch(image_cache.directory(conf), guest.image, driver.image_service,
+                             force_raw=bool(conf.force_raw_images))
 
 
 def destroy(driver: Driver, instance_uuid: str) -> None:
@@ -253,14 +274,6 @@ def _lookup(host: Host, instance_uuid: str) -> Domain | None:
 def _undefine_flags(libvirt: ModuleType) -> int:
     # TPM state goes too (libvirt >= 8.9); the flag is absent from older bindings.
     return int(libvirt.VIR_DOMAIN_UNDEFINE_NVRAM | getattr(libvirt, "VIR_DOMAIN_UNDEFINE_TPM", 0))
-
-
-def _create_root_disk(config: GuestConfig, root_gb: int) -> None:
-    """An empty root disk of the flavor's size (sparse; no OS image is copied)."""
-    root = config.root
-    size = CDROM_SIZE if root.device == "cdrom" else f"{root_gb or DEFAULT_ROOT_GB}G"
-    subprocess.run(["qemu-img", "create", "-q", "-f", root.format, root.path, size],
-                   check=True, capture_output=True, text=True)
 
 
 def _stop_and_undefine(libvirt: ModuleType, domain: Domain) -> None:

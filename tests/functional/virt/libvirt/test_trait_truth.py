@@ -26,7 +26,7 @@ import pytest
 from moorage.conf import load_config
 from moorage.virt.driver import Guest, UnsupportedHardware
 from moorage.virt.libvirt import guest as guest_config
-from moorage.virt.libvirt import models, spawn
+from moorage.virt.libvirt import models, root_disk, spawn
 from moorage.virt.libvirt.driver import LibvirtDriver
 from moorage.virt.libvirt.guest import FlavorImageConflict
 from tests.unit.virt.libvirt.test_trait_truth import Ask, asks, owned
@@ -111,7 +111,7 @@ def started_on_qemu(driver: LibvirtDriver, guest: Guest) -> str | None:
     Path(config.console_log).parent.mkdir(parents=True, exist_ok=True)
     domain = None
     try:
-        spawn._create_root_disk(config, 1)
+        root_disk.create(config.root, 1, None)
         domain = conn.defineXML(guest_config.to_string(guest_config.domain_xml(config)))
         domain.create()
         return None
