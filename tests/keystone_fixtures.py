@@ -5,10 +5,11 @@ Start-up is paid once per session: ``keystone_template`` makes the fernet and
 credential key repositories (``keystone-manage fernet_setup``, ``credential_setup``),
 migrates a SQLite database (``db_sync``) and bootstraps it (``bootstrap``: the admin
 user and project, the roles admin, manager, member, reader and service, RegionOne, the
-identity endpoints). Each ``keystone`` (one per test module) copies that directory and
-serves it (``tests/keystone_server.py``, run by the venv's python) on a free port of
-127.0.0.1: the copy costs milliseconds, the process's start about three seconds. The
-process dies with the test run (``PR_SET_PDEATHSIG``) if the fixture cannot stop it.
+identity endpoints): about 3 s of CPU. Each ``keystone`` (one per test module) copies
+that directory and serves it (``tests/keystone_server.py``, run by the venv's python)
+on a free port of 127.0.0.1: the copy costs milliseconds, the process's start about
+2 s of CPU (its imports). The process dies with the test run (``PR_SET_PDEATHSIG``)
+if the fixture cannot stop it.
 
 ``Keystone`` speaks the identity v3 API as its admin: projects, users with roles,
 tokens, catalog services and endpoints; ``authtoken_section`` and ``openstack_env``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import getpass
 import grp
+import json
 import os
 import select
 import shutil
@@ -97,36 +99,29 @@ def write_config(directory: Path) -> Path:
     return path
 
 
-def _manage(config: Path, *args: str) -> subprocess.Popen[bytes]:
-    log = (config.parent / "keystone-manage.log").open("ab")
-    with log:
-        return subprocess.Popen(
-            [str(venv_tool("keystone-manage")), "--config-file", str(config), *args],
-            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONWARNINGS": "ignore"})
-
-
-def _wait(config: Path, *processes: subprocess.Popen[bytes]) -> None:
-    for process in processes:
-        if process.wait(timeout=300) != 0:
-            tail = (config.parent / "keystone-manage.log").read_text(errors="replace")
-            raise KeystoneMissing(f"{' '.join(map(str, process.args))} failed "
-                                  f"({process.returncode}):\n{tail[-3000:]}")
-
-
 def make_template(directory: Path) -> Path:
     """A synced, bootstrapped Keystone database and its key repositories in
-    ``directory``: what each ``Keystone`` copies."""
+    ``directory``: what each ``Keystone`` copies. keystone-manage's commands run in
+    one interpreter of the keystone venv (``keystone_server.py manage``)."""
     directory.mkdir(parents=True, exist_ok=True)
     config = write_config(directory)
-    owner = ("--keystone-user", getpass.getuser(),
-             "--keystone-group", grp.getgrgid(os.getgid()).gr_name)
-    # The keys and the schema are independent: made side by side.
-    _wait(config, _manage(config, "fernet_setup", *owner),
-          _manage(config, "credential_setup", *owner), _manage(config, "db_sync"))
+    owner = ["--keystone-user", getpass.getuser(),
+             "--keystone-group", grp.getgrgid(os.getgid()).gr_name]
     urls = [f"--bootstrap-{interface}-url={BOOTSTRAP_URL}" for interface in INTERFACES]
-    _wait(config, _manage(config, "bootstrap", "--bootstrap-password", ADMIN_PASSWORD,
-                          "--bootstrap-region-id", REGION, *urls))
+    commands = [["fernet_setup", *owner], ["credential_setup", *owner], ["db_sync"],
+                ["bootstrap", "--bootstrap-password", ADMIN_PASSWORD,
+                 "--bootstrap-region-id", REGION, *urls]]
+    log = directory / "keystone-manage.log"
+    with log.open("wb") as output:
+        done = subprocess.run(
+            [str(venv_tool("python")), str(SERVER_SCRIPT), "manage", str(config),
+             json.dumps(commands)],
+            stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            timeout=600, check=False)
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise KeystoneMissing(f"keystone-manage failed in {venv_path()} "
+                              f"({done.returncode}):\n{tail}\n{HOW_TO_CREATE}")
     return directory
 
 
@@ -170,7 +165,7 @@ class Keystone:
         stderr = (self.workdir / "keystone-server.err").open("wb")
         with stderr:
             self._process = subprocess.Popen(
-                [str(venv_tool("python")), str(SERVER_SCRIPT), str(self.config)],
+                [str(venv_tool("python")), str(SERVER_SCRIPT), "serve", str(self.config)],
                 stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
                 start_new_session=True)
         assert self._process.stdout is not None
