@@ -37,10 +37,9 @@ import pytest
 import requests
 
 VENV_ENV = "MOORAGE_KEYSTONE_VENV"
-VERSION = "30.0.0"
 HOW_TO_CREATE = (
     f"Create it with `tools/keystone.sh` (`./dev test` runs it), or point {VENV_ENV} at "
-    f"a venv holding keystone=={VERSION}."
+    "a venv holding the keystone release tools/keystone.sh pins."
 )
 SERVER_SCRIPT = Path(__file__).with_name("keystone_server.py")
 
