@@ -311,10 +311,10 @@ def keystone(keystone_template: Path,
     """A Keystone of the module's own, bootstrapped (admin, roles, RegionOne)."""
     server = Keystone(keystone_template, tmp_path_factory.mktemp("keystone"))
     try:
-        server.start()
-    except KeystoneMissing as exc:
-        pytest.fail(str(exc))
-    try:
+        try:
+            server.start()
+        except KeystoneMissing as exc:
+            pytest.fail(str(exc))
         yield server
     finally:
         server.stop()

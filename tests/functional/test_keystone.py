@@ -226,7 +226,7 @@ def test_the_openstack_cli_logs_in_and_finds_moorage_in_the_catalog(
 
     flavors = _openstack(cloud, cloud.reader, "flavor", "list")
     assert create["server"]["flavorRef"] in [f["ID"] for f in flavors]
-    servers = _openstack(cloud, cloud.member, "server", "list", "--no-name-lookup")
+    servers = _openstack(cloud, cloud.member, "server", "list")
     assert booted.json()["server"]["id"] in [s["ID"] for s in servers]
     ours = _call(cloud.api.url, "GET", "/v2.1/servers", member).json()["servers"]
     assert sorted(s["ID"] for s in servers) == sorted(s["id"] for s in ours)
