@@ -186,14 +186,17 @@ class Keystone:
 
     def stop(self) -> None:
         process = self._process
-        if process is None or process.poll() is not None:
+        if process is None:
             return
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
     # -- the identity API ----------------------------------------------------------------
     def request(self, method: str, path: str, *, token: str | None = None,
