@@ -24,7 +24,7 @@ from urllib3.util.retry import Retry
 from moorage.db.engine import normalize_url
 from moorage.placement.launcher import PlacementProcess
 
-pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures"]
+pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures", "tests.keystone_fixtures"]
 
 PG_ENV = "MOORAGE_TEST_POSTGRESQL_URL"
 PG_SKIP_ENV = "MOORAGE_TEST_SKIP_POSTGRESQL"

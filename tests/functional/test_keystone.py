@@ -1,12 +1,17 @@
 """``[api] auth_strategy = keystone`` for real: placement and the compute API as
 processes (``moorage placement serve``, ``moorage api serve``) with keystonemiddleware
-in front, validating tokens against an identity endpoint the test runs
-(``tests.identity``): no token and a bad token are 401, a member reaches the API as
-its project and is held to the policy, an admin gets everything; the internal routes
-still want the service token."""
+in front, validating tokens against a real Keystone (``tests.keystone_fixtures``):
+each service authenticates as its own service user; no token, a forged one and a
+revoked one are 401; a token is its user's project and roles, held to nova's
+persona defaults (a reader reads, a member acts, another project sees nothing, the
+admin sees all); the internal routes still want the service token; and the real
+``openstack`` CLI logs in to Keystone and finds both services in the catalog."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +21,8 @@ import requests
 
 from moorage.api.launcher import ComputeApiProcess
 from moorage.placement.launcher import PlacementProcess
-from tests.identity import IdentityServer
-
-pytest.importorskip("keystonemiddleware")
+from tests.compat.upstream import venv_tool
+from tests.keystone_fixtures import Keystone, Project, User
 
 SERVICE_TOKEN = "keystone-test-service-token"
 PLACEMENT_VERSION = {"OpenStack-API-Version": "placement 1.39"}
@@ -26,32 +30,54 @@ PLACEMENT_VERSION = {"OpenStack-API-Version": "placement 1.39"}
 
 @dataclass
 class KeystoneCloud:
-    identity: IdentityServer
+    keystone: Keystone
     placement: PlacementProcess
     api: ComputeApiProcess
+    project_a: Project
+    project_b: Project
+    reader: User       # project-a's
+    member: User       # project-a's
+    stranger: User     # a member of project-b
+    admin: User        # the admin project's
+
+    def token(self, user: User) -> str:
+        return self.keystone.token(user)
 
 
 @pytest.fixture(scope="module")
-def cloud(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneCloud]:
-    workdir = tmp_path_factory.mktemp("keystone")
-    identity = IdentityServer().start()
-    keystone = {"api": {"auth_strategy": "keystone"},
-                "keystone_authtoken": identity.authtoken_section()}
-    placement = PlacementProcess(workdir / "placement", config=keystone)
-    # The compute API reaches placement as a service user with a token of its own.
+def cloud(keystone: Keystone,
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneCloud]:
+    workdir = tmp_path_factory.mktemp("keystone-cloud")
+
+    def authtoken(user: User) -> dict[str, dict[str, object]]:
+        # Every token is asked about (no cache), so a revoked one is refused at once.
+        return {"api": {"auth_strategy": "keystone"}, "keystone_authtoken": {
+            **keystone.authtoken_section(user), "token_cache_time": -1}}
+
+    placement = PlacementProcess(
+        workdir / "placement", config=authtoken(keystone.service_user("placement")))
+    nova = keystone.service_user("nova")
+    # The compute API reaches placement as its service user, with a token of its own.
     api = ComputeApiProcess(workdir / "api", placement_url=placement.url, config={
-        **keystone, "DEFAULT": {"service_token": SERVICE_TOKEN},
-        "placement": {"token": identity.issue("nova", "service", "service")}})
+        **authtoken(nova), "DEFAULT": {"service_token": SERVICE_TOKEN},
+        "placement": {"token": keystone.token(nova)}})
     placement.launch()
     api.launch()
+    project_a, project_b = keystone.create_project("a"), keystone.create_project("b")
+    admin = keystone.create_user("root", keystone.project("admin"), "admin")
+    users = dict(reader=keystone.create_user("rita", project_a, "reader"),
+                 member=keystone.create_user("alice", project_a, "member"),
+                 stranger=keystone.create_user("bob", project_b, "member"))
     try:
         placement.wait_ready()
         api.wait_ready()
-        yield KeystoneCloud(identity, placement, api)
+        keystone.register("compute", "nova", f"{api.url}/v2.1")
+        keystone.register("placement", "placement", placement.url)
+        yield KeystoneCloud(keystone, placement, api, project_a, project_b, admin=admin,
+                            **users)
     finally:
         api.stop()
         placement.stop()
-        identity.stop()
 
 
 def _call(url: str, method: str, path: str, token: str | None, *, json: Any = None,
@@ -61,47 +87,77 @@ def _call(url: str, method: str, path: str, token: str | None, *, json: Any = No
 
 
 def test_placement_validates_tokens_with_keystone(cloud: KeystoneCloud) -> None:
-    url, identity = cloud.placement.url, cloud.identity
+    url, keystone = cloud.placement.url, cloud.keystone
 
     def get(token: str | None) -> requests.Response:
         return _call(url, "GET", "/resource_providers", token, headers=PLACEMENT_VERSION)
 
-    assert get(None).status_code == 401
-    assert "www-authenticate" in {k.lower() for k in get(None).headers}
-    before = identity.validations()
-    assert get("not-a-token").status_code == 401
-    assert identity.validations() > before, "the bad token was not asked about"
-    member = get(identity.issue("alice", "project-a", "member", "reader"))
+    refused = get(None)
+    assert refused.status_code == 401
+    assert refused.headers["WWW-Authenticate"] == f'Keystone uri="{keystone.v3}"'
+    assert get("gAAAAAforged").status_code == 401
+    member = get(cloud.token(cloud.member))
     assert member.status_code == 403, member.text
     assert "placement:resource_providers:list" in member.text
-    admin = identity.issue("root", "admin-project", "admin")
+    admin = cloud.token(cloud.admin)
     assert get(admin).status_code == 200
     created = _call(url, "POST", "/resource_providers", admin, json={"name": "kvm1"},
                     headers=PLACEMENT_VERSION)
     assert created.status_code == 200, created.text
-    listed = get(identity.issue("nova", "service", "service")).json()
-    assert [p["name"] for p in listed["resource_providers"]] == ["kvm1"]
+    listed = get(cloud.token(keystone.service_user("scheduler"))).json()
+    assert "kvm1" in [p["name"] for p in listed["resource_providers"]]
     # The version document stays public.
     assert _call(url, "GET", "/", None).status_code == 200
 
 
-def test_the_compute_api_sees_each_token_as_its_project(cloud: KeystoneCloud) -> None:
-    url, identity = cloud.api.url, cloud.identity
+def test_a_revoked_token_is_refused_at_once(cloud: KeystoneCloud) -> None:
+    """The services ask Keystone about each token: one Keystone revoked is refused
+    by both, the next request after."""
+    token = cloud.token(cloud.member)
+    assert _call(cloud.api.url, "GET", "/v2.1/servers", token).status_code == 200
+    revoked = requests.delete(f"{cloud.keystone.v3}/auth/tokens", timeout=60, headers={
+        "X-Auth-Token": token, "X-Subject-Token": token})
+    assert revoked.status_code == 204, revoked.text
+    assert _call(cloud.api.url, "GET", "/v2.1/servers", token).status_code == 401
+    assert _call(cloud.placement.url, "GET", "/usages?project_id=x", token,
+                 headers=PLACEMENT_VERSION).status_code == 401
+
+
+def _flavor(cloud: KeystoneCloud, name: str) -> str:
+    """A flavor the admin made (members may not)."""
+    flavor = {"flavor": {"name": name, "vcpus": 1, "ram": 512, "disk": 1}}
+    made = _call(cloud.api.url, "POST", "/v2.1/flavors", cloud.token(cloud.admin),
+                 json=flavor)
+    assert made.status_code == 200, made.text
+    return str(made.json()["flavor"]["id"])
+
+
+def _create_body(cloud: KeystoneCloud, token: str, name: str) -> dict[str, Any]:
+    """What boots a server in ``token``'s project: a new flavor, an image of its own."""
+    image = _call(cloud.api.url, "POST", "/v2.1/images", token, json={
+        "name": name, "disk_format": "raw", "container_format": "bare"}).json()
+    return {"server": {"name": name, "flavorRef": _flavor(cloud, name),
+                       "imageRef": image["id"]}}
+
+
+def test_the_compute_api_holds_each_persona_to_novas_defaults(
+        cloud: KeystoneCloud) -> None:
+    url = cloud.api.url
     assert _call(url, "GET", "/v2.1/servers", None).status_code == 401
     assert _call(url, "GET", "/v2.1/servers", "forged").status_code == 401
-    alice = identity.issue("alice", "project-a", "member", "reader")
-    bob = identity.issue("bob", "project-b", "member", "reader")
-    admin = identity.issue("root", "admin-project", "admin")
+    reader, member = cloud.token(cloud.reader), cloud.token(cloud.member)
+    stranger, admin = cloud.token(cloud.stranger), cloud.token(cloud.admin)
 
     flavor = {"flavor": {"name": "small", "vcpus": 1, "ram": 512, "disk": 1}}
-    refused = _call(url, "POST", "/v2.1/flavors", alice, json=flavor)
+    refused = _call(url, "POST", "/v2.1/flavors", member, json=flavor)
     assert refused.status_code == 403, refused.text
-    flavor_id = _call(url, "POST", "/v2.1/flavors", admin, json=flavor).json()["flavor"]["id"]
-    image = _call(url, "POST", "/v2.1/images", alice, json={
-        "name": "alices", "disk_format": "raw", "container_format": "bare"}).json()
-    assert image["owner"] == "project-a"
-    booted = _call(url, "POST", "/v2.1/servers", alice, json={"server": {
-        "name": "mine", "flavorRef": flavor_id, "imageRef": image["id"]}})
+    create = _create_body(cloud, member, "mine")
+
+    # A reader reads, and only reads.
+    as_reader = _call(url, "POST", "/v2.1/servers", reader, json=create)
+    assert as_reader.status_code == 403, as_reader.text
+    assert "os_compute_api:servers:create" in as_reader.text
+    booted = _call(url, "POST", "/v2.1/servers", member, json=create)
     assert booted.status_code == 202, booted.text
     server = booted.json()["server"]["id"]
 
@@ -110,21 +166,34 @@ def test_the_compute_api_sees_each_token_as_its_project(cloud: KeystoneCloud) ->
         assert answer.status_code == 200, answer.text
         return [s["id"] for s in answer.json()["servers"]]
 
-    assert listed(alice) == [server]
-    assert listed(bob) == []
-    assert _call(url, "GET", f"/v2.1/servers/{server}", bob).status_code == 404
-    shown = _call(url, "GET", f"/v2.1/servers/{server}", alice).json()["server"]
-    assert (shown["tenant_id"], shown["user_id"]) == ("project-a", "alice")
-    assert listed(admin, "?all_tenants=1") == [server]
-    assert _call(url, "GET", "/v2.1/os-services", alice).status_code == 403
+    assert listed(reader) == [server]
+    shown = _call(url, "GET", f"/v2.1/servers/{server}", reader)
+    assert shown.status_code == 200, shown.text
+    assert (shown.json()["server"]["tenant_id"], shown.json()["server"]["user_id"]) == (
+        cloud.project_a.id, cloud.member.id)
+    renamed = {"server": {"name": "renamed"}}
+    path = f"/v2.1/servers/{server}"
+    assert _call(url, "PUT", path, reader, json=renamed).status_code == 403
+    assert _call(url, "PUT", path, member, json=renamed).status_code == 200
+    assert _call(url, "GET", path, reader).json()["server"]["name"] == "renamed"
+    assert _call(url, "DELETE", path, reader).status_code == 403
+
+    # Another project's member sees nothing of it.
+    assert listed(stranger) == []
+    assert _call(url, "GET", f"/v2.1/servers/{server}", stranger).status_code == 404
+    assert _call(url, "GET", "/v2.1/servers?all_tenants=1", stranger).status_code == 403
+
+    # The admin sees every project's, and alone administers.
+    assert server in listed(admin, "?all_tenants=1")
+    assert _call(url, "GET", "/v2.1/os-services", member).status_code == 403
     assert _call(url, "GET", "/v2.1/os-services", admin).status_code == 200
 
 
 def test_the_internal_routes_want_the_service_token_not_a_user_token(
         cloud: KeystoneCloud) -> None:
-    url, identity = cloud.api.url, cloud.identity
+    url = cloud.api.url
     beat = {"driver": "fake", "nodes": ["h1"], "agent_url": "http://127.0.0.1:9"}
-    admin = identity.issue("root", "admin-project", "admin")
+    admin = cloud.token(cloud.admin)
     for token in (None, admin):
         refused = _call(url, "PUT", "/internal/services/h1", token, json=beat)
         assert refused.status_code == 401, refused.text
@@ -136,9 +205,34 @@ def test_the_internal_routes_want_the_service_token_not_a_user_token(
     assert [s["host"] for s in hosts] == ["h1"]
 
 
-def test_the_identity_endpoint_was_really_asked(cloud: KeystoneCloud) -> None:
-    """Both services authenticated as the service user and validated users' tokens
-    here (not a shortcut in the services)."""
-    asked = set(cloud.identity.requests)
-    assert ("POST", "/v3/auth/tokens") in asked
-    assert ("GET", "/v3/auth/tokens") in asked
+def _openstack(cloud: KeystoneCloud, user: User, *args: str) -> Any:
+    """The real ``openstack`` CLI (the compat venv's), logged in as ``user`` by the
+    OS_* variables alone; its JSON output."""
+    environment = {name: value for name, value in os.environ.items()
+                   if not name.startswith("OS_")}
+    done = subprocess.run([str(venv_tool("openstack")), *args, "-f", "json"],
+                          env={**environment, **cloud.keystone.openstack_env(user)},
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stderr}"
+    return json.loads(done.stdout)
+
+
+def test_the_openstack_cli_logs_in_and_finds_moorage_in_the_catalog(
+        cloud: KeystoneCloud) -> None:
+    member = cloud.token(cloud.member)
+    create = _create_body(cloud, member, "cli")
+    booted = _call(cloud.api.url, "POST", "/v2.1/servers", member, json=create)
+    assert booted.status_code == 202, booted.text
+
+    flavors = _openstack(cloud, cloud.reader, "flavor", "list")
+    assert create["server"]["flavorRef"] in [f["ID"] for f in flavors]
+    servers = _openstack(cloud, cloud.member, "server", "list")
+    assert booted.json()["server"]["id"] in [s["ID"] for s in servers]
+    ours = _call(cloud.api.url, "GET", "/v2.1/servers", member).json()["servers"]
+    assert sorted(s["ID"] for s in servers) == sorted(s["id"] for s in ours)
+
+    admin = cloud.token(cloud.admin)
+    _call(cloud.placement.url, "POST", "/resource_providers", admin,
+          json={"name": "cli-provider"}, headers=PLACEMENT_VERSION)
+    providers = _openstack(cloud, cloud.admin, "resource", "provider", "list")
+    assert "cli-provider" in [p["name"] for p in providers]

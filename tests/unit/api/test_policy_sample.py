@@ -42,13 +42,15 @@ def test_both_namespaces_are_registered() -> None:
 
 
 @pytest.mark.parametrize(("rule", "default", "operation"), [
-    ("os_compute_api:servers:create", "rule:admin_or_owner", "POST /v2.1/servers"),
-    ("os_compute_api:os-services:list", "rule:admin_api", "GET /v2.1/os-services"),
-    ("os_compute_api:os-flavor-manage:create", "rule:admin_api", "POST /v2.1/flavors"),
-    ("moorage:scheduler:plan", "rule:admin_or_owner", "POST /v2.1/scheduler/plan"),
-    ("os_compute_api:os-keypairs:index", "rule:admin_api or user_id:%(user_id)s",
+    ("os_compute_api:servers:create", "rule:project_member_or_admin", "POST /v2.1/servers"),
+    ("os_compute_api:servers:index", "rule:project_reader_or_admin", "GET /v2.1/servers"),
+    ("os_compute_api:os-services:list", "rule:context_is_admin", "GET /v2.1/os-services"),
+    ("os_compute_api:os-flavor-manage:create", "rule:context_is_admin",
+     "POST /v2.1/flavors"),
+    ("moorage:scheduler:plan", "rule:project_member_or_admin", "POST /v2.1/scheduler/plan"),
+    ("os_compute_api:os-keypairs:index", "(rule:context_is_admin) or user_id:%(user_id)s",
      "GET /v2.1/os-keypairs"),
-    ("os_compute_api:os-availability-zone:detail", "rule:admin_api",
+    ("os_compute_api:os-availability-zone:detail", "rule:context_is_admin",
      "GET /v2.1/os-availability-zone/detail"),
     ("moorage:metrics", "rule:admin_api", "GET /metrics"),
 ])

@@ -1,0 +1,323 @@
+"""A real Keystone for the tests: upstream's keystone from the venv ``tools/keystone.sh``
+creates (``./dev test`` runs it and exports ``MOORAGE_KEYSTONE_VENV``).
+
+Start-up is paid once per session: ``keystone_template`` makes the fernet and
+credential key repositories (``keystone-manage fernet_setup``, ``credential_setup``),
+migrates a SQLite database (``db_sync``) and bootstraps it (``bootstrap``: the admin
+user and project, the roles admin, manager, member, reader and service, RegionOne, the
+identity endpoints): about 3 s of CPU. Each ``keystone`` (one per test module) copies
+that directory and serves it (``tests/keystone_server.py``, run by the venv's python)
+on a free port of 127.0.0.1: the copy costs milliseconds, the process's start about
+2 s of CPU (its imports). The process dies with the test run (``PR_SET_PDEATHSIG``)
+if the fixture cannot stop it.
+
+``Keystone`` speaks the identity v3 API as its admin: projects, users with roles,
+tokens, catalog services and endpoints; ``authtoken_section`` and ``openstack_env``
+point a Moorage service's keystonemiddleware and the ``openstack`` CLI at it. Without
+the venv the tests that need it FAIL, saying how to create it; they never skip.
+"""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import json
+import os
+import select
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+VENV_ENV = "MOORAGE_KEYSTONE_VENV"
+HOW_TO_CREATE = (
+    f"Create it with `tools/keystone.sh` (`./dev test` runs it), or point {VENV_ENV} at "
+    "a venv holding the keystone release tools/keystone.sh pins."
+)
+SERVER_SCRIPT = Path(__file__).with_name("keystone_server.py")
+
+REGION = "RegionOne"
+DEFAULT_DOMAIN = "default"
+ADMIN_PASSWORD = "keystone-admin-secret"
+# What keystone-manage bootstrap makes; the template's identity endpoints name this
+# URL until a copy, started on its port, points them at itself.
+BOOTSTRAP_URL = "http://127.0.0.1:1/v3"
+INTERFACES = ("public", "internal", "admin")
+
+
+class KeystoneMissing(RuntimeError):
+    """The keystone venv is not there, or keystone did not start from it."""
+
+
+def venv_path() -> Path:
+    """The keystone venv: $MOORAGE_KEYSTONE_VENV, else tools/keystone.sh's default place."""
+    configured = os.environ.get(VENV_ENV)
+    if configured:
+        return Path(configured)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "moorage" / "keystone-venv"
+
+
+def venv_tool(name: str) -> Path:
+    """An executable of the keystone venv (keystone-manage, python)."""
+    path = venv_path() / "bin" / name
+    if not os.access(path, os.X_OK):
+        raise KeystoneMissing(f"{path} is missing. {HOW_TO_CREATE}")
+    return path
+
+
+def write_config(directory: Path) -> Path:
+    """keystone.conf for the database and key repositories in ``directory``. Passwords
+    are hashed with bcrypt's fewest rounds (a password's token costs milliseconds, not
+    a quarter of a second), and Keystone caches in its process (validating a token
+    then costs 8 ms, not 100: the server is one process)."""
+    path = directory / "keystone.conf"
+    path.write_text(
+        "[DEFAULT]\n"
+        f"log_file = {directory / 'keystone.log'}\n"
+        "[database]\n"
+        f"connection = sqlite:///{directory / 'keystone.sqlite'}\n"
+        "[fernet_tokens]\n"
+        f"key_repository = {directory / 'fernet-keys'}\n"
+        "[fernet_receipts]\n"
+        f"key_repository = {directory / 'fernet-keys'}\n"
+        "[credential]\n"
+        f"key_repository = {directory / 'credential-keys'}\n"
+        "[identity]\n"
+        "password_hash_rounds = 4\n"
+        "[cache]\n"
+        "enabled = true\n"
+        "backend = dogpile.cache.memory\n")
+    return path
+
+
+def make_template(directory: Path) -> Path:
+    """A synced, bootstrapped Keystone database and its key repositories in
+    ``directory``: what each ``Keystone`` copies. keystone-manage's commands run in
+    one interpreter of the keystone venv (``keystone_server.py manage``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    config = write_config(directory)
+    owner = ["--keystone-user", getpass.getuser(),
+             "--keystone-group", grp.getgrgid(os.getgid()).gr_name]
+    urls = [f"--bootstrap-{interface}-url={BOOTSTRAP_URL}" for interface in INTERFACES]
+    commands = [["fernet_setup", *owner], ["credential_setup", *owner], ["db_sync"],
+                ["bootstrap", "--bootstrap-password", ADMIN_PASSWORD,
+                 "--bootstrap-region-id", REGION, *urls]]
+    log = directory / "keystone-manage.log"
+    with log.open("wb") as output:
+        done = subprocess.run(
+            [str(venv_tool("python")), str(SERVER_SCRIPT), "manage", str(config),
+             json.dumps(commands)],
+            stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            timeout=600, check=False)
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace")[-3000:]
+        raise KeystoneMissing(f"keystone-manage failed in {venv_path()} "
+                              f"({done.returncode}):\n{tail}\n{HOW_TO_CREATE}")
+    return directory
+
+
+@dataclass(frozen=True)
+class Project:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class User:
+    """A user with a role set on one project; its tokens are scoped to that project."""
+
+    id: str
+    name: str
+    password: str
+    project: Project
+    roles: tuple[str, ...]
+
+
+class Keystone:
+    """One Keystone process serving a copy of the template, and its admin's client."""
+
+    def __init__(self, template: Path, workdir: Path) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(template / "keystone.sqlite", workdir / "keystone.sqlite")
+        for keys in ("fernet-keys", "credential-keys"):
+            shutil.copytree(template / keys, workdir / keys)
+        self.config = write_config(workdir)
+        self.session = requests.Session()
+        self._process: subprocess.Popen[bytes] | None = None
+        self.url = ""
+
+    @property
+    def v3(self) -> str:
+        return f"{self.url}/v3"
+
+    def start(self, timeout: float = 120.0) -> Keystone:
+        """Serve on a free port; then the identity endpoints name this copy's URL."""
+        stderr = (self.workdir / "keystone-server.err").open("wb")
+        with stderr:
+            self._process = subprocess.Popen(
+                [str(venv_tool("python")), str(SERVER_SCRIPT), "serve", str(self.config)],
+                stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
+                start_new_session=True)
+        assert self._process.stdout is not None
+        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
+        line = self._process.stdout.readline().decode().strip() if ready else ""
+        if not line.isdigit():
+            self.stop()
+            reason = (self.workdir / "keystone-server.err").read_text(
+                errors="replace").strip().splitlines()
+            raise KeystoneMissing(
+                f"keystone did not start from {venv_path()}: "
+                f"{reason[-1] if reason else f'no port within {timeout}s'}. {HOW_TO_CREATE}")
+        self.url = f"http://127.0.0.1:{line}"
+        identity = self.service_id("identity")
+        for endpoint in self.call("GET", f"/endpoints?service_id={identity}")["endpoints"]:
+            self.call("PATCH", f"/endpoints/{endpoint['id']}",
+                      json={"endpoint": {"url": self.v3}})
+        return self
+
+    def stop(self) -> None:
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+    # -- the identity API ----------------------------------------------------------------
+    def request(self, method: str, path: str, *, token: str | None = None,
+                json: Any = None) -> requests.Response:
+        """``path`` below /v3, as the admin unless ``token`` says otherwise."""
+        return self.session.request(
+            method, self.v3 + path, json=json, timeout=60,
+            headers={"X-Auth-Token": token or self.admin_token})
+
+    def call(self, method: str, path: str, *, json: Any = None) -> Any:
+        """An admin's request that must succeed; its JSON body (None when empty)."""
+        answer = self.request(method, path, json=json)
+        assert answer.ok, f"{method} {path} -> {answer.status_code}: {answer.text}"
+        return answer.json() if answer.content else None
+
+    def authenticate(self, body: dict[str, Any]) -> requests.Response:
+        return self.session.post(f"{self.v3}/auth/tokens", json={"auth": body}, timeout=60)
+
+    def password_token(self, user: dict[str, Any], project: dict[str, Any]) -> str:
+        answer = self.authenticate({
+            "identity": {"methods": ["password"], "password": {"user": user}},
+            "scope": {"project": project}})
+        assert answer.status_code == 201, answer.text
+        return answer.headers["X-Subject-Token"]
+
+    @cached_property
+    def admin_token(self) -> str:
+        """A token of bootstrap's admin, on the admin project."""
+        domain = {"id": DEFAULT_DOMAIN}
+        return self.password_token(
+            {"name": "admin", "domain": domain, "password": ADMIN_PASSWORD},
+            {"name": "admin", "domain": domain})
+
+    def token(self, user: User) -> str:
+        """A new token of ``user``, scoped to its project."""
+        return self.password_token({"id": user.id, "password": user.password},
+                                   {"id": user.project.id})
+
+    @cached_property
+    def role_ids(self) -> dict[str, str]:
+        return {role["name"]: role["id"] for role in self.call("GET", "/roles")["roles"]}
+
+    def create_project(self, name: str) -> Project:
+        body = {"project": {"name": name, "domain_id": DEFAULT_DOMAIN}}
+        return Project(self.call("POST", "/projects", json=body)["project"]["id"], name)
+
+    def create_user(self, name: str, project: Project, *roles: str) -> User:
+        """A user with ``roles`` on ``project`` (each of admin, manager, member, reader,
+        service; Keystone adds the roles they imply to its tokens)."""
+        password = f"{name}-{uuid.uuid4().hex[:8]}"
+        created = self.call("POST", "/users", json={"user": {
+            "name": name, "password": password, "domain_id": DEFAULT_DOMAIN,
+            "default_project_id": project.id}})["user"]
+        for role in roles:
+            self.call("PUT", f"/projects/{project.id}/users/{created['id']}/roles/"
+                      f"{self.role_ids[role]}")
+        return User(created["id"], name, password, project, roles)
+
+    def service_user(self, name: str) -> User:
+        """A service's own user (keystonemiddleware's, a service talking to another):
+        the role service on the project service."""
+        return self.create_user(name, self.project("service"), "service")
+
+    def project(self, name: str) -> Project:
+        """The project ``name``, created when missing."""
+        found = self.call("GET", f"/projects?name={name}")["projects"]
+        return Project(found[0]["id"], name) if found else self.create_project(name)
+
+    def service_id(self, service_type: str) -> str:
+        found = self.call("GET", f"/services?type={service_type}")["services"]
+        assert len(found) == 1, f"{len(found)} services of type {service_type}"
+        return str(found[0]["id"])
+
+    def register(self, service_type: str, name: str, url: str,
+                 region: str = REGION) -> None:
+        """A catalog service and its public, internal and admin endpoints at ``url``."""
+        service = self.call("POST", "/services", json={
+            "service": {"type": service_type, "name": name}})["service"]["id"]
+        for interface in INTERFACES:
+            self.call("POST", "/endpoints", json={"endpoint": {
+                "service_id": service, "interface": interface, "url": url,
+                "region_id": region}})
+
+    # -- pointing clients at it ----------------------------------------------------------
+    def authtoken_section(self, user: User) -> dict[str, object]:
+        """The ``[keystone_authtoken]`` options that make a service's keystonemiddleware
+        authenticate as ``user`` and validate tokens here."""
+        return {"www_authenticate_uri": self.v3, "auth_url": self.v3,
+                "auth_type": "password", "username": user.name, "password": user.password,
+                "project_name": user.project.name, "user_domain_id": DEFAULT_DOMAIN,
+                "project_domain_id": DEFAULT_DOMAIN, "region_name": REGION}
+
+    def openstack_env(self, user: User) -> dict[str, str]:
+        """The ``OS_*`` variables that make the ``openstack`` CLI log in as ``user`` (no
+        clouds.yaml): it finds every other service in the catalog."""
+        return {"OS_AUTH_URL": self.v3, "OS_AUTH_TYPE": "password",
+                "OS_IDENTITY_API_VERSION": "3", "OS_USERNAME": user.name,
+                "OS_PASSWORD": user.password, "OS_PROJECT_NAME": user.project.name,
+                "OS_USER_DOMAIN_ID": DEFAULT_DOMAIN, "OS_PROJECT_DOMAIN_ID": DEFAULT_DOMAIN,
+                "OS_REGION_NAME": REGION, "OS_INTERFACE": "public"}
+
+
+@pytest.fixture(scope="session")
+def keystone_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The synced and bootstrapped Keystone every ``keystone`` copies (once a session)."""
+    try:
+        return make_template(tmp_path_factory.mktemp("keystone-template"))
+    except KeystoneMissing as exc:
+        pytest.fail(str(exc))
+
+
+@pytest.fixture(scope="module")
+def keystone(keystone_template: Path,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
+    """A Keystone of the module's own, bootstrapped (admin, roles, RegionOne)."""
+    server = Keystone(keystone_template, tmp_path_factory.mktemp("keystone"))
+    try:
+        try:
+            server.start()
+        except KeystoneMissing as exc:
+            pytest.fail(str(exc))
+        yield server
+    finally:
+        server.stop()

@@ -1,0 +1,103 @@
+"""Serve upstream Keystone (the keystone venv's, ``tools/keystone.sh``) over HTTP.
+
+Run by the keystone venv's own python, never imported by the tests' interpreter
+(``tests.keystone_fixtures`` runs it), in two ways; each asks Linux to end it when its
+parent (the test run) ends:
+
+``python keystone_server.py manage CONFIG_FILE COMMANDS_JSON``
+    runs keystone-manage's commands (``[["db_sync"], ["bootstrap", ...], ...]``) one
+    after the other in this one interpreter: keystone is imported once, not once a
+    command (a third of the CPU time of four ``keystone-manage`` processes).
+``python keystone_server.py serve CONFIG_FILE``
+    builds keystone's WSGI application from ``CONFIG_FILE`` (its database synced and
+    bootstrapped, its key repositories made), listens on a free port of 127.0.0.1 and
+    prints that port on its first line of stdout. Until then, a failure is one line
+    on stderr and exit status 2 (the fixture shows it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import sys
+import warnings
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+# prctl(2): the signal a process gets when its parent ends.
+PR_SET_PDEATHSIG = 1
+
+
+class QuietHandler(WSGIRequestHandler):
+    """No access log on stderr (keystone logs each request itself)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+class ThreadingServer(ThreadingMixIn, WSGIServer):
+    """One thread per connection: services validate tokens while the test asks."""
+
+    daemon_threads = True
+
+
+def die_with_parent() -> None:
+    """SIGKILL when the process that started this one ends, however it ends."""
+    if sys.platform == "linux":
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def application(config_file: str) -> Any:
+    warnings.simplefilter("ignore", DeprecationWarning)  # eventlet's, on import
+    from keystone.server.flask import core
+    from oslo_db.sqlalchemy import engines
+
+    # oslo.db yields the CPU (time.sleep(0)) at each of the ~20 connection check-ins of
+    # a request, for eventlet's green threads: this server has none, and on a busy
+    # machine each yield costs a scheduler slice (0.15 s a request on two loaded cores).
+    engines._thread_yield = lambda dbapi_connection, record: None
+
+    sys.argv[1:] = []  # keystone's configuration reads the command line too
+    return core.initialize_application(name="public", config_files=[config_file])
+
+
+def manage(config_file: str, commands: list[list[str]]) -> None:
+    """keystone-manage's ``commands``, in turn, on ``config_file``."""
+    warnings.simplefilter("ignore", DeprecationWarning)
+    import keystone.conf
+    from keystone.cmd import cli
+
+    for command in commands:
+        # keystone-manage's main parses the configuration each time: forget the last.
+        keystone.conf.CONF.reset()
+        keystone.conf.CONF.clear()
+        cli.main(argv=["keystone-manage", "--config-file", config_file, *command])
+
+
+USAGE = "usage: keystone_server.py manage CONFIG_FILE COMMANDS_JSON | serve CONFIG_FILE"
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    if len(argv) == 4 and argv[1] == "manage":
+        manage(argv[2], json.loads(argv[3]))
+        return 0
+    if len(argv) != 3 or argv[1] != "serve":
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        app = application(argv[2])
+    except Exception as exc:  # any start-up failure: one line for the fixture
+        print(f"keystone did not configure: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
+    server = make_server("127.0.0.1", 0, app, server_class=ThreadingServer,
+                         handler_class=QuietHandler)
+    print(server.server_port, flush=True)
+    server.serve_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
