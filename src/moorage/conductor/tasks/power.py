@@ -15,7 +15,7 @@ from moorage.compute.client import AgentUnreachable, PowerAction, PowerFailed
 from moorage.conductor.tasks.base import Task
 from moorage.lifecycle import history, machine
 from moorage.lifecycle.history import Fault
-from moorage.lifecycle.states import OperationKind
+from moorage.lifecycle.states import OperationKind, TaskState
 from moorage.lifecycle.store import ServerChanges
 
 
@@ -29,6 +29,13 @@ class PowerSteps:
     started: str | None
     done: str
     failed: str
+
+    @property
+    def tasks(self) -> frozenset[TaskState | None]:
+        """The task states the server is in while it runs: accepted, and (a takeover
+        finds it there) where ``started`` leaves it."""
+        started = machine.transition(self.started).task if self.started else None
+        return frozenset({self.accepted.task, *((started,) if started else ())})
 
 
 STOP = PowerSteps(PowerAction.STOP, machine.transition("stop.accepted"), None,
@@ -58,8 +65,7 @@ class PowerTask(Task):
         record = self.load()
         # Deleted, being deleted, or (a soft reboot) overridden by a hard one accepted
         # since, which carries on after this operation: nothing to do.
-        if record is None or record.host is None or record.task_state not in (
-                steps.accepted.task, *self._later_tasks(steps)):
+        if record is None or record.host is None or record.task_state not in steps.tasks:
             return
         host = record.host
         if steps.started is not None and record.task_state == steps.accepted.task \
@@ -79,11 +85,6 @@ class PowerTask(Task):
                 self.operation.kind, host, type(exc).__name__, str(exc))))
             return
         self.apply(steps.done)
-
-    @staticmethod
-    def _later_tasks(steps: PowerSteps) -> tuple[object, ...]:
-        """The task state its ``started`` step leaves (a takeover finds it there)."""
-        return (machine.transition(steps.started).task,) if steps.started else ()
 
     def abandon(self, fault: Fault) -> None:
         """A reboot ends in ERROR through its own type's transition."""
