@@ -148,8 +148,6 @@ class IronicSimulator(Reachability):
                              f"{', '.join(POWER_TARGETS)}")
         with self._lock:
             node = self._record(node_uuid)
-            if node.maintenance:
-                raise IronicConflict(f"node {node_uuid} is in maintenance")
             node.power_state = POWER_OFF if target in (POWER_OFF, SOFT_POWER_OFF) else POWER_ON
             node.boots += node.power_state == POWER_ON
 
