@@ -381,8 +381,9 @@ def server_action(req: ApiRequest) -> Response:
     record = server_or_404(req, uuid)
     accepted = machine.ACTIONS.get(action)
     if accepted is not None and record.task_state not in accepted.tasks:
-        raise Conflict(f"Cannot '{action}' instance {uuid} while it is in task_state "
-                       f"{record.task_state}; {accepted.name} needs {accepted.needs()}.")
+        raise Conflict(f"Cannot '{action.removeprefix('os-')}' instance {uuid} while it "
+                       f"is in task_state {record.task_state}; {accepted.name} needs "
+                       f"{accepted.needs()}.")
     return handler(req, record, argument)
 
 
