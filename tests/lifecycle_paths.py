@@ -34,11 +34,20 @@ def insert(db: Database, uuid: str) -> None:
 
 
 def operation_of(step: Transition) -> OperationKind:
-    """The operation kind whose rule applies (or accepts) ``step``."""
+    """The operation kind whose rule applies (or accepts) ``step``: an accepting
+    transition of no rule (the hard reboot) is the one whose task states it enters."""
     for rule in machine.OPERATIONS.values():
         if step.name in rule.applies or rule.accepted == step:
             return rule.kind
+    for rule in machine.OPERATIONS.values():
+        if step.actor == Actor.API and step.task in rule.tasks:
+            return rule.kind
     raise LookupError(step.name)
+
+
+def records_no_operation(step: Transition) -> bool:
+    """An admin's reset: the API moves the server and leaves nothing to carry out."""
+    return step.actor == Actor.API and step.task is None and not step.creates
 
 
 def paths() -> dict[State, list[Transition]]:
@@ -50,7 +59,8 @@ def paths() -> dict[State, list[Transition]]:
     while queue:
         state = queue.popleft()
         for step in machine.TRANSITIONS:
-            if step.creates or not step.allows(*state):
+            # (An admin's reset would be a short cut to everywhere, placing nothing.)
+            if step.creates or records_no_operation(step) or not step.allows(*state):
                 continue
             reached: State = (step.target(state[0]), step.task)
             if reached not in found:

@@ -317,6 +317,16 @@ SERVER_ACTION = choice("action", {
     "confirmResize": {"type": ["object", "null"]},
     "revertResize": {"type": ["object", "null"]},
     "evacuate": {"type": ["object", "null"], "properties": {"host": _HOST}},
+    # nova takes any value for these four (null by convention).
+    "os-stop": {}, "os-start": {}, "lock": {}, "unlock": {},
+    "reboot": some_of({"type": {
+        "type": "string", "enum": ["HARD", "Hard", "hard", "SOFT", "Soft", "soft"],
+        "description": "HARD, SOFT (or Hard, hard, Soft, soft)"}}, required=("type",)),
+    "os-resetState": some_of({"state": {"type": "string", "enum": ["active", "error"]}},
+                             required=("state",)),
+    "os-getConsoleOutput": some_of({"length": {
+        "type": ["integer", "string", "null"], "pattern": "^-?[0-9]+$", "minimum": -1,
+        "description": "an integer of -1 or more (-1: every line)"}}),
 })
 
 # The dry run: a boot (the server of POST /servers), a resize or a migration.

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Protocol
 
-from moorage.virt.driver import Guest
+from moorage.virt.driver import ComputeDriver, Guest
 
 
 class SpawnFailed(Exception):
@@ -22,6 +23,44 @@ class SpawnFailed(Exception):
         self.message = message
         self.feature = feature
         self.reschedule = reschedule
+
+
+class PowerAction(StrEnum):
+    """What the conductor asks of a guest's power (``POST /guests/{uuid}/power``)."""
+
+    STOP = "stop"
+    START = "start"
+    REBOOT_SOFT = "reboot_soft"
+    REBOOT_HARD = "reboot_hard"
+
+    def carry_out(self, driver: ComputeDriver, instance_uuid: str) -> None:
+        """Have ``driver`` do it (its exceptions as they are)."""
+        if self is PowerAction.STOP:
+            driver.power_off(instance_uuid)
+        elif self is PowerAction.START:
+            driver.power_on(instance_uuid)
+        else:
+            driver.reboot(instance_uuid, hard=self is PowerAction.REBOOT_HARD)
+
+
+class PowerFailed(Exception):
+    """The host could not do a power action: ``kind`` is the driver's exception
+    (GuestNotFound, NotImplementedError, libvirtError...)."""
+
+    def __init__(self, host: str, kind: str, message: str) -> None:
+        super().__init__(f"{host}: {kind}: {message}")
+        self.host = host
+        self.kind = kind
+        self.message = message
+
+
+class ConsoleUnavailable(Exception):
+    """The host keeps no console output of the guest: ``missing`` True when it runs no
+    such guest, False when its driver keeps none."""
+
+    def __init__(self, message: str, *, missing: bool) -> None:
+        super().__init__(message)
+        self.missing = missing
 
 
 class AgentUnreachable(Exception):
@@ -67,6 +106,13 @@ class AgentClient(Protocol):
 
     def has_guest(self, host: str, instance_uuid: str, fence: Fence | None = None) -> bool:
         """Does the host run this guest? (AgentUnreachable if it cannot say.)"""
+
+    def power(self, host: str, instance_uuid: str, action: PowerAction,
+              fence: Fence | None = None) -> None:
+        """Stop, start or reboot a guest; PowerFailed (or AgentUnreachable, Fenced)."""
+
+    def console_output(self, host: str, instance_uuid: str) -> str:
+        """The guest's console output; ConsoleUnavailable (or AgentUnreachable)."""
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         """Tell the agent its service is (no longer) disabled."""

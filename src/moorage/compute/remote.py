@@ -20,10 +20,17 @@ from oslo_config import cfg
 from moorage import transport
 from moorage.compute import wire
 from moorage.compute.agent import GuestFences
-from moorage.compute.client import AgentUnreachable, Fence, Fenced
+from moorage.compute.client import (
+    AgentUnreachable,
+    ConsoleUnavailable,
+    Fence,
+    Fenced,
+    PowerAction,
+    PowerFailed,
+)
 from moorage.internal_access import TOKEN_HEADER
 from moorage.jsonvalue import JSONValue
-from moorage.virt.driver import ComputeDriver, Guest
+from moorage.virt.driver import ComputeDriver, Guest, GuestNotFound
 
 LOG = logging.getLogger(__name__)
 
@@ -90,6 +97,31 @@ class HTTPAgentClient:
         answer = self._call(host, "GET", f"/guests/{instance_uuid}", fence=fence)
         if answer.status in (200, 404):
             return answer.status == 200
+        raise _unexpected(host, answer)
+
+    def power(self, host: str, instance_uuid: str, action: PowerAction,
+              fence: Fence | None = None) -> None:
+        answer = self._call(host, "POST", f"/guests/{instance_uuid}/power",
+                            wire.power_request(action), fence)
+        if answer.status == 204:
+            return
+        if answer.status == 409:
+            failure = wire.power_failed_from_json(host, answer.json())
+            if failure is not None:
+                raise failure
+        raise _unexpected(host, answer)
+
+    def console_output(self, host: str, instance_uuid: str) -> str:
+        answer = self._call(host, "GET", f"/guests/{instance_uuid}/console")
+        body = answer.json()
+        if answer.status == 200 and isinstance(body, dict) and isinstance(
+                body.get("console"), dict) and isinstance(body["console"].get("output"), str):
+            return str(body["console"]["output"])
+        if answer.status in (404, 501):
+            error = body.get("error") if isinstance(body, dict) else None
+            message = error.get("message") if isinstance(error, dict) else None
+            raise ConsoleUnavailable(str(message or answer.reason),
+                                     missing=answer.status == 404)
         raise _unexpected(host, answer)
 
     def set_disabled(self, host: str, disabled: bool) -> None:
@@ -181,6 +213,24 @@ class LocalAgentClient:
         agent = self._agent(host)
         self._admit(agent, host, instance_uuid, fence)
         return instance_uuid in agent.driver.guests()
+
+    def power(self, host: str, instance_uuid: str, action: PowerAction,
+              fence: Fence | None = None) -> None:
+        agent = self._agent(host)
+        self._admit(agent, host, instance_uuid, fence)
+        try:
+            action.carry_out(agent.driver, instance_uuid)
+        except Exception as exc:  # every failure goes back to the conductor, named
+            raise PowerFailed(host, type(exc).__name__, str(exc) or type(exc).__name__
+                              ) from exc
+
+    def console_output(self, host: str, instance_uuid: str) -> str:
+        try:
+            return self._agent(host).driver.console_output(instance_uuid)
+        except GuestNotFound as exc:
+            raise ConsoleUnavailable(str(exc), missing=True) from None
+        except NotImplementedError as exc:
+            raise ConsoleUnavailable(str(exc), missing=False) from None
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         self._agent(host).set_disabled(disabled)

@@ -5,6 +5,10 @@
     POST   /guests         spawn a guest, synchronously: 201, or 409 spawn_failed
     GET    /guests/{uuid}  200 if the driver runs this guest, 404 if not
     DELETE /guests/{uuid}  destroy a guest: 204, also when it is not there
+    POST   /guests/{uuid}/power    {"action": "stop"|"start"|"reboot_soft"|
+                           "reboot_hard"}: done, synchronously: 204, or 409 power_failed
+    GET    /guests/{uuid}/console  {"console": {"output": ...}}: 404 no such guest, 501
+                           its driver keeps no console
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
 A call about a guest may carry ``X-Moorage-Fence: OPERATION.TAKEOVER``, the operation
@@ -39,14 +43,16 @@ from moorage.compute import wire
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.client import Fence
 from moorage.internal_access import InternalAccess
+from moorage.virt.driver import GuestNotFound
 from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.compute.requests")
 
 # What the service token guards here, as the start-up warning names it.
-AGENT_WRITES = ("the conductor's spawns, deletes and service updates (POST /guests, "
-                "DELETE /guests/{uuid}, PUT /service)")
+AGENT_WRITES = ("the conductor's spawns, deletes, power actions and service updates "
+                "(POST /guests, DELETE /guests/{uuid}, POST /guests/{uuid}/power, "
+                "PUT /service)")
 # A guest's body is a few KiB; anything much larger is a mistake.
 MAX_BODY = 1024 * 1024
 
@@ -166,6 +172,37 @@ def destroy_guest(req: AgentRequest) -> Response:
     return Response(204)
 
 
+def power_guest(req: AgentRequest) -> Response:
+    instance_uuid = req.params["uuid"]
+    try:
+        action = wire.power_action_from_json(req.json())
+    except wire.InvalidBody as exc:
+        raise HTTPError(400, str(exc)) from None
+    req.admit(instance_uuid)
+    try:
+        action.carry_out(req.agent.driver, instance_uuid)
+    except Exception as exc:  # every failure goes back to the conductor, named
+        kind = type(exc).__name__
+        expected = isinstance(exc, GuestNotFound | NotImplementedError)
+        (LOG.info if expected else LOG.warning)(
+            "%s of %s on %s failed: %s: %s", action, instance_uuid, req.agent.host, kind,
+            exc, exc_info=not expected)
+        return json_response(409, wire.power_failed_to_json(kind, str(exc) or kind))
+    LOG.info("%s of %s done", action, instance_uuid)
+    return Response(204)
+
+
+def show_console(req: AgentRequest) -> Response:
+    instance_uuid = req.params["uuid"]
+    try:
+        output = req.agent.driver.console_output(instance_uuid)
+    except GuestNotFound as exc:
+        raise HTTPError(404, str(exc)) from None
+    except NotImplementedError as exc:
+        raise HTTPError(501, str(exc)) from None
+    return json_response(200, {"console": {"output": output}})
+
+
 def update_service(req: AgentRequest) -> Response:
     body = req.json()
     if not (isinstance(body, dict) and set(body) == {"disabled"}
@@ -185,6 +222,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/": {"GET": show_agent},
     "/guests": {"GET": list_guests, "POST": spawn_guest},
     "/guests/{uuid}": {"GET": show_guest, "DELETE": destroy_guest},
+    "/guests/{uuid}/power": {"POST": power_guest},
+    "/guests/{uuid}/console": {"GET": show_console},
     "/service": {"PUT": update_service},
 }
 

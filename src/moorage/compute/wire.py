@@ -15,7 +15,7 @@ from __future__ import annotations
 import uuid as uuid_module
 from collections.abc import Mapping
 
-from moorage.compute.client import SpawnFailed
+from moorage.compute.client import PowerAction, PowerFailed, SpawnFailed
 from moorage.model.codec import (
     Json,
     flavor_from_json,
@@ -216,3 +216,37 @@ def spawn_failed_from_json(host: str, body: object) -> SpawnFailed | None:
             and (feature is None or isinstance(feature, str)) and isinstance(reschedule, bool)):
         return None
     return SpawnFailed(host, kind, message, feature, reschedule)
+
+
+# -- power actions ----------------------------------------------------------------------
+
+def power_request(action: PowerAction) -> Json:
+    """The body of ``POST /guests/{uuid}/power``."""
+    return {"action": str(action)}
+
+
+def power_action_from_json(body: object) -> PowerAction:
+    """The action of a power request; InvalidBody naming what is allowed."""
+    allowed = ", ".join(PowerAction)
+    if not isinstance(body, Mapping) or set(body) != {"action"}:
+        raise InvalidBody(f'the body must be {{"action": ...}}, the action one of {allowed}')
+    try:
+        return PowerAction(body["action"])
+    except ValueError:
+        raise InvalidBody(f"action: {body['action']!r}; allowed: {allowed}") from None
+
+
+def power_failed_to_json(kind: str, message: str) -> Json:
+    """The 409 body of a power action the host could not do."""
+    return {"power_failed": {"kind": kind, "message": message},
+            "error": {"message": f"{kind}: {message}"}}
+
+
+def power_failed_from_json(host: str, body: object) -> PowerFailed | None:
+    """The PowerFailed a 409 body carries; None if it is not a power_failed body."""
+    if not isinstance(body, Mapping) or not isinstance(body.get("power_failed"), Mapping):
+        return None
+    kind, message = body["power_failed"].get("kind"), body["power_failed"].get("message")
+    if not (isinstance(kind, str) and isinstance(message, str)):
+        return None
+    return PowerFailed(host, kind, message)

@@ -48,6 +48,7 @@ from moorage.conductor.tasks.build import BuildTask
 from moorage.conductor.tasks.delete import DeleteTask
 from moorage.conductor.tasks.evacuation_end import CompleteEvacuationTask
 from moorage.conductor.tasks.move import MoveTask
+from moorage.conductor.tasks.power import PowerTask
 from moorage.conductor.tasks.rebuild import RebuildTask
 from moorage.conductor.tasks.resize_end import ConfirmResizeTask, RevertResizeTask
 from moorage.db.clock import utcnow_precise
@@ -67,7 +68,8 @@ LOG = logging.getLogger(__name__)
 # The one map from an operation kind to the task that carries it out.
 TASKS: Mapping[OperationKind, type[Task]] = {
     kind: task for task in (BuildTask, DeleteTask, RebuildTask, MoveTask,
-                            ConfirmResizeTask, RevertResizeTask, CompleteEvacuationTask)
+                            ConfirmResizeTask, RevertResizeTask, CompleteEvacuationTask,
+                            PowerTask)
     for kind in task.kinds}
 assert set(TASKS) == set(OperationKind), "every operation kind has its task"
 

@@ -88,6 +88,14 @@ OPTS = (
     cfg.IntOpt("report_interval", default=10, min=1,
                help="Seconds between two heartbeats of a compute agent to the compute API."),
     cfg.IntOpt(
+        "shutdown_timeout",
+        default=60,
+        min=0,
+        help="Seconds a compute agent gives a guest to power itself off cleanly (ACPI) "
+        "when it is stopped, before the guest is powered off by force. Upstream's "
+        "option.",
+    ),
+    cfg.IntOpt(
         "graceful_shutdown_timeout",
         default=60,
         min=0,

@@ -63,6 +63,13 @@ OPTS = (
         help="Disk in GiB offered to placement instead of the size of instances_path's "
         "file system (0: that size). For several hosts sharing one machine.",
     ),
+    cfg.IntOpt(
+        "wait_soft_reboot_seconds",
+        default=120,
+        min=0,
+        help="Seconds a soft reboot waits for the guest to shut down by itself (ACPI) "
+        "before it power-cycles it instead (a hard reboot). Upstream's option.",
+    ),
     cfg.BoolOpt(
         "stop_after_spawn",
         default=False,

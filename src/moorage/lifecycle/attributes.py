@@ -57,8 +57,11 @@ class ServerAttributes:
     trusted_image_certificates: tuple[str, ...] | None = None
     reservation_id: str = ""
     launch_index: int = 0
+    # nova's lock: who took it ("owner", the server's project, or "admin", another's)
+    # and why; only they (or an admin, with unlock_override) lift it.
     locked: bool = False
     locked_reason: str | None = None
+    locked_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -306,6 +306,12 @@ def rebuild_failed(host: str, kind: str, detail: str, feature: str | None) -> Fa
                  kind=kind, feature=feature)
 
 
+def power_failed(operation: str, host: str, kind: str, detail: str) -> Fault:
+    """A stop, start or reboot the host could not do (its driver's exception)."""
+    return Fault(message=f"{operation} failed on {host}: {kind}: {detail}",
+                 user_message=f"{operation} failed: {kind}", kind=kind)
+
+
 def internal_error(operation: str, exc: BaseException) -> Fault:
     """Something Moorage did not expect; the server must not stay in a task forever."""
     return Fault(message=f"{operation} failed: {type(exc).__name__}: {exc}",

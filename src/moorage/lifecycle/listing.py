@@ -31,8 +31,10 @@ from sqlalchemy.dialects.postgresql import JSONB
 from moorage.lifecycle.schema import server_tags, servers
 from moorage.lifecycle.states import (
     GUEST_RUNS,
+    GUEST_STOPPED,
     NOSTATE,
     RUNNING,
+    SHUTDOWN,
     VM_STATES,
     ServerStatus,
 )
@@ -99,7 +101,8 @@ def value(name: ServerField, postgresql: bool) -> Value:
                        value=servers.c.status, else_="error")
     if name == F.POWER_STATE:
         return sa.case((servers.c.status.in_(sorted(str(s) for s in GUEST_RUNS)), RUNNING),
-                       else_=NOSTATE)
+                       (servers.c.status.in_(sorted(str(s) for s in GUEST_STOPPED)),
+                        SHUTDOWN), else_=NOSTATE)
     kind = _ATTRIBUTES.get(name)
     if kind is None:
         column: Value = servers.c[name.value]

@@ -167,6 +167,12 @@ _BUILDING = (T.SCHEDULING, T.SPAWNING)
 _MOVING = (T.RESIZE_PREP, T.RESIZE_MIGRATING)
 _EVACUATING = (T.REBUILDING, T.REBUILD_SPAWNING)
 _PLACED = (F.HOST, F.NODE)
+_SOFT_REBOOTING = (T.REBOOTING, T.REBOOT_STARTED)
+_HARD_REBOOTING = (T.REBOOTING_HARD, T.REBOOT_STARTED_HARD)
+# Where nova takes a hard reboot from: its vm_states active, stopped and error (and
+# while a soft reboot runs, which it overrides: that one's next step finds the task
+# state changed and stops).
+_HARD_REBOOTABLE = (S.ACTIVE, S.SHUTOFF, S.ERROR, S.REBOOT)
 
 TRANSITIONS: tuple[Transition, ...] = (
     # -- what the compute API accepts ---------------------------------------------------
@@ -186,6 +192,18 @@ TRANSITIONS: tuple[Transition, ...] = (
        T.RESIZE_REVERTING, doc="the revertResize action"),
     _t("evacuate.accepted", API, (S.ACTIVE, S.ERROR), (None,), S.REBUILD, T.REBUILDING,
        (F.FAULT,), doc="the evacuate action, from a host that is down"),
+    _t("stop.accepted", API, (S.ACTIVE, S.ERROR), (None,), None, T.POWERING_OFF,
+       doc="the os-stop action"),
+    _t("start.accepted", API, (S.SHUTOFF,), (None,), None, T.POWERING_ON,
+       doc="the os-start action"),
+    _t("reboot.accepted", API, (S.ACTIVE,), (None,), S.REBOOT, T.REBOOTING,
+       doc="the reboot action, SOFT"),
+    _t("reboot_hard.accepted", API, _HARD_REBOOTABLE, (None, *_SOFT_REBOOTING),
+       S.HARD_REBOOT, T.REBOOTING_HARD, doc="the reboot action, HARD"),
+    _t("reset_state.active", API, _LIVE, _ALL_TASKS - {T.DELETING}, S.ACTIVE, None,
+       doc="an admin's os-resetState to active: whatever ran is not waited for"),
+    _t("reset_state.error", API, _LIVE, _ALL_TASKS - {T.DELETING}, S.ERROR, None,
+       doc="an admin's os-resetState to error"),
     # -- build --------------------------------------------------------------------------
     _t("build.spawning", CONDUCTOR, (S.BUILD,), _BUILDING, None, T.SPAWNING,
        (*_PLACED, F.SCHEDULING), doc="a host claimed: spawning there"),
@@ -247,6 +265,29 @@ TRANSITIONS: tuple[Transition, ...] = (
        doc="no destination worked, or the move was interrupted"),
     _t("evacuate.failed", CONDUCTOR, (S.REBUILD,), _EVACUATING, S.ERROR, None,
        (F.FAULT,), ends=True, doc="the evacuation broke (or kept killing conductors)"),
+    # -- stop and start: a failure leaves the server as it was, with the fault (nova
+    # reverts the task state) ----------------------------------------------------------
+    _t("stop.done", CONDUCTOR, (S.ACTIVE, S.ERROR), (T.POWERING_OFF,), S.SHUTOFF, None,
+       ends=True, doc="the guest is shut down (its domain kept)"),
+    _t("stop.failed", CONDUCTOR, (S.ACTIVE, S.ERROR), (T.POWERING_OFF,), None, None,
+       (F.FAULT,), ends=True, doc="the host could not stop the guest: it runs on"),
+    _t("start.done", CONDUCTOR, (S.SHUTOFF,), (T.POWERING_ON,), S.ACTIVE, None,
+       ends=True, doc="the guest runs again"),
+    _t("start.failed", CONDUCTOR, (S.SHUTOFF,), (T.POWERING_ON,), None, None,
+       (F.FAULT,), ends=True, doc="the host could not start the guest: it stays off"),
+    # -- reboot: a failure is ERROR, as nova's ---------------------------------------------
+    _t("reboot.started", CONDUCTOR, (S.REBOOT,), (T.REBOOTING,), None, T.REBOOT_STARTED,
+       doc="the host was asked to reboot the guest"),
+    _t("reboot.done", CONDUCTOR, (S.REBOOT,), _SOFT_REBOOTING, S.ACTIVE, None,
+       ends=True, doc="the guest runs again"),
+    _t("reboot.failed", CONDUCTOR, (S.REBOOT,), _SOFT_REBOOTING, S.ERROR, None,
+       (F.FAULT,), ends=True, doc="the reboot broke"),
+    _t("reboot_hard.started", CONDUCTOR, (S.HARD_REBOOT,), (T.REBOOTING_HARD,), None,
+       T.REBOOT_STARTED_HARD, doc="the host was asked to power-cycle the guest"),
+    _t("reboot_hard.done", CONDUCTOR, (S.HARD_REBOOT,), _HARD_REBOOTING, S.ACTIVE, None,
+       ends=True, doc="the guest runs again"),
+    _t("reboot_hard.failed", CONDUCTOR, (S.HARD_REBOOT,), _HARD_REBOOTING, S.ERROR, None,
+       (F.FAULT,), ends=True, doc="the hard reboot broke"),
 )
 
 BY_NAME: Mapping[str, Transition] = {t.name: t for t in TRANSITIONS}
@@ -337,7 +378,27 @@ OPERATIONS: Mapping[OperationKind, OperationRule] = {rule.kind: rule for rule in
            "evacuate.failed"), "evacuate.failed"),
     # The end of an evacuation moves no server: only its migration.
     _rule(OperationKind.COMPLETE_EVACUATION, None, (), (), None),
+    _rule(OperationKind.STOP, "stop.accepted", (T.POWERING_OFF,),
+          ("stop.done", "stop.failed"), "stop.failed"),
+    _rule(OperationKind.START, "start.accepted", (T.POWERING_ON,),
+          ("start.done", "start.failed"), "start.failed"),
+    # One kind for both reboots: the operation's ``type`` says which, and so does the
+    # task state it was accepted in (the hard one's transitions are its own).
+    _rule(OperationKind.REBOOT, "reboot.accepted", (*_SOFT_REBOOTING, *_HARD_REBOOTING),
+          ("reboot.started", "reboot.done", "reboot.failed", "reboot_hard.started",
+           "reboot_hard.done", "reboot_hard.failed"), "reboot.failed"),
 )}
+
+# The reboot's transitions by its ``type``: accepting it, and ending it in ERROR.
+REBOOT_TYPES = ("HARD", "SOFT")
+REBOOTS: Mapping[str, Transition] = {
+    "SOFT": BY_NAME["reboot.accepted"], "HARD": BY_NAME["reboot_hard.accepted"]}
+REBOOT_FAILED: Mapping[str, Transition] = {
+    "SOFT": BY_NAME["reboot.failed"], "HARD": BY_NAME["reboot_hard.failed"]}
+
+# An admin's os-resetState: the state asked for and the transition that sets it.
+RESET_STATES: Mapping[str, Transition] = {
+    "active": BY_NAME["reset_state.active"], "error": BY_NAME["reset_state.error"]}
 
 # The API's server actions and the transition each applies.
 ACTIONS: Mapping[str, Transition] = {
@@ -347,14 +408,18 @@ ACTIONS: Mapping[str, Transition] = {
     "confirmResize": BY_NAME["confirm_resize.accepted"],
     "revertResize": BY_NAME["revert_resize.accepted"],
     "evacuate": BY_NAME["evacuate.accepted"],
+    "os-stop": BY_NAME["stop.accepted"],
+    "os-start": BY_NAME["start.accepted"],
 }
 
 
 # -- what the owner says of a server ------------------------------------------------------
 # nova takes metadata and tags from a server whose vm_state is active, paused, suspended
-# or stopped; of those Moorage's servers are only ever active (VM_STATES). Metadata also
-# needs no task state; tags do not (nova checks only the vm_state on its tag routes).
-_VM_ACTIVE = frozenset(s for s, vm_state in VM_STATES.items() if vm_state == "active")
+# or stopped; of those Moorage's servers are only ever active or stopped (VM_STATES).
+# Metadata also needs no task state; tags do not (nova checks only the vm_state on its
+# tag routes).
+_VM_ACTIVE = frozenset(s for s, vm_state in VM_STATES.items()
+                       if vm_state in ("active", "stopped"))
 METADATA_WRITE = Precondition(
     "metadata", _VM_ACTIVE, frozenset({None}),
     doc="POST, PUT and DELETE of /servers/{id}/metadata[/{key}]")

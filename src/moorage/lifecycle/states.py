@@ -19,6 +19,9 @@ class ServerStatus(StrEnum):
     RESIZE = "RESIZE"
     VERIFY_RESIZE = "VERIFY_RESIZE"
     REVERT_RESIZE = "REVERT_RESIZE"
+    SHUTOFF = "SHUTOFF"
+    REBOOT = "REBOOT"
+    HARD_REBOOT = "HARD_REBOOT"
     DELETED = "DELETED"
 
 
@@ -34,6 +37,12 @@ class TaskState(StrEnum):
     RESIZE_MIGRATING = "resize_migrating"
     RESIZE_CONFIRMING = "resize_confirming"
     RESIZE_REVERTING = "resize_reverting"
+    POWERING_OFF = "powering-off"
+    POWERING_ON = "powering-on"
+    REBOOTING = "rebooting"
+    REBOOT_STARTED = "reboot_started"
+    REBOOTING_HARD = "rebooting_hard"
+    REBOOT_STARTED_HARD = "reboot_started_hard"
 
 
 class OperationKind(StrEnum):
@@ -50,6 +59,20 @@ class OperationKind(StrEnum):
     # The end of an evacuation, once its source host is back: the migration's hold on
     # the source released and the guest left there destroyed.
     COMPLETE_EVACUATION = "completeEvacuation"
+    # The power actions: the guest stopped, started, or rebooted (soft or hard, the
+    # operation's argument) on its host.
+    STOP = "stop"
+    START = "start"
+    REBOOT = "reboot"
+
+
+class ApiAction(StrEnum):
+    """What the compute API does to a server by itself, with no operation for a
+    conductor (nova's instance action names): the lock, and an admin's reset."""
+
+    LOCK = "lock"
+    UNLOCK = "unlock"
+    RESET_STATE = "resetState"
 
 
 class MigrationKind(StrEnum):
@@ -82,18 +105,24 @@ VM_STATES: dict[ServerStatus, str] = {
     ServerStatus.ERROR: "error", ServerStatus.REBUILD: "active",
     ServerStatus.RESIZE: "active", ServerStatus.VERIFY_RESIZE: "resized",
     ServerStatus.REVERT_RESIZE: "resized", ServerStatus.DELETED: "deleted",
+    ServerStatus.SHUTOFF: "stopped", ServerStatus.REBOOT: "active",
+    ServerStatus.HARD_REBOOT: "active",
 }
 
-# nova's power_state: 1 (running) while a server's guest runs, 0 (no state) before it
-# runs and once it is gone. Shown by the API and filtered and sorted on by its lists.
-RUNNING, NOSTATE = 1, 0
+# nova's power_state: 1 (running) while a server's guest runs, 4 (shutdown) while it
+# is stopped, 0 (no state) before it runs and once it is gone. Shown by the API and
+# filtered and sorted on by its lists.
+RUNNING, SHUTDOWN, NOSTATE = 1, 4, 0
 GUEST_RUNS: frozenset[ServerStatus] = frozenset({
     ServerStatus.ACTIVE, ServerStatus.RESIZE, ServerStatus.VERIFY_RESIZE,
-    ServerStatus.REVERT_RESIZE})
+    ServerStatus.REVERT_RESIZE, ServerStatus.REBOOT, ServerStatus.HARD_REBOOT})
+GUEST_STOPPED: frozenset[ServerStatus] = frozenset({ServerStatus.SHUTOFF})
 
 
 def power_state(status: ServerStatus) -> int:
-    return RUNNING if status in GUEST_RUNS else NOSTATE
+    if status in GUEST_RUNS:
+        return RUNNING
+    return SHUTDOWN if status in GUEST_STOPPED else NOSTATE
 
 
 # A move holds resources on both hosts in these statuses.

@@ -10,7 +10,9 @@ A driver answers three questions for the compute agent:
 
 And it runs guests (``spawn``/``destroy``), keeping a late check: asked for a
 device model or feature its host cannot provide, it raises ``UnsupportedHardware``
-naming it, so that the build can go to another host.
+naming it, so that the build can go to another host. It powers them off and on,
+reboots them and reads their console (``power_off``, ``power_on``, ``reboot``,
+``console_output``): a driver that cannot says so (``NotImplementedError``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,14 @@ class UnsupportedHardware(Exception):
         super().__init__(f"{feature}: {reason}")
         self.feature = feature
         self.reason = reason
+
+
+class GuestNotFound(LookupError):
+    """The driver runs no such guest."""
+
+    def __init__(self, instance_uuid: str, where: str) -> None:
+        super().__init__(f"no guest {instance_uuid} on {where}")
+        self.instance_uuid = instance_uuid
 
 
 @dataclass(frozen=True)
@@ -186,8 +196,29 @@ class ComputeDriver(abc.ABC):
         """Stop and remove a guest (nothing if it is not there)."""
 
     def guests(self) -> list[str]:
-        """Uuids of the guests this driver runs."""
+        """Uuids of the guests this driver runs (powered on or off)."""
         return []
+
+    # -- power and console: GuestNotFound for a guest the driver does not run -----------
+    def power_off(self, instance_uuid: str) -> None:
+        """Shut the guest down, keeping it defined: cleanly if the hypervisor can ask
+        it to and it obeys within ``[DEFAULT] shutdown_timeout`` seconds, else by
+        force. Nothing if it is off already."""
+        raise NotImplementedError(f"the {self.name} driver cannot power guests off")
+
+    def power_on(self, instance_uuid: str) -> None:
+        """Start a guest that is off; nothing if it runs."""
+        raise NotImplementedError(f"the {self.name} driver cannot power guests on")
+
+    def reboot(self, instance_uuid: str, hard: bool) -> None:
+        """Reboot the guest. Soft: ask it to restart, and power-cycle it if it has not
+        gone down by itself in time. Hard: power-cycle it at once (an off guest is
+        started)."""
+        raise NotImplementedError(f"the {self.name} driver cannot reboot guests")
+
+    def console_output(self, instance_uuid: str) -> str:
+        """What the guest wrote to its console (the last of it, when it wrote much)."""
+        raise NotImplementedError(f"the {self.name} driver keeps no console output")
 
     def supported_instances(self) -> list[tuple[str, str, str]]:
         """(architecture, hypervisor type, VM mode) triples of the guests this host runs,

@@ -7,6 +7,11 @@ reports supported or not, nested providers under every node (NUMA cells, SR-IOV
 PFs...) and "can run" rules. Build one in code, or let
 ``FakeHost.from_config`` read ``[fake_driver]``.
 
+Guests are records in memory that keep a power state (running or shut off) and a
+console: each boot, shutdown and reboot writes a line to it, as a guest's serial
+log would show. ``break_power`` makes a guest's power actions fail, as a stuck
+hypervisor would.
+
 spawn keeps the late checks of a real driver, so that a host a scheduler picked
 without prefiltering can still refuse a guest and have it rescheduled: the
 image's hw_architecture (when it names one) must be the host's architecture, its
@@ -32,6 +37,7 @@ from moorage.virt.capabilities import IMAGE_TYPES, capability_reports, image_typ
 from moorage.virt.driver import (
     ComputeDriver,
     Guest,
+    GuestNotFound,
     NodeProvider,
     ReportedSupport,
     UnsupportedHardware,
@@ -190,6 +196,9 @@ class FakeDriver(ComputeDriver):
         self.host = host if host is not None else FakeHost.from_config(conf)
         self.capabilities = self.host.capabilities
         self._guests: dict[str, Guest] = {}
+        self._off: set[str] = set()
+        self._console: dict[str, list[str]] = {}
+        self._broken: dict[str, str] = {}
         self._lock = threading.Lock()
         # A fake host never changes: its reports are read once per node.
         self._support: dict[str, ReportedSupport] = {}
@@ -258,10 +267,65 @@ class FakeDriver(ComputeDriver):
             if guest.uuid in self._guests:
                 raise ValueError(f"guest {guest.uuid} already runs on this fake host")
             self._guests[guest.uuid] = guest
+            self._console[guest.uuid] = [f"fake guest {guest.uuid} booted on {node}"]
 
     def destroy(self, instance_uuid: str) -> None:
         with self._lock:
             self._guests.pop(instance_uuid, None)
+            self._off.discard(instance_uuid)
+            self._console.pop(instance_uuid, None)
+            self._broken.pop(instance_uuid, None)
+
+    # -- power and console ---------------------------------------------------------
+    def _powered(self, instance_uuid: str, action: str) -> list[str]:
+        """The guest's console, once its power action may go on (lock held)."""
+        if instance_uuid not in self._guests:
+            raise GuestNotFound(instance_uuid, f"fake host {', '.join(self.host.nodes)}")
+        broken = self._broken.get(instance_uuid)
+        if broken is not None:
+            raise RuntimeError(f"{action} of {instance_uuid} failed: {broken}")
+        return self._console[instance_uuid]
+
+    def power_off(self, instance_uuid: str) -> None:
+        with self._lock:
+            console = self._powered(instance_uuid, "power off")
+            if instance_uuid not in self._off:
+                self._off.add(instance_uuid)
+                console.append("fake guest shut down")
+
+    def power_on(self, instance_uuid: str) -> None:
+        with self._lock:
+            console = self._powered(instance_uuid, "power on")
+            if instance_uuid in self._off:
+                self._off.discard(instance_uuid)
+                console.append("fake guest booted")
+
+    def reboot(self, instance_uuid: str, hard: bool) -> None:
+        with self._lock:
+            console = self._powered(instance_uuid, "reboot")
+            self._off.discard(instance_uuid)
+            console.append(f"fake guest rebooted ({'hard' if hard else 'soft'})")
+
+    def console_output(self, instance_uuid: str) -> str:
+        with self._lock:
+            if instance_uuid not in self._guests:
+                raise GuestNotFound(instance_uuid, f"fake host {', '.join(self.host.nodes)}")
+            return "".join(line + "\n" for line in self._console[instance_uuid])
+
+    def running(self, instance_uuid: str) -> bool:
+        """Is the guest powered on? (GuestNotFound if it is not here.)"""
+        with self._lock:
+            if instance_uuid not in self._guests:
+                raise GuestNotFound(instance_uuid, "this fake host")
+            return instance_uuid not in self._off
+
+    def break_power(self, instance_uuid: str, reason: str | None) -> None:
+        """Make the guest's power actions fail with ``reason`` (None: work again)."""
+        with self._lock:
+            if reason is None:
+                self._broken.pop(instance_uuid, None)
+            else:
+                self._broken[instance_uuid] = reason
 
     def guests(self) -> list[str]:
         with self._lock:

@@ -163,7 +163,7 @@ def test_actions_in_the_wrong_state_are_409(cloud: Cloud) -> None:
     response = cloud.action(server["id"], {"confirmResize": None})
     assert response.status_code == 409
     assert "VERIFY_RESIZE" in response.json()["conflictingRequest"]["message"]
-    response = cloud.action(server["id"], {"reboot": {"type": "HARD"}})
+    response = cloud.action(server["id"], {"shelve": None})
     assert response.status_code == 400
     assert "no such action" in response.json()["badRequest"]["message"]
 

@@ -77,8 +77,11 @@ SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros", "networks": "no
                                          "allowed: binary, disabled_reason, forced_down, "
                                          "host, status"]),
     ("update_service", {"status": "off"}, ["allowed: enabled, disabled"]),
-    ("server_action", {"reboot": {}}, ["There is no such action: reboot",
-                                       "confirmResize, evacuate, migrate"]),
+    ("server_action", {"shelve": {}}, ["There is no such action: shelve",
+                                       "confirmResize, evacuate, lock, migrate"]),
+    ("server_action", {"reboot": {}}, ["'type' is a required property (in reboot)"]),
+    ("server_action", {"reboot": {"type": "WARM"}}, ["'WARM' is not valid",
+                                                     "HARD, SOFT"]),
     ("server_action", {"migrate": None, "evacuate": None}, ["exactly one action", "2 given"]),
     ("create_server", {"server": {**SERVER, "block_device_mapping_v2": [
         {"boot_index": 0, "source_type": "image", "destination_type": "volume",

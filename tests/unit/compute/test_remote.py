@@ -16,7 +16,13 @@ from typing import Any
 import pytest
 
 from moorage.compute.agent import ComputeAgent
-from moorage.compute.client import AgentUnreachable, SpawnFailed
+from moorage.compute.client import (
+    AgentUnreachable,
+    ConsoleUnavailable,
+    PowerAction,
+    PowerFailed,
+    SpawnFailed,
+)
 from moorage.compute.remote import HTTPAgentClient, LocalAgentClient
 from moorage.conf import load_config
 from moorage.model.flavor import Flavor
@@ -179,3 +185,23 @@ def test_local_client_knows_only_its_agents() -> None:
     client = LocalAgentClient({"h1": _local_agent(FakeHost(nodes=("h1",)))})
     with pytest.raises(AgentUnreachable, match=r"host h2 .*known: h1"):
         client.destroy("h2", GUEST.uuid)
+
+
+def test_local_client_powers_guests_and_reads_their_console() -> None:
+    agent = _local_agent(FakeHost(nodes=("h1",)))
+    driver = agent.driver
+    assert isinstance(driver, FakeDriver)
+    client = LocalAgentClient({"h1": agent})
+    client.spawn("h1", GUEST)
+    client.power("h1", GUEST.uuid, PowerAction.STOP)
+    assert not driver.running(GUEST.uuid)
+    client.power("h1", GUEST.uuid, PowerAction.REBOOT_HARD)
+    assert driver.running(GUEST.uuid)
+    assert client.console_output("h1", GUEST.uuid).splitlines()[-1] == (
+        "fake guest rebooted (hard)")
+    with pytest.raises(PowerFailed) as caught:
+        client.power("h1", "0b5d2c1a-9e8f-4a3b-8c7d-6e5f4a3b2c1d", PowerAction.START)
+    assert caught.value.kind == "GuestNotFound"
+    with pytest.raises(ConsoleUnavailable) as missing:
+        client.console_output("h1", "0b5d2c1a-9e8f-4a3b-8c7d-6e5f4a3b2c1d")
+    assert missing.value.missing

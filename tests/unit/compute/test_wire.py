@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from moorage.compute import wire
-from moorage.compute.client import SpawnFailed
+from moorage.compute.client import PowerAction, SpawnFailed
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.virt.driver import Guest, HypervisorUnavailable, UnsupportedHardware
@@ -138,3 +138,22 @@ def test_spawn_failed_survives_the_round_trip() -> None:
 ])
 def test_a_409_that_is_not_spawn_failed_is_not_read_as_one(body: object) -> None:
     assert wire.spawn_failed_from_json("h1", body) is None
+
+
+@pytest.mark.parametrize("body", [{"action": "pause"}, {"action": "stop", "now": 1},
+                                  {}, None, ["stop"]])
+def test_a_power_request_names_the_actions_allowed(body: object) -> None:
+    with pytest.raises(wire.InvalidBody, match="reboot_hard"):
+        wire.power_action_from_json(body)
+
+
+def test_power_requests_and_failures_survive_the_round_trip() -> None:
+    for action in PowerAction:
+        assert wire.power_action_from_json(wire.power_request(action)) is action
+    failure = wire.power_failed_from_json(
+        "h1", wire.power_failed_to_json("GuestNotFound", "no guest x on h1"))
+    assert failure is not None
+    assert (failure.host, failure.kind, failure.message) == (
+        "h1", "GuestNotFound", "no guest x on h1")
+    assert wire.power_failed_from_json("h1", wire.spawn_failed_to_json(
+        SpawnFailed("h1", "X", "y"))) is None

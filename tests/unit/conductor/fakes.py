@@ -17,7 +17,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from moorage.compute.agent import GuestFences
-from moorage.compute.client import AgentUnreachable, Fence, Fenced, SpawnFailed
+from moorage.compute.client import (
+    AgentUnreachable,
+    Fence,
+    Fenced,
+    PowerAction,
+    PowerFailed,
+    SpawnFailed,
+)
 from moorage.placement.client import Holding
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.types import (
@@ -188,6 +195,18 @@ class FakeAgents:
         found = instance_uuid in self.cloud.guests[host]
         self.cloud.done()
         return found
+
+    def power(self, host: str, instance_uuid: str, action: PowerAction,
+              fence: Fence | None = None) -> None:
+        """A guest stopped, started or rebooted where it runs (its power is not kept:
+        what runs, in placement's sense, is what is defined)."""
+        self._reach(host, instance_uuid, fence)
+        if instance_uuid not in self.cloud.guests[host]:
+            raise PowerFailed(host, "GuestNotFound", f"no guest {instance_uuid} on {host}")
+        self.cloud.done()
+
+    def console_output(self, host: str, instance_uuid: str) -> str:
+        return ""
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         self.cloud.step()

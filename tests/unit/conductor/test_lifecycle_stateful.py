@@ -93,7 +93,8 @@ class Lifecycle(RuleBasedStateMachine):
     def _api_allows(self, record: ServerRecord, action: str) -> bool:
         """What the API checks besides the table: a host to rebuild, move or evacuate
         from, a down source to evacuate, an up source to move."""
-        if action in ("rebuild", "migrate", "resize", "evacuate") and record.host is None:
+        if action in ("rebuild", "migrate", "resize", "evacuate", "os-stop", "os-start") \
+                and record.host is None:
             return False
         if action == "evacuate":
             return not self.world.cloud.up.get(record.host or "", True)
@@ -206,7 +207,7 @@ class Lifecycle(RuleBasedStateMachine):
             if record.status == S.DELETED:
                 assert runs <= may_run, (uuid, runs, may_run)
                 assert claim is None, (uuid, claim)
-            elif record.status in (S.ACTIVE, S.VERIFY_RESIZE):
+            elif record.status in (S.ACTIVE, S.VERIFY_RESIZE, S.SHUTOFF):
                 assert record.host in runs, (uuid, record.status, record.host, runs)
                 assert runs - {record.host} <= may_run, (uuid, runs, may_run)
                 assert claim == record.host, (uuid, record.host, claim)

@@ -38,7 +38,8 @@ OTHER = Image(id="other", name="other", disk_format="raw")
 ACTION_KINDS: Mapping[str, OperationKind] = {
     "rebuild": OperationKind.REBUILD, "resize": OperationKind.RESIZE,
     "migrate": OperationKind.MIGRATE, "confirmResize": OperationKind.CONFIRM_RESIZE,
-    "revertResize": OperationKind.REVERT_RESIZE, "evacuate": OperationKind.EVACUATE}
+    "revertResize": OperationKind.REVERT_RESIZE, "evacuate": OperationKind.EVACUATE,
+    "os-stop": OperationKind.STOP, "os-start": OperationKind.START}
 
 
 def new_database(path: Path) -> Database:

@@ -11,7 +11,7 @@ from moorage.model.flavor import Flavor
 from moorage.model.inventory import Inventory
 from moorage.model.vocabulary import UnknownTrait
 from moorage.virt.capabilities import UnknownCapability
-from moorage.virt.driver import Guest, UnsupportedHardware
+from moorage.virt.driver import Guest, GuestNotFound, UnsupportedHardware
 from moorage.virt.fake import UPSTREAM_CAPABILITIES, FakeChild, FakeDriver, FakeHost, RunRule
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
@@ -307,3 +307,25 @@ def test_spawn_refuses_a_guest_of_another_architecture(properties: dict[str, obj
     assert caught.value.feature == refused
     assert "fake-host runs aarch64 guests only ([fake_driver])" in str(caught.value)
     assert driver.guests() == []
+
+
+def test_a_fake_guest_keeps_its_power_and_writes_its_console() -> None:
+    driver = FakeDriver(config(), FakeHost(nodes=("n1",)))
+    server = guest("n1")
+    driver.spawn(server)
+    driver.power_off(server.uuid)
+    driver.power_off(server.uuid)  # off already: nothing
+    assert not driver.running(server.uuid) and driver.guests() == [server.uuid]
+    driver.reboot(server.uuid, hard=True)  # an off guest is started
+    assert driver.running(server.uuid)
+    assert driver.console_output(server.uuid).splitlines()[1:] == [
+        "fake guest shut down", "fake guest rebooted (hard)"]
+    driver.break_power(server.uuid, "stuck")
+    with pytest.raises(RuntimeError, match="stuck"):
+        driver.power_off(server.uuid)
+    assert driver.running(server.uuid)
+    driver.destroy(server.uuid)
+    with pytest.raises(GuestNotFound):
+        driver.power_on(server.uuid)
+    with pytest.raises(GuestNotFound):
+        driver.console_output(server.uuid)

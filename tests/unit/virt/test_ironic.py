@@ -10,7 +10,7 @@ import pytest
 
 from moorage.model.inventory import Inventory
 from moorage.model.vocabulary import UnknownTrait
-from moorage.virt.driver import HypervisorUnavailable, UnsupportedHardware
+from moorage.virt.driver import GuestNotFound, HypervisorUnavailable, UnsupportedHardware
 from moorage.virt.ironic.driver import IronicDriver, resource_class_name
 from moorage.virt.ironic.simulator import IronicSimulator, SimulatedNode
 from moorage.virt.loader import load_driver
@@ -278,3 +278,21 @@ def test_node_records_accept_only_traits_placement_would() -> None:
         SimulatedNode(GOLD, traits=frozenset({"CUSTOM_lowercase"}))
     with pytest.raises(UnknownTrait):
         ironic().set_traits(GOLD, ["HW_CPU_X86_AVX9"])
+
+
+def test_power_actions_set_the_nodes_power_state() -> None:
+    simulator = ironic()
+    bm = driver(simulator)
+    server = guest(GOLD, "raw")
+    bm.spawn(server)
+    bm.power_off(server.uuid)
+    assert simulator.get_node(GOLD).power_state == "power off"
+    assert server.uuid in bm.guests()  # still deployed
+    bm.reboot(server.uuid, hard=True)  # a node that is off comes back on
+    node = simulator.get_node(GOLD)
+    assert (node.power_state, node.boots) == ("power on", 2)
+    with pytest.raises(GuestNotFound):
+        bm.reboot("00000000-0000-4000-8000-00000000dead", hard=False)
+    simulator.make_unreachable("the API is down")
+    with pytest.raises(HypervisorUnavailable, match="the API is down"):
+        bm.power_on(server.uuid)

@@ -9,7 +9,7 @@ import os_traits
 import pytest
 
 from moorage.model.inventory import Inventory
-from moorage.virt.driver import HypervisorUnavailable, UnsupportedHardware
+from moorage.virt.driver import GuestNotFound, HypervisorUnavailable, UnsupportedHardware
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
 from moorage.virt.vmware.driver import VMwareDriver
@@ -305,3 +305,24 @@ def test_bad_simulation_file_names_the_file_and_the_problem(tmp_path: Path, cont
 def test_unknown_node() -> None:
     with pytest.raises(LookupError, match=NODE):
         driver().provider_tree("domain-c9.elsewhere")
+
+
+def test_power_actions_change_the_simulated_vms_power_state() -> None:
+    simulator = cluster()
+    vmware = driver(simulator)
+    server = guest(NODE, "vmdk")
+    vmware.spawn(server)
+    vmware.power_off(server.uuid)
+    assert simulator.vms[server.uuid].power_state == "poweredOff"
+    assert vmware.guests() == [server.uuid]  # off, still there
+    vmware.power_on(server.uuid)
+    vmware.reboot(server.uuid, hard=False)  # no VMware Tools: a reset
+    vm = simulator.vms[server.uuid]
+    assert (vm.power_state, vm.boots) == ("poweredOn", 3)
+    with pytest.raises(GuestNotFound):
+        vmware.power_on("00000000-0000-4000-8000-00000000dead")
+    with pytest.raises(NotImplementedError, match="console"):
+        vmware.console_output(server.uuid)
+    simulator.make_unreachable("vCenter is down")
+    with pytest.raises(HypervisorUnavailable, match="vCenter is down"):
+        vmware.power_off(server.uuid)

@@ -43,7 +43,7 @@ def _write(req: ApiRequest, rule: str, action: str, metadata: Mapping[str, str],
             record.attributes, metadata=merged))
 
     return rewrite(req, req.params["server_id"], RULE + rule, change,
-                   precondition=METADATA_WRITE, action=action)
+                   precondition=METADATA_WRITE, action=action, lockable=True)
 
 
 def list_server_metadata(req: ApiRequest) -> Response:
@@ -101,5 +101,5 @@ def delete_server_metadata_item(req: ApiRequest) -> Response:
             record.attributes, metadata=kept))
 
     rewrite(req, req.params["server_id"], RULE + "delete", change,
-            precondition=METADATA_WRITE, action="delete metadata")
+            precondition=METADATA_WRITE, action="delete metadata", lockable=True)
     return no_content()

@@ -23,7 +23,7 @@ from sqlalchemy.engine import Connection
 from moorage.api.errors import Conflict, NotFound
 from moorage.api.http import ApiRequest
 from moorage.lifecycle import store
-from moorage.lifecycle.machine import Precondition
+from moorage.lifecycle.machine import Precondition, Transition
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES
 from moorage.policy import PolicyValue
@@ -57,9 +57,18 @@ def server_or_404(req: ApiRequest, uuid: str, writing: Connection | None = None
     return record
 
 
-def require(record: ServerRecord, precondition: Precondition, action: str) -> None:
-    """409 unless the server is where ``precondition`` allows ``action`` (nova's words:
-    "Cannot 'update tag' instance X while it is in vm_state building")."""
+def refuse_locked(req: ApiRequest, record: ServerRecord) -> None:
+    """nova's check_instance_lock: a locked server takes no change but an admin's (a
+    409, in nova's words)."""
+    if record.attributes.locked and not req.context.is_admin:
+        raise Conflict(f"Instance {record.uuid} is locked")
+
+
+def require(record: ServerRecord, precondition: Precondition | Transition, action: str
+            ) -> None:
+    """409 unless the server is where ``precondition`` (or the transition) allows
+    ``action`` (nova's words: "Cannot 'update tag' instance X while it is in vm_state
+    building")."""
     if precondition.allows(record.status, record.task_state):
         return
     if record.status in precondition.statuses:
@@ -74,14 +83,18 @@ Change = Callable[[ServerRecord], ServerRecord]
 
 
 def rewrite(req: ApiRequest, uuid: str, rule: str, change: Change, *,
-            precondition: Precondition | None = None, action: str = "") -> ServerRecord:
+            precondition: Precondition | None = None, action: str = "",
+            lockable: bool = False) -> ServerRecord:
     """The server as ``change`` leaves it (its ``name`` and ``attributes``), written by
-    compare-and-set. Each round: read, authorize ``rule``, hold the precondition
+    compare-and-set. Each round: read, authorize ``rule``, refuse a locked server
+    (``lockable``: nova checks the lock on this write) and hold the precondition
     (409), change (which may refuse, 400 or 404); unchanged, nothing is written."""
     for _ in range(TRIES):
         with req.state.database.writer() as writer:
             record = server_or_404(req, uuid, writer.conn)
             req.authorize(rule, target(record))
+            if lockable:
+                refuse_locked(req, record)
             if precondition is not None:
                 require(record, precondition, action)
             changed = change(record)

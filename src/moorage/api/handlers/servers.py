@@ -25,9 +25,10 @@ from moorage import failpoints
 from moorage.api import lookups, server_query, work
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
+from moorage.api.handlers import console_output, server_lock, server_power
 from moorage.api.handlers.common import boolean, string
 from moorage.api.handlers.paging import page_body
-from moorage.api.handlers.server_records import rewrite, server_or_404, target
+from moorage.api.handlers.server_records import refuse_locked, rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.server_view import View, server_view, shown_server, summary_view
 from moorage.api.storage import keypairs as keypair_store
@@ -350,6 +351,7 @@ def delete_server(req: ApiRequest) -> Response:
     uuid = req.params["server_id"]
     record = server_or_404(req, uuid)
     req.authorize("os_compute_api:servers:delete", target(record))
+    refuse_locked(req, record)
     work.require_conductor(req)
     if record.task_state == TaskState.DELETING:
         return no_content()  # already on its way
@@ -377,16 +379,20 @@ def server_action(req: ApiRequest) -> Response:
         raise BadRequest(f"There is no such action: {action}; allowed: "
                          f"{', '.join(sorted(_ACTIONS))}.")
     record = server_or_404(req, uuid)
-    accepted = machine.ACTIONS[action]
-    if record.task_state not in accepted.tasks:
-        raise Conflict(f"Cannot '{action}' instance {uuid} while it is in task_state "
-                       f"{record.task_state}; {accepted.name} needs {accepted.needs()}.")
+    accepted = machine.ACTIONS.get(action)
+    if accepted is not None and record.task_state not in accepted.tasks:
+        raise Conflict(f"Cannot '{action.removeprefix('os-')}' instance {uuid} while it "
+                       f"is in task_state {record.task_state}; {accepted.name} needs "
+                       f"{accepted.needs()}.")
     return handler(req, record, argument)
 
 
-def _require_state(record: ServerRecord, action: str) -> None:
+def _require_state(req: ApiRequest, record: ServerRecord, action: str) -> None:
     """The precondition of the action's transition (nova's check_instance_state): a
-    409 naming the transition and the state it needs."""
+    409 naming the transition and the state it needs. A locked server was refused
+    first (``_LOCKED_FIRST``)."""
+    if action in _LOCKED_FIRST:
+        refuse_locked(req, record)
     accepted = machine.ACTIONS[action]
     if not accepted.allows(record.status, record.task_state):
         raise Conflict(f"Cannot '{action}' instance {record.uuid} while it is in vm_state "
@@ -407,15 +413,8 @@ def _start(req: ApiRequest, record: ServerRecord, action: str, kind: OperationKi
            changes: ServerChanges = NO_CHANGES) -> None:
     """Record the new state (the action's transition) and the work, if nothing else
     changed the server meanwhile, and hand the work to the conductor."""
-    work.require_conductor(req)
-    accepted = machine.ACTIONS[action]
-    with req.state.database.writer() as writer:
-        if store.apply(writer.conn, accepted, record.uuid, changes) is not Applied.APPLIED:
-            raise Conflict(f"Cannot '{action}' instance {record.uuid}: another operation "
-                           f"changed it meanwhile ({accepted.name} needs "
-                           f"{accepted.needs()}); try again.")
-        operation = work.accept(req, writer.conn, record.uuid, kind, arguments)
-    work.dispatch(req, operation)
+    server_power.accept(req, record, action, machine.ACTIONS[action], kind, arguments,
+                        changes)
 
 
 def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
@@ -424,7 +423,7 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     image_ref = args.get("imageRef")
     if not isinstance(image_ref, str) or not image_ref:
         raise BadRequest("rebuild needs 'imageRef', the id of the image to rebuild with.")
-    _require_state(record, "rebuild")
+    _require_state(req, record, "rebuild")
     if record.host is None:
         raise Conflict(f"Instance {record.uuid} has no host to rebuild on; delete it and "
                        "create it again.")
@@ -450,7 +449,7 @@ def resize_target(req: ApiRequest, record: ServerRecord, argument: object
     flavor_id, flavor = _flavor_for_create(req, str(flavor_ref))
     if flavor_id == record.flavor_id:
         raise BadRequest("When resizing, instances must change flavor!")
-    _require_state(record, "resize")
+    _require_state(req, record, "resize")
     return flavor_id, flavor
 
 
@@ -464,7 +463,7 @@ def migrate_target(req: ApiRequest, record: ServerRecord, argument: object) -> s
         raise BadRequest(f"Compute host {host} could not be found.")
     if host is not None and host == record.host:
         raise BadRequest(f"The target host {host} is the server's current host.")
-    _require_state(record, "migrate")
+    _require_state(req, record, "migrate")
     return host
 
 
@@ -483,14 +482,14 @@ def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
 
 def _confirm_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:confirm_resize", target(record))
-    _require_state(record, "confirmResize")
+    _require_state(req, record, "confirmResize")
     _start(req, record, "confirmResize", OperationKind.CONFIRM_RESIZE)
     return no_content()
 
 
 def _revert_resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     req.authorize("os_compute_api:servers:revert_resize", target(record))
-    _require_state(record, "revertResize")
+    _require_state(req, record, "revertResize")
     _start(req, record, "revertResize", OperationKind.REVERT_RESIZE)
     return Response(status=202)
 
@@ -502,7 +501,7 @@ def _evacuate(req: ApiRequest, record: ServerRecord, argument: object) -> Respon
     hosts = lookups.hosts(req.state)
     if host is not None and host not in hosts:
         raise BadRequest(f"Compute host {host} could not be found.")
-    _require_state(record, "evacuate")
+    _require_state(req, record, "evacuate")
     source = record.host
     if source is None:
         raise Conflict(f"Instance {record.uuid} has no host to evacuate from.")
@@ -524,4 +523,14 @@ _ACTIONS = {
     "confirmResize": _confirm_resize,
     "revertResize": _revert_resize,
     "evacuate": _evacuate,
+    "os-stop": server_power.stop,
+    "os-start": server_power.start,
+    "reboot": server_power.reboot,
+    "os-resetState": server_power.reset_state,
+    "lock": server_lock.lock,
+    "unlock": server_lock.unlock,
+    "os-getConsoleOutput": console_output.console_output,
 }
+# The actions nova's check_instance_lock guards (evacuate, an admin's, is not).
+_LOCKED_FIRST = frozenset({"rebuild", "resize", "migrate", "confirmResize",
+                           "revertResize"})

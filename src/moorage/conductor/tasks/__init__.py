@@ -9,6 +9,7 @@
     move.py            MoveTask: cold migrate, resize, evacuate
     resize_end.py      ConfirmResizeTask, RevertResizeTask
     evacuation_end.py  CompleteEvacuationTask
+    power.py           PowerTask: stop, start, reboot (soft and hard)
 
 Each task drives only the transitions its operation's rule in ``lifecycle.machine``
 lists; ``manager.TASKS`` is the one map from an operation kind to its task.

@@ -30,12 +30,17 @@ from moorage.virt.capabilities import managed_elsewhere
 from moorage.virt.driver import (
     ComputeDriver,
     Guest,
+    GuestNotFound,
     NodeProvider,
     UnsupportedHardware,
     check_reported_support,
 )
 from moorage.virt.ironic.simulator import (
     AVAILABLE,
+    POWER_ON,
+    REBOOTING,
+    SOFT_POWER_OFF,
+    SOFT_REBOOTING,
     IronicConflict,
     IronicSimulator,
     SimulatedNode,
@@ -196,6 +201,25 @@ class IronicDriver(ComputeDriver):
                 return
             if self.conductor_group is None or record.conductor_group == self.conductor_group:
                 self.simulator.undeploy(record.uuid)
+
+    # Ironic's own power targets: a soft power off or reboot asks the node's OS (over
+    # ACPI, through its BMC); the simulated nodes obey at once.
+    def power_off(self, instance_uuid: str) -> None:
+        self._power(instance_uuid, SOFT_POWER_OFF)
+
+    def power_on(self, instance_uuid: str) -> None:
+        self._power(instance_uuid, POWER_ON)
+
+    def reboot(self, instance_uuid: str, hard: bool) -> None:
+        self._power(instance_uuid, REBOOTING if hard else SOFT_REBOOTING)
+
+    def _power(self, instance_uuid: str, target: str) -> None:
+        with reaching(IRONIC):
+            record = self.simulator.node_by_instance(instance_uuid)
+            if record is None or (self.conductor_group is not None
+                                  and record.conductor_group != self.conductor_group):
+                raise GuestNotFound(instance_uuid, "this service's Ironic nodes")
+            self.simulator.set_power_state(record.uuid, target)
 
     def guests(self) -> list[str]:
         with reaching(IRONIC):

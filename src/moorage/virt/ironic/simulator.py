@@ -33,6 +33,8 @@ PROVISION_STATES = ("enroll", "verifying", "manageable", "inspecting", "inspect 
                     "deploy failed", ACTIVE, "deleting", "cleaning", "clean wait",
                     "clean failed", "rescue", "error")
 POWER_ON, POWER_OFF = "power on", "power off"
+SOFT_POWER_OFF, REBOOTING, SOFT_REBOOTING = "soft power off", "rebooting", "soft rebooting"
+POWER_TARGETS = (POWER_ON, POWER_OFF, SOFT_POWER_OFF, REBOOTING, SOFT_REBOOTING)
 
 
 class IronicConflict(Exception):
@@ -55,6 +57,8 @@ class SimulatedNode:
     conductor_group: str = ""
     instance_uuid: str | None = None
     instance_info: JSONObject = field(default_factory=dict)
+    # How many times it was powered on.
+    boots: int = 0
 
     def __post_init__(self) -> None:
         self.uuid = str(uuidlib.UUID(self.uuid))
@@ -125,6 +129,7 @@ class IronicSimulator(Reachability):
                                      f"not {AVAILABLE}")
             node.instance_uuid, node.instance_info = instance_uuid, dict(instance_info)
             node.provision_state, node.power_state = ACTIVE, POWER_ON
+            node.boots += 1
 
     def undeploy(self, node_uuid: str) -> None:
         """Tear the instance down: active -> cleaning -> available, powered off."""
@@ -133,6 +138,18 @@ class IronicSimulator(Reachability):
             node = self._record(node_uuid)
             node.instance_uuid, node.instance_info = None, {}
             node.provision_state, node.power_state = AVAILABLE, POWER_OFF
+
+    def set_power_state(self, node_uuid: str, target: str) -> None:
+        """PUT /v1/nodes/{node}/states/power: ``target`` one of POWER_TARGETS; a
+        reboot ends powered on."""
+        self.answer()
+        if target not in POWER_TARGETS:
+            raise ValueError(f"power target {target!r} is not one of "
+                             f"{', '.join(POWER_TARGETS)}")
+        with self._lock:
+            node = self._record(node_uuid)
+            node.power_state = POWER_OFF if target in (POWER_OFF, SOFT_POWER_OFF) else POWER_ON
+            node.boots += node.power_state == POWER_ON
 
     # -- what operators do ----------------------------------------------------------------
     def enroll(self, node: SimulatedNode) -> None:

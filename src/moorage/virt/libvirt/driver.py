@@ -20,9 +20,15 @@ from oslo_config import cfg
 from moorage.conf import InvalidOption, option_value
 from moorage.model.inventory import Inventory
 from moorage.virt.capabilities import CAPABILITY_TRAITS
-from moorage.virt.driver import ComputeDriver, Guest, HypervisorUnavailable, NodeProvider
+from moorage.virt.driver import (
+    ComputeDriver,
+    Guest,
+    GuestNotFound,
+    HypervisorUnavailable,
+    NodeProvider,
+)
 from moorage.virt.image_service import ImageService
-from moorage.virt.libvirt import discovery, spawn
+from moorage.virt.libvirt import discovery, power, spawn
 from moorage.virt.libvirt.discovery import Finding, HostFacts
 from moorage.virt.libvirt.host import Host, NodeInfo, default_uri, disk_gb
 from moorage.virt.report import Source, TraitReport
@@ -198,6 +204,35 @@ class LibvirtDriver(ComputeDriver):
         if self._guest_node(instance_uuid) not in (None, self._node):
             return
         spawn.destroy(self, instance_uuid)
+
+    # -- power and console (power.py) ------------------------------------------------
+
+    def _own(self, instance_uuid: str) -> None:
+        """GuestNotFound unless the guest is this host's; a stop after its spawn
+        ([libvirt] stop_after_spawn) is waited for."""
+        with self._stopping_lock:
+            stopping = self._stopping.pop(instance_uuid, None)
+        if stopping is not None:
+            stopping.result()
+        if self._guest_node(instance_uuid) != self._node:
+            raise GuestNotFound(instance_uuid, f"host {self._node}")
+
+    def power_off(self, instance_uuid: str) -> None:
+        self._own(instance_uuid)
+        power.power_off(self.host, instance_uuid, float(self.conf.shutdown_timeout))
+
+    def power_on(self, instance_uuid: str) -> None:
+        self._own(instance_uuid)
+        power.power_on(self.host, instance_uuid)
+
+    def reboot(self, instance_uuid: str, hard: bool) -> None:
+        self._own(instance_uuid)
+        power.reboot(self.host, instance_uuid, hard=hard,
+                     soft_timeout=float(self.conf.libvirt.wait_soft_reboot_seconds))
+
+    def console_output(self, instance_uuid: str) -> str:
+        self._own(instance_uuid)
+        return power.console_output(self.host, instance_uuid)
 
     def guests(self) -> list[str]:
         """This host's guests. One libvirt may hold the guests of several hosts (the

@@ -428,6 +428,10 @@ def _metadata(config: GuestConfig) -> etree._Element:
     return metadata
 
 
+# The PC architectures, whose BIOS guests can have QEMU's ISA Serial Graphics Adapter.
+_SERIAL_BIOS_ARCHES = frozenset({"x86_64", "i686"})
+
+
 def _os(config: GuestConfig) -> etree._Element:
     firmware = config.firmware
     uefi = firmware.type.value == "uefi"
@@ -450,6 +454,10 @@ def _os(config: GuestConfig) -> etree._Element:
             etree.SubElement(os, "loader", secure="yes")
     boot = {"disk": "hd", "cdrom": "cdrom", "floppy": "fd"}[config.root.device]
     etree.SubElement(os, "boot", dev=boot)
+    if not uefi and config.arch in _SERIAL_BIOS_ARCHES:
+        # SeaBIOS writes to the screen only: the Serial Graphics Adapter copies it to
+        # the serial port, so the console log (os-getConsoleOutput) shows the boot.
+        etree.SubElement(os, "bios", useserial="yes")
     return os
 
 

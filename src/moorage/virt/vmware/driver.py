@@ -29,6 +29,7 @@ from moorage.virt.capabilities import managed_elsewhere
 from moorage.virt.driver import (
     ComputeDriver,
     Guest,
+    GuestNotFound,
     NodeProvider,
     UnsupportedHardware,
     check_reported_support,
@@ -37,6 +38,8 @@ from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
 from moorage.virt.vmware.simulator import (
     NIC_DEVICES,
+    POWERED_OFF,
+    POWERED_ON,
     SimulatedDatastore,
     SimulatedVM,
     VCenterSimulator,
@@ -232,6 +235,28 @@ class VMwareDriver(ComputeDriver):
     def destroy(self, instance_uuid: str) -> None:
         with self._vcenter():
             self.simulator.destroy_vm(instance_uuid)
+
+    # The simulated VMs have no VMware Tools: a clean shutdown or a guest reboot
+    # (which need them) is, as upstream falls back to, a power-off or a reset.
+    def power_off(self, instance_uuid: str) -> None:
+        self._power(instance_uuid, POWERED_OFF)
+
+    def power_on(self, instance_uuid: str) -> None:
+        self._power(instance_uuid, POWERED_ON)
+
+    def reboot(self, instance_uuid: str, hard: bool) -> None:
+        with self._vcenter():
+            try:
+                self.simulator.reset_vm(instance_uuid)
+            except LookupError:
+                raise GuestNotFound(instance_uuid, f"vCenter cluster {self.cluster}") from None
+
+    def _power(self, instance_uuid: str, power_state: str) -> None:
+        with self._vcenter():
+            try:
+                self.simulator.set_power_state(instance_uuid, power_state)
+            except LookupError:
+                raise GuestNotFound(instance_uuid, f"vCenter cluster {self.cluster}") from None
 
     def supported_instances(self) -> list[tuple[str, str, str]]:
         return [(arch, "vmware", "hvm") for arch in GUEST_ARCHITECTURES]

@@ -69,6 +69,10 @@ class SimulatedDatastore:
                 and self.type in USABLE_DATASTORE_TYPES)
 
 
+POWERED_ON, POWERED_OFF = "poweredOn", "poweredOff"
+POWER_STATES = (POWERED_ON, POWERED_OFF)
+
+
 @dataclass
 class SimulatedVM:
     """A VM the driver created: what it asked vCenter for."""
@@ -82,6 +86,8 @@ class SimulatedVM:
     nic_device: str
     disk_controller: str
     power_state: str = "poweredOn"
+    # How many times it was powered on (created running: 1).
+    boots: int = 1
 
 
 @dataclass
@@ -144,6 +150,30 @@ class VCenterSimulator(Reachability):
         self.answer()
         with self._lock:
             self.vms.pop(vm_uuid, None)
+
+    def set_power_state(self, vm_uuid: str, power_state: str) -> None:
+        """PowerOnVM_Task, PowerOffVM_Task (``poweredOn``, ``poweredOff``); LookupError
+        for a VM it does not hold."""
+        self.answer()
+        if power_state not in POWER_STATES:
+            raise ValueError(f"power state {power_state!r} is not one of "
+                             f"{', '.join(POWER_STATES)}")
+        with self._lock:
+            vm = self.vms.get(vm_uuid)
+            if vm is None:
+                raise LookupError(f"no VM with uuid {vm_uuid}")
+            vm.power_state = power_state
+            vm.boots += power_state == POWERED_ON
+
+    def reset_vm(self, vm_uuid: str) -> None:
+        """ResetVM_Task: power-cycled, on again."""
+        self.answer()
+        with self._lock:
+            vm = self.vms.get(vm_uuid)
+            if vm is None:
+                raise LookupError(f"no VM with uuid {vm_uuid}")
+            vm.power_state = POWERED_ON
+            vm.boots += 1
 
     def list_vms(self) -> list[SimulatedVM]:
         self.answer()
