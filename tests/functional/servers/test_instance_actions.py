@@ -5,12 +5,16 @@ event, and the bodies are nova's at each microversion, key by key."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pytest
 import requests
 
+from moorage.api import microversion as mv
+from moorage.api.microversion import Version
 from moorage.lifecycle.actions import Event
+from tests.api_fixtures import just_before
 from tests.functional.servers.conftest import Cloud, fake_host
 
 ALICE = "alice:project-a"  # noauth2: a member of project-a
@@ -256,3 +260,68 @@ def test_on_postgresql(make_cloud: Any, postgresql_url: str) -> None:
     assert [(e["event"], e["result"], e["host"]) for e in events] == [
         (Event.BUILD_AND_RUN, "Success", "a"),
         (Event.SCHEDULE_AND_BUILD, "Success", str(cloud.state.conf.host))]
+
+
+# What a case reads of the cloud at a version (GateCase's, for a servers cloud).
+Observe = Callable[[Cloud, Version], object]
+
+
+class GateCase(NamedTuple):
+    """What ``observe`` sees just before ``gate`` and at it."""
+
+    gate: mv.Gate
+    what: str
+    observe: Observe
+    before: object
+    at: object
+
+
+def _show_keys(uuid: str, request_id: str, token: str | None = None) -> Observe:
+    """The keys of the action's first event; None when it shows no events."""
+    def observe(cloud: Cloud, at: Version) -> object:
+        shown = _action(cloud, uuid, request_id, version=str(at), token=token)
+        return sorted(shown["events"][0]) if "events" in shown else None
+    return observe
+
+
+def _listing(uuid: str, query: str = "") -> Observe:
+    """The status of the list, and the keys of its first action."""
+    def observe(cloud: Cloud, at: Version) -> object:
+        response = cloud.call("GET", f"/servers/{uuid}/os-instance-actions{query}",
+                              version=str(at))
+        if response.status_code != 200:
+            return response.status_code
+        return [sorted(a) for a in response.json()["instanceActions"]]
+    return observe
+
+
+def test_the_answers_change_exactly_at_the_gates(booted: tuple[Cloud, str, str]) -> None:
+    cloud, uuid, created = booted
+    gone, _ = _boot(cloud, cloud.flavor("other"), cloud.image("raw2", "raw"))
+    cloud.wait(gone)
+    cloud.call("DELETE", f"/servers/{gone}")
+    assert cloud.wait(gone)["status"] == "DELETED"
+    listed = sorted(ACTION_KEYS)
+    paged = sorted(ACTION_KEYS | {"updated_at"})
+    cases = [
+        GateCase(mv.ACTIONS_OF_DELETED, "a deleted server's actions",
+                 lambda cloud, at: _listing(gone)(cloud, at) == 404, True, False),
+        GateCase(mv.ACTION_EVENTS_SHOWN, "events for the owner",
+                 _show_keys(uuid, created, ALICE), None, sorted(EVENT_KEYS)),
+        GateCase(mv.ACTION_PAGING, "updated_at", _listing(uuid), [listed], [paged]),
+        GateCase(mv.ACTION_PAGING, "an unknown parameter", _listing(uuid, "?colour=red"),
+                 [listed], 400),
+        GateCase(mv.ACTION_EVENT_HOSTS, "host and hostId", _show_keys(uuid, created),
+                 sorted(EVENT_KEYS | {"traceback"}),
+                 sorted(EVENT_KEYS | {"traceback", "host", "hostId"})),
+        GateCase(mv.ACTION_CHANGES_BEFORE, "changes-before",
+                 _listing(uuid, "?changes-before=2000-01-01T00:00:00Z"), 400, []),
+        GateCase(mv.ACTION_EVENT_DETAILS, "details", _show_keys(uuid, created),
+                 sorted(EVENT_KEYS | {"traceback", "host", "hostId"}),
+                 sorted(EVENT_KEYS | {"traceback", "host", "hostId", "details"})),
+    ]
+    assert {g for g in mv.GATES if g.resource == "os-instance-actions"} == {
+        case.gate for case in cases}
+    seen = [(case.what, case.observe(cloud, just_before(case.gate)),
+             case.observe(cloud, case.gate.version)) for case in cases]
+    assert seen == [(case.what, case.before, case.at) for case in cases]
