@@ -134,7 +134,7 @@ class EventRecord:
 _INSERT_ACTION = Statement(instance_actions.insert().values(
     {name: sa.bindparam(name) for name in ("server_uuid", "request_id", "action",
                                            "user_id", "project_id", "start_time",
-                                           "updated_at")}))
+                                           "updated_at")}), sqlite_driver=True)
 
 
 def record_action(conn: Connection, server_uuid: str, action: str, request_id: str, *,
@@ -176,7 +176,8 @@ _INSERT_EVENT = Statement(instance_actions_events.insert().from_select(
                 for name in _EVENT_COLUMNS))
     .where(instance_actions.c.server_uuid == sa.bindparam("b_uuid"),
            instance_actions.c.request_id == sa.bindparam("b_request"))
-    .order_by(instance_actions.c.id.desc()).limit(sa.literal_column("1"))))
+    .order_by(instance_actions.c.id.desc()).limit(sa.literal_column("1"))),
+    sqlite_driver=True)
 
 # UPDATE instance_actions_events SET finish_time = :finish_time, result = :result,
 #   traceback = :traceback, details = :details
@@ -186,7 +187,7 @@ _FINISH_EVENT = Statement(instance_actions_events.update().where(
     instance_actions_events.c.event == sa.bindparam("b_event"),
     instance_actions_events.c.start_time == sa.bindparam("b_start"))
     .values({name: sa.bindparam(name) for name in ("finish_time", "result", "traceback",
-                                                   "details")}))
+                                                   "details")}), sqlite_driver=True)
 
 # UPDATE instance_actions SET message = 'Error', updated_at = :updated_at
 #   WHERE server_uuid = :b_uuid AND request_id = :b_request
