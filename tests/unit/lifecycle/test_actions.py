@@ -6,10 +6,11 @@ from __future__ import annotations
 import datetime
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.database import Database
-from moorage.lifecycle import actions
+from moorage.lifecycle import actions, schema
 from moorage.lifecycle.actions import Change, Event, EventRecorder
 
 T0 = datetime.datetime(2026, 1, 1, 12, 0, 0)
@@ -130,3 +131,16 @@ def test_a_servers_actions_newest_first_paged_and_windowed(db: Database) -> None
         assert ids(changes_before=T0 + datetime.timedelta(minutes=1)) == ["req-1"]
         with pytest.raises(LookupError):
             actions.list_actions(conn, "s1", marker="req-other")
+
+
+def test_driver_sql_writes_times_as_sqlalchemy_compares_them(db: Database) -> None:
+    """The actions' statements bypass SQLAlchemy's type processing on SQLite
+    (``Statement(sqlite_driver=True)``): a time they write is found by a query
+    SQLAlchemy binds, whole seconds included (SQLite compares text)."""
+    _record(db, "req-1", "create", T0)
+    with db.reader() as conn:
+        found = conn.execute(sa.select(schema.instance_actions.c.request_id).where(
+            schema.instance_actions.c.start_time == T0,
+            schema.instance_actions.c.updated_at < T0 + datetime.timedelta(microseconds=1),
+        )).scalars().all()
+    assert found == ["req-1"]
