@@ -174,6 +174,21 @@ SERVER_IMAGE_PROPERTIES = _gate("2.98", "servers", "a server's image carries its
 SERVER_SCHEDULER_HINTS = _gate("2.100", "servers", "servers carry the scheduler_hints "
                                "they were created with")
 
+# Instance actions (/servers/{id}/os-instance-actions)
+ACTIONS_OF_DELETED = _gate("2.21", "os-instance-actions", "the actions of a deleted "
+                           "server can still be read")
+ACTION_EVENTS_SHOWN = _gate("2.51", "os-instance-actions", "an action's events are shown "
+                            "to whoever may read it; their traceback only by policy")
+ACTION_PAGING = _gate("2.58", "os-instance-actions", "actions carry updated_at; limit, "
+                      "marker (a request id) and changes-since page the list (links), "
+                      "and a query parameter not known is a 400")
+ACTION_EVENT_HOSTS = _gate("2.62", "os-instance-actions", "events carry hostId, and "
+                           "host by policy")
+ACTION_CHANGES_BEFORE = _gate("2.66", "os-instance-actions", "changes-before filters "
+                              "actions")
+ACTION_EVENT_DETAILS = _gate("2.84", "os-instance-actions", "events carry details (what "
+                             "failed), by policy")
+
 # Server lists (GET /servers, /servers/detail): what users may filter and sort on
 SERVER_LIST_IP6 = _gate("2.5", "server lists", "users may filter on ip6 (no server "
                         "has an address here: nothing matches)")

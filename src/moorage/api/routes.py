@@ -17,6 +17,7 @@ from moorage.api.handlers import (
     heartbeats,
     hypervisors,
     images,
+    instance_actions,
     keypairs,
     metrics,
     migrations,
@@ -65,6 +66,10 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "DELETE": servers.delete_server,
     },
     "/v2.1/servers/{server_id}/action": {"POST": servers.server_action},
+    "/v2.1/servers/{server_id}/os-instance-actions": {
+        "GET": instance_actions.list_instance_actions},
+    "/v2.1/servers/{server_id}/os-instance-actions/{request_id}": {
+        "GET": instance_actions.show_instance_action},
     "/v2.1/servers/{server_id}/metadata": {
         "GET": server_metadata.list_server_metadata,
         "POST": server_metadata.create_server_metadata,

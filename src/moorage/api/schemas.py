@@ -512,6 +512,11 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
         "changes-since": {"type": "string", "format": "date-time"},
         "changes-before": {"type": "string", "format": "date-time"},
         "user_id": _QUERY_TEXT, "project_id": _QUERY_TEXT},
+    # Paging from 2.58, changes-before from 2.66 (moorage.api.handlers.instance_actions).
+    "list_instance_actions": {
+        "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT,
+        "changes-since": {"type": "string", "format": "date-time"},
+        "changes-before": {"type": "string", "format": "date-time"}},
     "list_services": {"host": _QUERY_TEXT, "binary": _QUERY_TEXT},
     "list_hypervisors": _HYPERVISOR_LIST_QUERY,
     "list_hypervisors_detail": _HYPERVISOR_LIST_QUERY,

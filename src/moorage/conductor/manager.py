@@ -34,6 +34,7 @@ import secrets
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager, suppress
@@ -53,7 +54,7 @@ from moorage.conductor.tasks.rebuild import RebuildTask
 from moorage.conductor.tasks.resize_end import ConfirmResizeTask, RevertResizeTask
 from moorage.db.clock import utcnow_precise
 from moorage.db.database import Database
-from moorage.lifecycle import history, operations
+from moorage.lifecycle import actions, history, operations
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
@@ -284,13 +285,20 @@ class Conductor:
         it in ERROR, and so does an operation taken over more than
         ``[conductor] max_takeovers`` times (it keeps killing its conductors)."""
         operation = task.operation
+        first = actions.FIRST_STEP.get(operation.kind)
+        if operation.taken_from is not None:
+            task.events.interrupted(f"interrupted: conductor {operation.taken_from} "
+                                    "stopped during this step")
         if operation.takeovers > self.max_takeovers:
             LOG.error("conductor %s: %s of server %s was taken over %d times; ending it "
                       "in ERROR", self.identity, operation.kind, operation.server_uuid,
                       operation.takeovers)
             if operation.kind == OperationKind.BUILD:
                 metrics.boot_ended(BootOutcome.ERROR)
-            task.abandon(history.abandoned(operation.kind, operation.takeovers))
+            fault = history.abandoned(operation.kind, operation.takeovers)
+            if first is not None:
+                task.events.fail_open(first, fault.message)
+            task.abandon(fault)
             return
         try:
             task.run()
@@ -300,8 +308,11 @@ class Conductor:
             LOG.exception("%s of server %s failed", operation.kind, operation.server_uuid)
             if operation.kind == OperationKind.BUILD:
                 metrics.boot_ended(BootOutcome.ERROR)
+            fault = history.internal_error(operation.kind, exc)
             try:
-                task.abandon(history.internal_error(operation.kind, exc))
+                if first is not None:
+                    task.events.fail_open(first, fault.message, traceback.format_exc())
+                task.abandon(fault)
             except OperationLost:
                 raise
             except Exception:

@@ -123,3 +123,46 @@ cleanups = sa.Table(
     sa.Column("reason", sa.String(255), nullable=False),
     sa.Column("created_at", sa.DateTime, nullable=False),
 )
+
+# What was asked of each server, by whom, under which request id (nova's
+# os-instance-actions): a row per accepted request, written in the transaction that
+# accepts it (``moorage.lifecycle.actions``). Kept after the server is deleted (2.21).
+# ``message``: "Error" once one of its events failed, as nova's.
+instance_actions = sa.Table(
+    "instance_actions",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("server_uuid", sa.String(36), nullable=False),
+    sa.Column("request_id", sa.String(255), nullable=False),
+    sa.Column("action", sa.String(255), nullable=False),
+    sa.Column("user_id", sa.String(255), nullable=True),
+    sa.Column("project_id", sa.String(255), nullable=True),
+    sa.Column("start_time", sa.DateTime, nullable=False),
+    sa.Column("finish_time", sa.DateTime, nullable=True),
+    sa.Column("message", sa.String(255), nullable=True),
+    sa.Column("updated_at", sa.DateTime, nullable=False),
+    # The events' writers find their action by (server, request id), as nova's do;
+    # a server's list reads its few actions from the same index.
+    sa.Index("ix_instance_actions_server_uuid_request_id", "server_uuid", "request_id"),
+    sqlite_autoincrement=True,
+)
+
+# The steps a conductor took for an action: when each started and finished, and how
+# it ended (Success or Error, with the failure's message as ``details`` and, for an
+# unexpected failure, its Python traceback); ``host``: where it ran (a compute host,
+# or the conductor's for its own steps).
+instance_actions_events = sa.Table(
+    "instance_actions_events",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("action_id", sa.Integer, sa.ForeignKey("instance_actions.id"),
+              nullable=False, index=True),
+    sa.Column("event", sa.String(255), nullable=False),
+    sa.Column("start_time", sa.DateTime, nullable=False),
+    sa.Column("finish_time", sa.DateTime, nullable=True),
+    sa.Column("result", sa.String(255), nullable=True),
+    sa.Column("traceback", sa.Text, nullable=True),
+    sa.Column("host", sa.String(255), nullable=True),
+    sa.Column("details", sa.Text, nullable=True),
+    sqlite_autoincrement=True,
+)

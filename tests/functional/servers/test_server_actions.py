@@ -202,3 +202,41 @@ def test_console_output_reads_the_guests_console(cloud: Cloud) -> None:
         response = _act(cloud, uuid, {"os-getConsoleOutput": bad})
         assert response.status_code == 400, (bad, response.text)
     assert _act(cloud, uuid, {"os-getConsoleOutput": {}}, BOB).status_code == 404
+
+
+def _read(cloud: Cloud, path: str, token: str) -> Any:
+    response = cloud.call("GET", path, token=token, version="2.84")
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_each_action_is_an_instance_action_with_its_events(cloud: Cloud) -> None:
+    """os-instance-actions lists what was asked, newest first, under nova's names, each
+    with the request id its answer carried; the host's step is an event."""
+    uuid = _boot(cloud)
+    asked: dict[str, str] = {}
+    for name, body in (("stop", {"os-stop": None}), ("start", {"os-start": None}),
+                       ("reboot", {"reboot": {"type": "HARD"}}), ("lock", {"lock": None}),
+                       ("unlock", {"unlock": None})):
+        response = _act(cloud, uuid, body)
+        assert response.status_code == 202, response.text
+        asked[name] = response.headers["x-openstack-request-id"]
+        cloud.wait(uuid)
+    reset = _act(cloud, uuid, {"os-resetState": {"state": "active"}}, token="admin")
+    assert reset.status_code == 202, reset.text
+    asked["resetState"] = reset.headers["x-openstack-request-id"]
+    listed = _read(cloud, f"/servers/{uuid}/os-instance-actions", ALICE)["instanceActions"]
+    assert [a["action"] for a in listed] == [
+        "resetState", "unlock", "lock", "reboot", "start", "stop", "create"]
+    for action in listed[:-1]:
+        assert action["request_id"] == asked[action["action"]]
+    for name, event in (("stop", "compute_stop_instance"),
+                        ("start", "compute_start_instance"),
+                        ("reboot", "compute_reboot_instance")):
+        shown = _read(cloud, f"/servers/{uuid}/os-instance-actions/{asked[name]}",
+                      "admin")["instanceAction"]
+        assert [(e["event"], e["result"], e["host"]) for e in shown["events"]] == [
+            (event, "Success", "h1")], shown
+    lock = _read(cloud, f"/servers/{uuid}/os-instance-actions/{asked['lock']}",
+                 "admin")["instanceAction"]
+    assert lock["events"] == []

@@ -123,3 +123,19 @@ def flag(query: QueryParams, name: str, *, strict: bool) -> bool:
     given at most once."""
     text = once(query, name) if strict else query.get(name)
     return False if text is None else boolean(text, name)
+
+
+def changes_window(query: QueryParams, *, before: bool
+                   ) -> tuple[datetime.datetime | None, datetime.datetime | None]:
+    """``changes-since`` and (``before``: the version reads it) ``changes-before``, each
+    at most once; 400 when the window ends before it starts, in nova's words."""
+    since_text = once(query, "changes-since")
+    since = moment("changes-since", since_text) if since_text is not None else None
+    until: datetime.datetime | None = None
+    if before:
+        before_text = once(query, "changes-before")
+        until = moment("changes-before", before_text) if before_text is not None else None
+    if since is not None and until is not None and until < since:
+        raise BadRequest("The value of changes-since must be less than or equal to "
+                         "changes-before.")
+    return since, until

@@ -13,10 +13,8 @@ why beside it.
 
 from __future__ import annotations
 
-import datetime
-
 from moorage.api.errors import BadRequest
-from moorage.api.handlers.common import TRUE_WORDS, moment, once, only_known
+from moorage.api.handlers.common import TRUE_WORDS, changes_window, once, only_known
 from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.microversion import (
@@ -73,21 +71,6 @@ def _view(req: ApiRequest, migration: MigrationRecord) -> View:
     return view
 
 
-def _changes(req: ApiRequest) -> tuple[datetime.datetime | None, datetime.datetime | None]:
-    """changes-since (from 2.59) and changes-before (from 2.66); below their versions
-    nova drops them unread."""
-    since_text = once(req.query, "changes-since")
-    since = moment("changes-since", since_text) if since_text is not None else None
-    before: datetime.datetime | None = None
-    if req.at(MIGRATION_CHANGES_BEFORE):
-        before_text = once(req.query, "changes-before")
-        before = moment("changes-before", before_text) if before_text is not None else None
-    if since is not None and before is not None and before < since:
-        raise BadRequest("The value of changes-since must be less than or equal to "
-                         "changes-before.")
-    return since, before
-
-
 def _known(req: ApiRequest) -> tuple[str, ...]:
     """The parameters a paged version (2.59 on) reads; any other is a 400."""
     known: tuple[str, ...] = _FILTERS + _PAGING
@@ -108,7 +91,8 @@ def _found(req: ApiRequest) -> list[MigrationRecord]:
     limit: int | None = None  # below 2.59 nova answers every move, in no page
     if paged:
         only_known(query, _known(req))
-        since, before = _changes(req)
+        since, before = changes_window(
+            query, before=req.at(MIGRATION_CHANGES_BEFORE))
         marker = one("marker")
         one("limit")
         limit = page_limit(query)

@@ -17,6 +17,7 @@ from moorage.api.errors import BadRequest
 from moorage.api.handlers.server_records import rewrite
 from moorage.api.http import ApiRequest
 from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.states import ApiAction
 from moorage.web import Response
 
 RULE = "os_compute_api:os-lock-server:"
@@ -55,7 +56,7 @@ def lock(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
         return dataclasses.replace(current, attributes=dataclasses.replace(
             current.attributes, locked=True, locked_by=locker, locked_reason=reason))
 
-    rewrite(req, record.uuid, RULE + "lock", change)
+    rewrite(req, record.uuid, RULE + "lock", change, instance_action=ApiAction.LOCK)
     return Response(status=202)
 
 
@@ -69,5 +70,5 @@ def unlock(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
         return dataclasses.replace(current, attributes=dataclasses.replace(
             current.attributes, locked=False, locked_by=None, locked_reason=None))
 
-    rewrite(req, record.uuid, RULE + "unlock", change)
+    rewrite(req, record.uuid, RULE + "unlock", change, instance_action=ApiAction.UNLOCK)
     return Response(status=202)

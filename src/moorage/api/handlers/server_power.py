@@ -20,7 +20,7 @@ from moorage.api.http import ApiRequest
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.machine import Transition
 from moorage.lifecycle.records import ServerRecord
-from moorage.lifecycle.states import OperationKind
+from moorage.lifecycle.states import ApiAction, OperationKind
 from moorage.lifecycle.store import NO_CHANGES, Applied, ServerChanges
 from moorage.web import Response
 
@@ -104,4 +104,5 @@ def reset_state(req: ApiRequest, record: ServerRecord, argument: object) -> Resp
             raise Conflict(f"Cannot 'os-resetState' instance {record.uuid}: it was "
                            f"changed meanwhile ({reset.name} needs {reset.needs()}); "
                            "try again.")
+        work.record_action(req, writer.conn, record.uuid, ApiAction.RESET_STATE)
     return Response(status=202)

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from sqlalchemy.engine import Connection
 
+from moorage.api import work
 from moorage.api.errors import Conflict, NotFound
 from moorage.api.http import ApiRequest
 from moorage.lifecycle import store
@@ -84,11 +85,13 @@ Change = Callable[[ServerRecord], ServerRecord]
 
 def rewrite(req: ApiRequest, uuid: str, rule: str, change: Change, *,
             precondition: Precondition | None = None, action: str = "",
-            lockable: bool = False) -> ServerRecord:
+            lockable: bool = False, instance_action: str | None = None) -> ServerRecord:
     """The server as ``change`` leaves it (its ``name`` and ``attributes``), written by
     compare-and-set. Each round: read, authorize ``rule``, refuse a locked server
     (``lockable``: nova checks the lock on this write) and hold the precondition
-    (409), change (which may refuse, 400 or 404); unchanged, nothing is written."""
+    (409), change (which may refuse, 400 or 404); unchanged, nothing is written but
+    ``instance_action`` (nova's name of what was asked, for os-instance-actions),
+    which is recorded in the same transaction whenever given."""
     for _ in range(TRIES):
         with req.state.database.writer() as writer:
             record = server_or_404(req, uuid, writer.conn)
@@ -99,9 +102,13 @@ def rewrite(req: ApiRequest, uuid: str, rule: str, change: Change, *,
                 require(record, precondition, action)
             changed = change(record)
             if (changed.name, changed.attributes) == (record.name, record.attributes):
+                if instance_action is not None:
+                    work.record_action(req, writer.conn, uuid, instance_action)
                 return record
             if store.describe(writer.conn, record, changed.name, changed.attributes,
                               precondition):
+                if instance_action is not None:
+                    work.record_action(req, writer.conn, uuid, instance_action)
                 return changed
     raise Conflict(f"Instance {uuid} was changed by others {TRIES} times while this "
                    "request changed it; try again.")

@@ -29,7 +29,7 @@ from moorage.compute.client import AgentClient, AgentUnreachable, Fenced
 from moorage.compute.client import Fence as AgentFence
 from moorage.conductor.leases import Leases
 from moorage.db.database import Database
-from moorage.lifecycle import machine, operations, store
+from moorage.lifecycle import actions, machine, operations, store
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.history import Fault
 from moorage.lifecycle.operations import Operation
@@ -125,6 +125,13 @@ class Task:
         self.clients = clients
         self.job = job
         self.rule = machine.OPERATIONS[job.operation.kind]
+        operation = job.operation
+        # The steps of the action the request recorded, written with the job's
+        # transitions (nothing when no action was recorded: the end of an evacuation).
+        self.events = actions.EventRecorder(
+            clients.write_later, operation.server_uuid,
+            operation.request_id if actions.ACTIONS[operation.kind] else None,
+            clients.conf.host)
 
     def run(self) -> None:
         raise NotImplementedError

@@ -19,8 +19,9 @@ import time
 from moorage import failpoints, metrics
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import BUILD, spawn_somewhere
-from moorage.db.clock import utcnow
+from moorage.db.clock import utcnow, utcnow_precise
 from moorage.lifecycle import history
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.history import Fault
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.specs import request_spec, scheduling_record
@@ -47,20 +48,23 @@ class BuildTask(Task):
                 return
             record = recovered
         spec = request_spec(record, requested_host=record.requested_host)
-        started = time.perf_counter()
+        started, began = time.perf_counter(), utcnow_precise()
         self.ensure_owned()
         try:
             selection = self.scheduler.select_destinations(spec, confirm=self.ensure_owned)
         except NoValidHost as exc:
             metrics.no_valid_host(exc)
             metrics.boot_ended(BootOutcome.ERROR)
+            fault = history.no_valid_host(exc.reason, exc.why)
+            self.events.once(Event.SCHEDULE_AND_BUILD, began, error=fault.message)
             self.apply("build.no_valid_host", ServerChanges(
-                fault=history.no_valid_host(exc.reason, exc.why),
+                fault=fault,
                 scheduling=scheduling_record(spec, "build", error=exc.reason,
                                              error_for_user=exc.user_reason,
                                              seconds=time.perf_counter() - started,
                                              decisions=exc.decisions)))
             return
+        self.events.once(Event.SCHEDULE_AND_BUILD, began)
         failpoints.reach("conductor.build.after_claim")
         scheduling = scheduling_record(spec, "build", selection,
                                        seconds=time.perf_counter() - started)

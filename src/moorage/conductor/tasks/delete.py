@@ -7,6 +7,7 @@ from __future__ import annotations
 from moorage import failpoints
 from moorage.conductor.tasks.base import Task
 from moorage.db.clock import utcnow
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 
@@ -19,6 +20,7 @@ class DeleteTask(Task):
         record = self.load()
         if record is None:
             return
+        step = self.events.step(Event.TERMINATE, record.host)
         hosts = {record.host} if record.host else set()
         # A build interrupted before it recorded its host left a claim that names it.
         claimed, _node = self.claimed(self.allocations(uuid))
@@ -37,4 +39,5 @@ class DeleteTask(Task):
         if moving is not None:
             self.release(moving.uuid)
             self.migration("migration.deleted", moving.uuid)
+        step.succeeded()
         self.apply("delete.done", ServerChanges(deleted_at=utcnow()))

@@ -20,6 +20,9 @@ from dataclasses import replace
 from moorage import failpoints, metrics
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import EVACUATE, RESIZE, spawn_somewhere
+from moorage.db.clock import utcnow_precise
+from moorage.lifecycle import history
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.history import Fault, ResizeRecord, SchedulingRecord
 from moorage.lifecycle.records import MigrationRecord, ServerRecord
 from moorage.lifecycle.specs import move_spec, scheduling_record
@@ -72,15 +75,20 @@ class MoveTask(Task):
         new_flavor = flavor or record.flavor
         spec = move_spec(record, new_flavor, target)
         operation = str(kind)
+        scheduling_step = Event.REBUILD_SERVER if self.evacuating else Event.MIGRATE_SERVER
+        began = utcnow_precise()
         self.ensure_owned()
         try:
             selection = self.scheduler.select_destinations(spec, confirm=self.ensure_owned)
         except NoValidHost as exc:
             metrics.no_valid_host(exc)
+            self.events.once(scheduling_step, began,
+                             error=history.no_valid_host(exc.reason, exc.why).message)
             self._undo(record, migration, scheduling_record(
                 spec, operation, error=exc.reason, error_for_user=exc.user_reason,
                 decisions=exc.decisions))
             return
+        self.events.once(scheduling_step, began)
         outcome = spawn_somewhere(
             self, EVACUATE if self.evacuating else RESIZE, record, spec,
             [selection.destination, *selection.alternates], flavor=new_flavor)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from moorage.compute.client import AgentUnreachable, PowerAction, PowerFailed
 from moorage.conductor.tasks.base import Task
 from moorage.lifecycle import history, machine
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.history import Fault
 from moorage.lifecycle.states import OperationKind, TaskState
 from moorage.lifecycle.store import ServerChanges
@@ -25,6 +26,7 @@ class PowerSteps:
     (None: none) once the host was asked, ``done`` and ``failed``."""
 
     action: PowerAction
+    event: Event
     accepted: machine.Transition
     started: str | None
     done: str
@@ -38,13 +40,17 @@ class PowerSteps:
         return frozenset({self.accepted.task, *((started,) if started else ())})
 
 
-STOP = PowerSteps(PowerAction.STOP, machine.transition("stop.accepted"), None,
+STOP = PowerSteps(PowerAction.STOP, Event.STOP_INSTANCE,
+                 machine.transition("stop.accepted"), None,
                   "stop.done", "stop.failed")
-START = PowerSteps(PowerAction.START, machine.transition("start.accepted"), None,
+START = PowerSteps(PowerAction.START, Event.START_INSTANCE,
+                  machine.transition("start.accepted"), None,
                    "start.done", "start.failed")
-REBOOT_SOFT = PowerSteps(PowerAction.REBOOT_SOFT, machine.REBOOTS["SOFT"], "reboot.started",
+REBOOT_SOFT = PowerSteps(PowerAction.REBOOT_SOFT, Event.REBOOT_INSTANCE,
+                        machine.REBOOTS["SOFT"], "reboot.started",
                          "reboot.done", "reboot.failed")
-REBOOT_HARD = PowerSteps(PowerAction.REBOOT_HARD, machine.REBOOTS["HARD"],
+REBOOT_HARD = PowerSteps(PowerAction.REBOOT_HARD, Event.REBOOT_INSTANCE,
+                        machine.REBOOTS["HARD"],
                          "reboot_hard.started", "reboot_hard.done", "reboot_hard.failed")
 
 
@@ -71,19 +77,23 @@ class PowerTask(Task):
         if steps.started is not None and record.task_state == steps.accepted.task \
                 and not self.apply(steps.started):
             return
+        step = self.events.step(steps.event, host)
         try:
             self.ensure_owned()
             with self._fenced(host):
                 self.clients.agents.power(host, self.uuid, steps.action,
                                           self.job.agent_fence)
         except PowerFailed as exc:
+            step.failed(exc.message)
             self.apply(steps.failed, ServerChanges(fault=history.power_failed(
                 self.operation.kind, exc.host, exc.kind, exc.message)))
             return
         except AgentUnreachable as exc:
+            step.failed(str(exc))
             self.apply(steps.failed, ServerChanges(fault=history.power_failed(
                 self.operation.kind, host, type(exc).__name__, str(exc))))
             return
+        step.succeeded()
         self.apply(steps.done)
 
     def abandon(self, fault: Fault) -> None:

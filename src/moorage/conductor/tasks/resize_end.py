@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.move import give_back
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 
@@ -21,12 +22,15 @@ class ConfirmResizeTask(Task):
         if record is None or record.task_state not in self.rule.tasks:
             return  # deleted, or being deleted
         migration = self.in_flight_migration()
+        step = self.events.step(Event.CONFIRM_RESIZE, migration.source_host
+                                if migration is not None else record.host)
         if migration is not None:
             self.destroy(migration.source_host, f"resize of {self.uuid} confirmed")
             self.release(migration.uuid)
             self.migration("migration.confirmed", migration.uuid)
         scheduling = (replace(record.scheduling, resize=None)
                       if record.scheduling is not None else None)
+        step.succeeded()
         self.apply("confirm_resize.done", ServerChanges(scheduling=scheduling))
 
 
@@ -39,7 +43,9 @@ class RevertResizeTask(Task):
             return  # deleted, or being deleted
         migration = self.in_flight_migration()
         resize = record.scheduling.resize if record.scheduling is not None else None
+        step = self.events.step(Event.REVERT_RESIZE, record.host)
         if migration is None or record.host is None:
+            step.succeeded()
             self.apply("revert_resize.done")
             return
         if record.host != migration.source_host:
@@ -48,6 +54,7 @@ class RevertResizeTask(Task):
         self.migration("migration.reverted", migration.uuid)
         scheduling = (replace(record.scheduling, resize=None)
                       if record.scheduling is not None else None)
+        step.succeeded()
         self.apply("revert_resize.done", ServerChanges(
             host=migration.source_host, node=resize.old_node if resize else None,
             flavor_id=resize.old_flavor_id if resize else record.flavor_id,

@@ -22,6 +22,7 @@ from moorage import metrics
 from moorage.compute.client import AgentUnreachable, SpawnFailed
 from moorage.conductor.tasks.base import Task
 from moorage.lifecycle import history
+from moorage.lifecycle.actions import Event
 from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.store import KEEP, ServerChanges
@@ -43,15 +44,20 @@ class SpawnMode:
     # A build writes that transition without waiting (a successor finds the host from
     # the claim in placement); a move waits, recording the destination on its operation.
     waits: bool
+    # The event each destination tried is recorded as, on that host.
+    event: Event
 
     @property
     def building(self) -> bool:
         return self.records_host
 
 
-BUILD = SpawnMode("build.spawning", records_host=True, waits=False)
-RESIZE = SpawnMode("resize.migrating", records_host=False, waits=True)
-EVACUATE = SpawnMode("evacuate.spawning", records_host=False, waits=True)
+BUILD = SpawnMode("build.spawning", records_host=True, waits=False,
+                  event=Event.BUILD_AND_RUN)
+RESIZE = SpawnMode("resize.migrating", records_host=False, waits=True,
+                   event=Event.PREP_RESIZE)
+EVACUATE = SpawnMode("evacuate.spawning", records_host=False, waits=True,
+                     event=Event.REBUILD_INSTANCE)
 
 
 @dataclass
@@ -107,6 +113,7 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                                 progress={"dest_host": destination.host,
                                           "dest_node": destination.node}):
                 return Outcome(attempts=attempts, interrupted=True)
+            step = task.events.step(mode.event, destination.host)
             guest = Guest(uuid=record.uuid, name=record.name, node=destination.node,
                           flavor=flavor or record.flavor, image=spec.image,
                           allocations=destination.allocation_request,
@@ -117,6 +124,7 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                 attempt = history.attempt_failed(destination.host, destination.node,
                                                  exc.kind, exc.message, exc.feature)
                 attempts.append(attempt)
+                step.failed(attempt.describe())
                 LOG.info("server %s: spawn on %s failed (%s: %s)%s", record.uuid,
                          destination.host, exc.kind, exc.message,
                          "" if exc.reschedule else "; not rescheduling")
@@ -134,9 +142,12 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                 generation = None
                 # The spawn may have happened before the answer was lost.
                 task.cleanup(destination.host, f"spawn answer lost: {exc}")
-                attempts.append(history.attempt_unreachable(destination.host,
-                                                           destination.node, str(exc)))
+                attempt = history.attempt_unreachable(destination.host, destination.node,
+                                                      str(exc))
+                attempts.append(attempt)
+                step.failed(attempt.describe())
                 continue
+            step.succeeded()
             attempts.append(history.attempt_ok(destination.host, destination.node))
             # Deleted while spawning? The caller's next transition expects the task
             # this one set, so it fails then, and the delete destroys and releases.
