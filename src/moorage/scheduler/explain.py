@@ -191,10 +191,11 @@ def deciding_key(decisions: Decisions) -> str:
     return ranked[0].key if ranked else "resources"
 
 
-def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection]
-                      ) -> list[Exclusion]:
+def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection],
+                      constraints: Mapping[str, str] | None = None) -> list[Exclusion]:
     """Host filters' (or the request's) rejections, one exclusion per filter, with the
-    hosts named (capped) and counted per reason."""
+    hosts named (capped) and counted per reason. ``constraints``: filter name -> the
+    constraint to name instead of the filter (a server group's)."""
     by_filter: dict[str, list[Rejection]] = {}
     for rejection in rejections:
         by_filter.setdefault(rejection.filter, []).append(rejection)
@@ -205,6 +206,8 @@ def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection]
         for rejection in rejected:
             reasons[rejection.reason] = reasons.get(rejection.reason, 0) + 1
         label = f"host filter {name}" if stage == "host filter" else name
+        if constraints and name in constraints:
+            label = constraints[name]
         found.append(Exclusion(stage, label, name, len(rejected), offered, hosts=hosts,
                                hosts_omitted=omitted, reasons=reasons))
     return found

@@ -46,7 +46,8 @@ class BuildTask(Task):
             if recovered is None:
                 return
             record = recovered
-        spec = request_spec(record, requested_host=record.requested_host)
+        spec = request_spec(record, requested_host=record.requested_host,
+                            server_group=self.server_group(record))
         started = time.perf_counter()
         self.ensure_owned()
         try:

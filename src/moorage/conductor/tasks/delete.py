@@ -7,6 +7,7 @@ from __future__ import annotations
 from moorage import failpoints
 from moorage.conductor.tasks.base import Task
 from moorage.db.clock import utcnow
+from moorage.lifecycle import server_groups
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
 
@@ -37,4 +38,8 @@ class DeleteTask(Task):
         if moving is not None:
             self.release(moving.uuid)
             self.migration("migration.deleted", moving.uuid)
-        self.apply("delete.done", ServerChanges(deleted_at=utcnow()))
+        # A deleted server leaves its group, in the transaction that deletes it.
+        grouped = bool(record.attributes.scheduler_hints.get("group"))
+        self.apply("delete.done", ServerChanges(deleted_at=utcnow()),
+                   also=(lambda conn: server_groups.forget_member(conn, uuid))
+                   if grouped else None)

@@ -70,7 +70,7 @@ class MoveTask(Task):
         self.move_allocations(self.uuid, migration.uuid, record.project_id, record.user_id)
         failpoints.reach("conductor.move.after_swap")
         new_flavor = flavor or record.flavor
-        spec = move_spec(record, new_flavor, target)
+        spec = move_spec(record, new_flavor, target, self.server_group(record))
         operation = str(kind)
         self.ensure_owned()
         try:
