@@ -27,7 +27,7 @@ import orjson
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from moorage.db.clock import utcnow
+from moorage.db.clock import utcnow_precise
 from moorage.lifecycle.schema import server_group_members, server_groups, servers
 from moorage.lifecycle.states import ServerStatus
 from moorage.scheduler.server_groups import (
@@ -51,7 +51,7 @@ class ServerGroupRecord:
     user_id: str
     policy: GroupPolicy
     rules: Mapping[str, int] = field(default_factory=dict)
-    created_at: datetime.datetime = field(default_factory=utcnow)
+    created_at: datetime.datetime = field(default_factory=utcnow_precise)
     members: tuple[str, ...] = ()
 
     @property
