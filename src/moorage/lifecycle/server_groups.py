@@ -150,10 +150,13 @@ def add_member(conn: Connection, group_uuid: str, server_uuid: str) -> bool:
     group was deleted meanwhile (the server then is in no group)."""
     # INSERT INTO server_group_members (group_uuid, server_uuid, host)
     #   SELECT uuid, :server, NULL FROM server_groups WHERE uuid = :group
+    #   RETURNING server_uuid
+    # (RETURNING: an INSERT ... SELECT's rowcount is -1 on PostgreSQL here.)
     chosen = sa.select(server_groups.c.uuid, sa.literal(server_uuid, sa.String),
                        sa.null()).where(server_groups.c.uuid == group_uuid)
-    return bool(conn.execute(server_group_members.insert().from_select(
-        ["group_uuid", "server_uuid", "host"], chosen)).rowcount)
+    return conn.execute(server_group_members.insert().from_select(
+        ["group_uuid", "server_uuid", "host"], chosen)
+        .returning(server_group_members.c.server_uuid)).first() is not None
 
 
 def forget_member(conn: Connection, server_uuid: str) -> None:
