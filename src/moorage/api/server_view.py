@@ -170,7 +170,7 @@ def shown_server(req: ApiRequest, record: ServerRecord) -> View:
     """GET /servers/{id}: the detailed server, and from 2.71 its server groups."""
     view = server_view(req, record)
     if req.at(mv.SERVER_GROUPS_SHOWN):
-        view["server_groups"] = groups_of(req, record.uuid)
+        view["server_groups"] = groups_of(req, record)
     return view
 
 

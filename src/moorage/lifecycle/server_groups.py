@@ -20,6 +20,7 @@ build waits for the first's commit, then sees its reservation and is refused.
 from __future__ import annotations
 
 import datetime
+import uuid as uuidlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +29,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.clock import utcnow_precise
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.schema import server_group_members, server_groups, servers
 from moorage.lifecycle.states import ServerStatus
 from moorage.scheduler.server_groups import (
@@ -194,6 +196,26 @@ def count_members(conn: Connection, group_uuid: str) -> int:
 
 
 # -- what a scheduling reads, and the late check ------------------------------------------
+def hinted(record: ServerRecord) -> str | None:
+    """The group a server's create named (``os:scheduler_hints`` group), as its
+    membership stores it; None for a server in no group (no statement needed)."""
+    hint = record.attributes.scheduler_hints.get("group")
+    if not isinstance(hint, str) or not hint:
+        return None
+    try:
+        return str(uuidlib.UUID(hint))
+    except ValueError:
+        return None
+
+
+def placement_of(conn: Connection, record: ServerRecord) -> GroupPlacement | None:
+    """A server's group as its next scheduling reads it: None at no cost for a server in
+    no group, else one statement (``placement``)."""
+    group = hinted(record)
+    return None if group is None else placement(conn, group, record.uuid)
+
+
+
 def _member_host() -> sa.ColumnElement[str]:
     """Where a member is: its reservation while it builds, its server's host after."""
     return sa.case((servers.c.status == str(ServerStatus.BUILD),

@@ -21,6 +21,7 @@ from moorage.api.handlers.paging import MAX_LIMIT
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import server_groups as store
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.server_groups import ServerGroupRecord
 from moorage.scheduler.server_groups import RULED_POLICIES, GroupPolicy
 from moorage.web import Response
@@ -156,7 +157,10 @@ def member_of_create(req: ApiRequest, hints: Mapping[str, Any]) -> str | None:
     return group_uuid
 
 
-def groups_of(req: ApiRequest, server_uuid: str) -> list[JSONValue]:
-    """The groups a shown server is in (2.71's ``server_groups``)."""
+def groups_of(req: ApiRequest, record: ServerRecord) -> list[JSONValue]:
+    """The groups a shown server is in (2.71's ``server_groups``): a server joins one
+    only at create, by its hint, so a server without one is read no further."""
+    if store.hinted(record) is None:
+        return []
     with req.state.database.reader() as conn:
-        return list(store.groups_of(conn, server_uuid))
+        return list(store.groups_of(conn, record.uuid))

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid as uuidlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,15 +162,10 @@ class Task:
         """The server's group as a scheduling reads it (one statement), when its
         create named one (``os:scheduler_hints`` group); None for every other server,
         at no cost."""
-        hint = record.attributes.scheduler_hints.get("group")
-        if not isinstance(hint, str) or not hint:
-            return None
-        try:
-            group = str(uuidlib.UUID(hint))  # as the API stored the membership
-        except ValueError:
+        if server_groups.hinted(record) is None:
             return None
         with self.clients.database.reader() as conn:
-            return server_groups.placement(conn, group, record.uuid)
+            return server_groups.placement_of(conn, record)
 
     def in_flight_migration(self) -> MigrationRecord | None:
         with self.clients.database.reader() as conn:

@@ -39,7 +39,7 @@ class DeleteTask(Task):
             self.release(moving.uuid)
             self.migration("migration.deleted", moving.uuid)
         # A deleted server leaves its group, in the transaction that deletes it.
-        grouped = bool(record.attributes.scheduler_hints.get("group"))
+        grouped = server_groups.hinted(record) is not None
         self.apply("delete.done", ServerChanges(deleted_at=utcnow()),
                    also=(lambda conn: server_groups.forget_member(conn, uuid))
                    if grouped else None)
