@@ -63,7 +63,7 @@ from moorage.scheduler.request_filters import (
     process_request_spec,
 )
 from moorage.scheduler.resource_request import ResourceRequest, resource_request
-from moorage.scheduler.server_groups import GroupPlacement
+from moorage.scheduler.server_groups import GroupPlacement, affinity_host
 from moorage.scheduler.types import (
     AllocationRequest,
     Catalog,
@@ -240,7 +240,8 @@ class Scheduler:
         max_placement_results."""
         ceiling = int(self.conf.scheduler.max_placement_results)
         sample = int(self.conf.scheduler.placement_sample_size)
-        if not sample or sample >= ceiling or spec.requested_host:
+        if not sample or sample >= ceiling or spec.requested_host \
+                or affinity_host(spec.server_group):
             return [ceiling]
         return [sample, ceiling]
 
@@ -383,12 +384,13 @@ class Scheduler:
         """The query; a requested host of one node narrows it to that node's tree (and a
         host of several nodes lifts the limit, so none of its nodes is cut off)."""
         request = resource_request(spec, limit=limit)
-        if spec.requested_host:
-            nodes = list(hosts[spec.requested_host].nodes)
+        target = _narrowed_to(spec, hosts)
+        if target:
+            nodes = list(hosts[target].nodes)
             if len(nodes) == 1:
                 request.unnumbered.in_tree = provider_uuid(nodes[0])
                 if "" not in request.groups:
-                    LOG.debug("no unnumbered group to narrow to %s", spec.requested_host)
+                    LOG.debug("no unnumbered group to narrow to %s", target)
             else:
                 request = resource_request(spec, limit=None)
         return request
@@ -524,6 +526,16 @@ class Scheduler:
         return choose_order(weighed, subset_size=fs.host_subset_size,
                             shuffle_best=fs.shuffle_best_same_weighed_hosts,
                             rng=self.rng), weighed
+
+
+def _narrowed_to(spec: RequestSpec, hosts: Mapping[str, HostInfo]) -> str | None:
+    """The one host the query is narrowed to: the requested host, else the host of
+    the server's affinity group (when it is a known host; ServerGroupAffinityFilter
+    names the group when it is not)."""
+    if spec.requested_host:
+        return spec.requested_host
+    host = affinity_host(spec.server_group)
+    return host if host in hosts else None
 
 
 def _excluded(spec: RequestSpec, states: Sequence[HostState]

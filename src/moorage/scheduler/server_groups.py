@@ -76,6 +76,16 @@ def refusal(group: GroupPlacement, host: str) -> str | None:
     return None
 
 
+def affinity_host(group: GroupPlacement | None) -> str | None:
+    """The one host a hard affinity group's members are on: the only host its next
+    member may take, which the scheduler asks placement for alone (as for a requested
+    host), so a cloud larger than placement's answer never cuts it off. None for any
+    other group, an affinity group with no member placed, or one spread already."""
+    if group is None or group.policy is not GroupPolicy.AFFINITY or len(group.members_on) != 1:
+        return None
+    return next(iter(group.members_on))
+
+
 def member_counts(hosts: Sequence[str], group: GroupPlacement | None) -> list[float]:
     """Each host's weight for a soft policy, before normalising: the group's members
     there (soft-affinity prefers more of them), negated for soft-anti-affinity (fewer

@@ -98,6 +98,43 @@ def test_affinity_with_its_host_full_names_the_group(make_cloud: Any) -> None:
     failed = _boot_and_wait(cloud, flavor, image, group)  # its host has no memory left
     assert failed["status"] == "ERROR"
     assert f"server group {group} (affinity)" in failed["fault"]["message"]
+    # Placement was asked for the group's host alone (it is full): the decisions count
+    # the other host as excluded by the group, not by a requested host.
+    excluded = {e["constraint"]: e for e in failed["fault"]["details"]["decisions"]
+                ["exclusions"]}
+    assert excluded[f"server group {group} (affinity)"]["excluded"] == 1
+    assert excluded[f"server group {group} (affinity)"]["key"] == \
+        "ServerGroupAffinityFilter"
+    assert "on the requested host" not in excluded
+
+
+def test_affinity_asks_placement_for_its_host_alone(make_cloud: Any) -> None:
+    """Placement answers one candidate (the first host in its order): the group's host,
+    elsewhere in that order, is asked for by name, as a requested host is."""
+    cloud: Cloud = make_cloud(HOSTS, scheduler={"max_placement_results": 1,
+                                                "placement_sample_size": 0})
+    flavor, image = _catalogue(cloud)
+    group = _group(cloud, "affinity")
+    hosts = set()
+    for target in ("c", "b", "a"):  # the first member fixes the host, wherever it is
+        first = cloud.wait(_boot_with_host(cloud, flavor, image, group, target))
+        assert first["status"] == "ACTIVE"
+        hosts.add(first["OS-EXT-SRV-ATTR:host"])
+        if first["OS-EXT-SRV-ATTR:host"] != "a":
+            break
+    (host,) = hosts
+    assert host != "a", "placement's first host fixed every group: nothing to show"
+    followers = [_boot_and_wait(cloud, flavor, image, group) for _ in range(2)]
+    assert [s["OS-EXT-SRV-ATTR:host"] for s in followers] == [host, host]
+
+
+def _boot_with_host(cloud: Cloud, flavor: str, image: str, group: str, host: str) -> str:
+    """An admin's boot onto ``host`` (2.74's ``host``), in ``group``."""
+    server = cloud.ok("POST", "/servers", {
+        "server": {"name": "first", "flavorRef": flavor, "imageRef": image,
+                   "networks": "none", "host": host},
+        "os:scheduler_hints": {"group": group}})["server"]
+    return str(server["id"])
 
 
 def test_max_server_per_host_allows_that_many_per_host(make_cloud: Any) -> None:

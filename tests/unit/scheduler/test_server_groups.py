@@ -14,7 +14,13 @@ from moorage.scheduler.host_filters import (
     enabled_filters,
     run_filters,
 )
-from moorage.scheduler.server_groups import GroupPlacement, GroupPolicy, member_counts, refusal
+from moorage.scheduler.server_groups import (
+    GroupPlacement,
+    GroupPolicy,
+    affinity_host,
+    member_counts,
+    refusal,
+)
 from moorage.scheduler.types import HostInfo, Liveness
 from moorage.scheduler.weighers import server_group_weigher, weigh
 from tests.unit.scheduler.fakes import conf, spec
@@ -88,3 +94,12 @@ def test_the_filters_run_only_for_their_policy_and_name_the_group() -> None:
                                          if group is ANTI else "ServerGroupAffinityFilter")
         else:
             assert exclusions == []
+
+
+def test_the_affinity_host_is_asked_for_alone_only_when_there_is_one() -> None:
+    assert affinity_host(AFFINE) == "a"
+    assert affinity_host(EMPTY_AFFINE) is None  # the first member goes anywhere
+    spread = GroupPlacement(GROUP, GroupPolicy.AFFINITY, members_on={"a": 1, "b": 1})
+    assert affinity_host(spread) is None  # the filter turns every host away instead
+    assert affinity_host(ANTI) is None and affinity_host(SOFT_AFFINE) is None
+    assert affinity_host(None) is None
