@@ -14,7 +14,10 @@ the other's host free. Each build reserves its host in a transaction that first 
 the group's row (``SELECT ... FOR UPDATE`` on PostgreSQL; on SQLite the writer's
 transaction already excludes every other writer), reads the members' hosts again and
 asks the policy's rule (``scheduler.server_groups.refusal``) with them; the second
-build waits for the first's commit, then sees its reservation and is refused.
+build waits for the first's commit, then sees its reservation and is refused. (On
+PostgreSQL that relies on the writer's READ COMMITTED: each statement after the lock
+sees what its holder committed. On SQLite the writers of a group commit share one
+transaction, in turns, and each sees what those before it wrote.)
 """
 
 from __future__ import annotations

@@ -245,3 +245,24 @@ def test_a_group_the_caller_cannot_find_is_a_400(make_cloud: Any) -> None:
         assert response.status_code == 400, response.text
         assert words in response.json()["badRequest"]["message"]
     assert cloud.ok("GET", "/servers")["servers"] == []
+
+
+def test_a_cold_migration_keeps_to_anti_affinity(make_cloud: Any) -> None:
+    """The packing weighers would send the moved server onto its group mate's host."""
+    cloud: Cloud = make_cloud(HOSTS, filter_scheduler=PACKING)
+    flavor, image = _catalogue(cloud)
+    group = _group(cloud, "anti-affinity")
+    first, second = (_boot_and_wait(cloud, flavor, image, group) for _ in range(2))
+    taken = {first["OS-EXT-SRV-ATTR:host"], second["OS-EXT-SRV-ATTR:host"]}
+    (free,) = {"a", "b", "c"} - taken
+    assert cloud.action(first["id"], {"migrate": None}).status_code == 202
+    moved = cloud.wait(first["id"])
+    assert moved["status"] == "VERIFY_RESIZE", moved.get("fault")
+    assert moved["OS-EXT-SRV-ATTR:host"] == free
+    # The other member can go only where the first was.
+    assert cloud.action(first["id"], {"confirmResize": None}).status_code == 204
+    cloud.wait(first["id"])
+    assert cloud.action(second["id"], {"migrate": None}).status_code == 202
+    moved = cloud.wait(second["id"])
+    assert moved["status"] == "VERIFY_RESIZE", moved.get("fault")
+    assert moved["OS-EXT-SRV-ATTR:host"] == first["OS-EXT-SRV-ATTR:host"]
