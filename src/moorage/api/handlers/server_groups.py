@@ -28,6 +28,7 @@ from moorage.web import Response
 
 _RULE = "os_compute_api:os-server-groups:"
 _LIST_QUERY = ("all_projects", "limit", "offset")
+MAX_OFFSET = 2**62
 
 View = dict[str, JSONValue]
 
@@ -116,9 +117,11 @@ def list_server_groups(req: ApiRequest) -> Response:
         req.authorize(_RULE + "index:all_projects", {"project_id": project_id})
         scope = None
     limit, offset = _count(req, "limit"), _count(req, "offset")
+    # An offset past every group lists none: capped to what the databases' OFFSET takes.
+    offset = min(offset or 0, MAX_OFFSET)
     with req.state.database.reader() as conn:
         found = store.list_groups(conn, scope, limit=min(limit or MAX_LIMIT, MAX_LIMIT),
-                                  offset=offset or 0)
+                                  offset=offset)
     return json_response({"server_groups": [group_view(req, g) for g in found]})
 
 
