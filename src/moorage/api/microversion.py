@@ -235,6 +235,18 @@ MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "
                         "project_id, and can be filtered by them")
 AGGREGATE_UUID = _gate("2.41", "os-aggregates", "aggregates carry their uuid")
 
+# Server groups
+SERVER_GROUP_OWNER = _gate("2.13", "os-server-groups", "server groups carry project_id "
+                           "and user_id")
+SERVER_GROUP_SOFT_POLICIES = _gate("2.15", "os-server-groups", "a group's policy may be "
+                                   "soft-affinity or soft-anti-affinity")
+SERVER_GROUP_POLICY_RULES = _gate("2.64", "os-server-groups", "a group has one policy "
+                                  "(not a policies list) and rules (anti-affinity's "
+                                  "max_server_per_host); no metadata")
+SERVER_GROUP_STRICT_QUERY = _gate("2.75", "os-server-groups", "a list refuses a query "
+                                  "parameter other than all_projects, limit and offset "
+                                  "(400)")
+
 # Key pairs
 KEYPAIR_TYPE = _gate("2.2", "os-keypairs", "key pairs carry their type (ssh or x509, "
                      "chosen at create); a create answers 201, a delete 204")

@@ -22,6 +22,7 @@ from moorage.api.handlers import (
     metrics,
     migrations,
     plans,
+    server_groups,
     server_metadata,
     server_tags,
     servers,
@@ -123,6 +124,14 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1/os-keypairs/{keypair_name}": {
         "GET": keypairs.show_keypair,
         "DELETE": keypairs.delete_keypair,
+    },
+    "/v2.1/os-server-groups": {
+        "GET": server_groups.list_server_groups,
+        "POST": server_groups.create_server_group,
+    },
+    "/v2.1/os-server-groups/{server_group_id}": {
+        "GET": server_groups.show_server_group,
+        "DELETE": server_groups.delete_server_group,
     },
     "/v2.1/os-availability-zone": {"GET": availability_zones.list_availability_zones},
     "/v2.1/os-availability-zone/detail": {

@@ -29,7 +29,9 @@ from moorage.lifecycle.attributes import (
     TAG_LENGTH_MAX,
     TAGS_MAX,
 )
+from moorage.lifecycle.server_groups import MAX_SERVER_PER_HOST
 from moorage.model.image import CONTAINER_FORMATS, DISK_FORMATS
+from moorage.scheduler.server_groups import HARD_POLICIES, GroupPolicy
 
 Schema = dict[str, Any]
 
@@ -180,6 +182,8 @@ _BLOCK_DEVICE: Schema = {
     },
 }
 
+# A uuid, with or without its dashes (nova's format "uuid").
+_UUID = "^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$"
 # nova's parameter types, as far as Moorage checks them.
 _IP_ADDRESS: Schema = {"type": "string", "anyOf": [{"format": "ipv4"}, {"format": "ipv6"}]}
 _TAG: Schema = {"type": "string", "minLength": 1, "maxLength": TAG_LENGTH_MAX,
@@ -202,6 +206,9 @@ _METADATA: Schema = {
 _NETWORK: Schema = some_of({"fixed_ip": _IP_ADDRESS, "port": {"type": ["string", "null"]},
                             "uuid": {"type": "string"}, "tag": _TAG})
 _HINTS: Schema = {"type": "object", "additionalProperties": True,
+                  "properties": {"group": {
+                      "type": "string", "pattern": _UUID,
+                      "description": "the server group the server joins (its uuid)"}},
                   "description": "nova's scheduler hints (group, same_host, "
                                  "different_host, query...); stored and shown"}
 
@@ -372,6 +379,32 @@ def keypair_create(version: microversion.Version) -> Schema:
     return wrapped("keypair", some_of(fields, required=required))
 
 
+# -- server groups ----------------------------------------------------------------
+
+def _group_policies(version: microversion.Version) -> list[str]:
+    soft = microversion.at(version, microversion.SERVER_GROUP_SOFT_POLICIES)
+    return [str(p) for p in (GroupPolicy if soft else HARD_POLICIES)]
+
+
+@functools.cache
+def server_group_create(version: microversion.Version) -> Schema:
+    """POST /os-server-groups' body as ``version`` takes it: a name and a list of one
+    policy (affinity, anti-affinity; the soft ones from 2.15), or from 2.64 one
+    ``policy`` and its ``rules`` (max_server_per_host, a positive integer)."""
+    fields: dict[str, Schema] = {"name": text()}
+    if microversion.at(version, microversion.SERVER_GROUP_POLICY_RULES):
+        fields["policy"] = {"type": "string", "enum": _group_policies(version)}
+        fields["rules"] = some_of({MAX_SERVER_PER_HOST: integer(1)})
+        required: tuple[str, ...] = ("name", "policy")
+    else:
+        fields["policies"] = {
+            "type": "array", "minItems": 1, "maxItems": 1, "uniqueItems": True,
+            "prefixItems": [{"type": "string", "enum": _group_policies(version)}],
+            "description": "a list of exactly one policy"}
+        required = ("name", "policies")
+    return wrapped("server_group", some_of(fields, required=required))
+
+
 # -- services, aggregates, heartbeats ---------------------------------------------
 
 # PUT /os-services/{service_id} takes one body per era of nova's API. Before 2.53 the path
@@ -464,6 +497,7 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "heartbeat": HEARTBEAT,
     "heartbeats": FLEET_HEARTBEAT,
     "create_keypair": keypair_create(microversion.MAX_VERSION),
+    "create_server_group": server_group_create(microversion.MAX_VERSION),
 }
 
 
@@ -524,10 +558,14 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_keypairs": {"user_id": _QUERY_TEXT, "limit": {"type": "integer", "minimum": 0},
                       "marker": _QUERY_TEXT},
     "show_keypair": {"user_id": _QUERY_TEXT},
+    "list_server_groups": {"all_projects": _QUERY_TEXT,
+                           "limit": {"type": "integer", "minimum": 0},
+                           "offset": {"type": "integer", "minimum": 0}},
 }
 
 
 # The bodies that change with the microversion: handler -> the schema of a version.
 VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
     "create_server": server_create, "update_server": server_update,
-    "replace_server_tags": server_tags, "create_keypair": keypair_create}
+    "replace_server_tags": server_tags, "create_keypair": keypair_create,
+    "create_server_group": server_group_create}

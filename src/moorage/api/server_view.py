@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 
 from moorage.api import microversion as mv
+from moorage.api.handlers.server_groups import groups_of
 from moorage.api.handlers.server_records import target
 from moorage.api.http import ApiRequest
 from moorage.api.timestamps import iso_time
@@ -169,7 +170,7 @@ def shown_server(req: ApiRequest, record: ServerRecord) -> View:
     """GET /servers/{id}: the detailed server, and from 2.71 its server groups."""
     view = server_view(req, record)
     if req.at(mv.SERVER_GROUPS_SHOWN):
-        view["server_groups"] = []  # Moorage has no server groups yet
+        view["server_groups"] = groups_of(req, record)
     return view
 
 

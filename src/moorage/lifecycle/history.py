@@ -56,6 +56,9 @@ class AttemptResult(StrEnum):
     CLAIM_FAILED = "claim-failed"
     # Its conductor stopped during the spawn; the build was taken over.
     INTERRUPTED = "interrupted"
+    # The late check of the server's group refused the host (members placed there
+    # since the scheduler looked): never tried.
+    GROUP_REFUSED = "group-refused"
 
 
 AGENT_UNREACHABLE = "AgentUnreachable"
@@ -86,8 +89,9 @@ class Attempt:
         the feature, never from the driver's text."""
         if self.result == AttemptResult.OK:
             return None
-        if self.result in (AttemptResult.CLAIM_FAILED, AttemptResult.INTERRUPTED):
-            return self.detail  # Moorage's own words (CLAIM_LOST, INTERRUPTED)
+        if self.result in (AttemptResult.CLAIM_FAILED, AttemptResult.INTERRUPTED,
+                           AttemptResult.GROUP_REFUSED):
+            return self.detail  # Moorage's own words (CLAIM_LOST, INTERRUPTED, a group's)
         if self.kind == AGENT_UNREACHABLE:
             return "the host's compute agent did not answer"
         if self.feature:
@@ -146,6 +150,17 @@ def attempt_unreachable(host: str, node: str | None, detail: str) -> Attempt:
 def attempt_claim_lost(host: str, node: str | None) -> Attempt:
     """An alternate whose resources were taken meanwhile: it was never tried."""
     return Attempt(host, node, AttemptResult.CLAIM_FAILED, *CLAIM_LOST)
+
+
+GROUP_POLICY_VIOLATED = "GroupPolicyViolated"
+
+
+def attempt_group_refused(host: str, node: str | None, reason: str) -> Attempt:
+    """A host the late check of the server's group refused (``reason``: the policy's
+    words, naming the group and no host): never tried, the build goes on to the next
+    alternate."""
+    return Attempt(host, node, AttemptResult.GROUP_REFUSED, GROUP_POLICY_VIOLATED,
+                   f"the host {reason}")
 
 
 def attempt_interrupted(host: str, node: str | None, previous_owner: str | None) -> Attempt:
@@ -272,7 +287,8 @@ def build_failed(instance_uuid: str, attempts: Sequence[Attempt], *, retries: bo
     details list every host tried and why it failed, which upstream keeps only in the
     compute logs."""
     failed = tuple(a for a in attempts if a.failed)
-    tried = [a for a in failed if a.result == AttemptResult.FAILED]
+    tried = [a for a in failed if a.result in (AttemptResult.FAILED,
+                                                 AttemptResult.GROUP_REFUSED)]
     if retries:
         message = ("Exceeded maximum number of retries. Exhausted all hosts available for "
                    f"retrying build failures for instance {instance_uuid}.")

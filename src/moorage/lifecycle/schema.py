@@ -166,3 +166,34 @@ instance_actions_events = sa.Table(
     sa.Column("details", sa.Text, nullable=True),
     sqlite_autoincrement=True,
 )
+
+# Server groups (nova's instance_groups, os-server-groups): a policy, its rules (JSON:
+# {"max_server_per_host": N} of anti-affinity from 2.64), and an owner. The row is also
+# the lock the conductors' late check takes (lifecycle.server_groups.reserve).
+server_groups = sa.Table(
+    "server_groups",
+    metadata,
+    sa.Column("uuid", sa.String(36), primary_key=True),
+    sa.Column("name", sa.String(255), nullable=False),
+    sa.Column("project_id", sa.String(255), nullable=False),
+    sa.Column("user_id", sa.String(255), nullable=False),
+    sa.Column("policy", sa.String(32), nullable=False),
+    sa.Column("rules", sa.Text, nullable=False),  # JSON object
+    sa.Column("created_at", sa.DateTime, nullable=False),
+    # A project's groups, for its list.
+    sa.Index("ix_server_groups_project_id", "project_id"),
+)
+
+# A group's members, a row each, inserted with the server. ``host``: the host a build
+# reserved under the group's lock (the late check) before its spawn, which the server's
+# own row says only later; a member not in BUILD is where its server row says.
+server_group_members = sa.Table(
+    "server_group_members",
+    metadata,
+    sa.Column("group_uuid", sa.String(36),
+              sa.ForeignKey("server_groups.uuid", ondelete="CASCADE"), primary_key=True),
+    sa.Column("server_uuid", sa.String(36), primary_key=True),
+    sa.Column("host", sa.String(255), nullable=True),
+    # A server's group (the server view, the conductor's read at each scheduling).
+    sa.Index("ix_server_group_members_server_uuid", "server_uuid"),
+)

@@ -10,12 +10,14 @@ from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
+from moorage.scheduler.server_groups import GroupPlacement
 from moorage.scheduler.types import RequestSpec, Selection
 
 
 def request_spec(record: ServerRecord, *, flavor: Flavor | None = None,
                  image: Image | None = None, ignore_hosts: Iterable[str] = (),
-                 requested_host: str | None = None, rebuild: bool = False) -> RequestSpec:
+                 requested_host: str | None = None, rebuild: bool = False,
+                 server_group: GroupPlacement | None = None) -> RequestSpec:
     """A fresh spec each time: the request filters run again on every scheduling, as
     upstream's do (nothing they add is persisted)."""
     return RequestSpec(
@@ -29,16 +31,17 @@ def request_spec(record: ServerRecord, *, flavor: Flavor | None = None,
         ignore_hosts=frozenset(ignore_hosts),
         requested_host=requested_host,
         rebuild=rebuild,
+        server_group=server_group,
     )
 
 
-def move_spec(record: ServerRecord, flavor: Flavor | None, target: str | None
-              ) -> RequestSpec:
+def move_spec(record: ServerRecord, flavor: Flavor | None, target: str | None,
+              server_group: GroupPlacement | None = None) -> RequestSpec:
     """The spec of a cold migration or resize (``flavor``: the new one) of a server:
     anywhere but where it is, or on ``target``."""
     return request_spec(record, flavor=flavor or record.flavor,
                         ignore_hosts=(record.host,) if record.host else (),
-                        requested_host=target)
+                        requested_host=target, server_group=server_group)
 
 
 def scheduling_record(spec: RequestSpec, operation: str,

@@ -14,6 +14,7 @@ from typing import Any
 from moorage.scheduler.decisions import Decisions, Exclusion, Relaxation, Together, listed
 from moorage.scheduler.filter_records import TRAIT_CONSTRAINTS, Origin, OriginKind
 from moorage.scheduler.resource_request import EXTRA_SPEC, ResourceRequest
+from moorage.scheduler.server_groups import affinity_host
 from moorage.scheduler.types import Rejection, RequestSpec
 
 
@@ -143,6 +144,15 @@ def _origin(item: Mapping[str, Any], origins: Mapping[str, list[str]],
     return None
 
 
+def _group_narrowing(spec: RequestSpec) -> tuple[str, str, str] | None:
+    """The labels of an ``in_tree`` that is the server's affinity group's host (the
+    scheduler narrows the query to it), not a requested host."""
+    group = spec.server_group
+    if spec.requested_host or group is None or affinity_host(group) is None:
+        return None
+    return group.constraint, group.constraint, "ServerGroupAffinityFilter"
+
+
 def placement_decisions(explained: Mapping[str, Any], spec: RequestSpec,
                         host_of: Callable[[str], str],
                         aggregate_names: Callable[[], Mapping[str, str]]) -> Decisions:
@@ -158,8 +168,11 @@ def placement_decisions(explained: Mapping[str, Any], spec: RequestSpec,
     if any(item["kind"] in ("member_of", "forbidden_aggregates")
            for item in explained["constraints"]):
         names = aggregate_names()
+    narrowed = _group_narrowing(spec)
     for item in explained["constraints"]:
         constraint, short, key = constraint_label(item, names)
+        if item["kind"] == "in_tree" and narrowed is not None:
+            constraint, short, key = narrowed
         labels.append((constraint, short, _origin(item, origins, spec)))
         roots = [str(r) for r in item.get("excluded_roots", ())]
         decisions.exclude(Exclusion(
@@ -191,10 +204,11 @@ def deciding_key(decisions: Decisions) -> str:
     return ranked[0].key if ranked else "resources"
 
 
-def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection]
-                      ) -> list[Exclusion]:
+def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection],
+                      constraints: Mapping[str, str] | None = None) -> list[Exclusion]:
     """Host filters' (or the request's) rejections, one exclusion per filter, with the
-    hosts named (capped) and counted per reason."""
+    hosts named (capped) and counted per reason. ``constraints``: filter name -> the
+    constraint to name instead of the filter (a server group's)."""
     by_filter: dict[str, list[Rejection]] = {}
     for rejection in rejections:
         by_filter.setdefault(rejection.filter, []).append(rejection)
@@ -205,6 +219,8 @@ def filter_exclusions(stage: str, offered: int, rejections: Sequence[Rejection]
         for rejection in rejected:
             reasons[rejection.reason] = reasons.get(rejection.reason, 0) + 1
         label = f"host filter {name}" if stage == "host filter" else name
+        if constraints and name in constraints:
+            label = constraints[name]
         found.append(Exclusion(stage, label, name, len(rejected), offered, hosts=hosts,
                                hosts_omitted=omitted, reasons=reasons))
     return found

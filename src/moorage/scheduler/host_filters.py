@@ -19,6 +19,7 @@ from oslo_config import cfg
 
 from moorage.model.image import ARCHITECTURE_ALIASES
 from moorage.scheduler.request_filters import zone_of
+from moorage.scheduler.server_groups import GroupPolicy, refusal
 from moorage.scheduler.types import Aggregate, HostInfo, Rejection, RequestSpec
 
 # The zone of hosts in no availability-zone aggregate (upstream's default_availability_zone).
@@ -64,11 +65,16 @@ Check = Callable[[HostState, RequestSpec, FilterOptions], "str | None"]
 
 @dataclass(frozen=True)
 class HostFilter:
-    """A named check; ``run_on_rebuild`` as upstream's RUN_ON_REBUILD."""
+    """A named check; ``run_on_rebuild`` as upstream's RUN_ON_REBUILD. ``applies``:
+    whether the check has anything to check for this request (a filter that does not
+    apply is not run on any host); ``constraint``: what the decisions name as the
+    constraint it enforced for this request (default: the filter)."""
 
     name: str
     check: Check
     run_on_rebuild: bool = False
+    applies: Callable[[RequestSpec], bool] | None = None
+    constraint: Callable[[RequestSpec], str] | None = None
 
     def reject(self, host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
         return self.check(host, spec, options)
@@ -231,12 +237,38 @@ def aggregate_extra_specs_match(host: HostState, spec: RequestSpec,
     return None
 
 
+# -- ServerGroupAffinityFilter, ServerGroupAntiAffinityFilter ---------------------------
+def _group_policy(policy: GroupPolicy) -> Callable[[RequestSpec], bool]:
+    def applies(spec: RequestSpec) -> bool:
+        return spec.server_group is not None and spec.server_group.policy is policy
+    return applies
+
+
+def keeps_to_server_group(host: HostState, spec: RequestSpec,
+                          options: FilterOptions) -> str | None:
+    """The host keeps to the server's group's policy, given where its other members
+    are (scheduler.server_groups.refusal, which the late check asks again)."""
+    group = spec.server_group
+    return None if group is None else refusal(group, host.info.host)
+
+
+def _group_constraint(spec: RequestSpec) -> str:
+    assert spec.server_group is not None
+    return spec.server_group.constraint
+
+
 HOST_FILTERS: Mapping[str, HostFilter] = {
     f.name: f for f in (
         HostFilter("ComputeFilter", compute_service_usable),
         HostFilter("AvailabilityZoneFilter", in_requested_zone),
         HostFilter("ImagePropertiesFilter", image_properties_supported, run_on_rebuild=True),
         HostFilter("AggregateInstanceExtraSpecsFilter", aggregate_extra_specs_match),
+        HostFilter("ServerGroupAffinityFilter", keeps_to_server_group,
+                   applies=_group_policy(GroupPolicy.AFFINITY),
+                   constraint=_group_constraint),
+        HostFilter("ServerGroupAntiAffinityFilter", keeps_to_server_group,
+                   applies=_group_policy(GroupPolicy.ANTI_AFFINITY),
+                   constraint=_group_constraint),
     )
 }
 
@@ -261,6 +293,7 @@ def run_filters(hosts: Sequence[HostState], spec: RequestSpec, filters: Sequence
     the first filter that turns it away)."""
     passing: list[HostState] = []
     rejections: list[Rejection] = []
+    filters = [f for f in filters if f.applies is None or f.applies(spec)]
     for host in hosts:
         for host_filter in filters:
             reason = host_filter.reject(host, spec, options)
@@ -270,3 +303,10 @@ def run_filters(hosts: Sequence[HostState], spec: RequestSpec, filters: Sequence
         else:
             passing.append(host)
     return passing, rejections
+
+
+def constraint_labels(filters: Sequence[HostFilter], spec: RequestSpec) -> dict[str, str]:
+    """filter name -> the constraint the decisions name for it, for the filters that
+    name one of this request's own (a server group) rather than themselves."""
+    return {f.name: f.constraint(spec) for f in filters
+            if f.constraint is not None and (f.applies is None or f.applies(spec))}

@@ -51,6 +51,7 @@ from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
+    constraint_labels,
     enabled_filters,
     run_filters,
 )
@@ -62,6 +63,7 @@ from moorage.scheduler.request_filters import (
     process_request_spec,
 )
 from moorage.scheduler.resource_request import ResourceRequest, resource_request
+from moorage.scheduler.server_groups import GroupPlacement, affinity_host
 from moorage.scheduler.types import (
     AllocationRequest,
     Catalog,
@@ -78,6 +80,7 @@ from moorage.scheduler.weighers import (
     choose_order,
     free_by_root,
     multipliers_from_conf,
+    server_group_weigher,
     weigh,
 )
 
@@ -194,8 +197,8 @@ class Scheduler:
                 decisions)
         # 5. weighers (by root provider: a host may offer several nodes)
         by_root = {h.root_uuid: h for h in offer.hosts}
-        order, weighed = self._order([s.provider_uuid for s in offer.passing],
-                                     offer.candidates.summaries)
+        order, weighed = self._order(offer.passing, offer.candidates.summaries,
+                                     spec.server_group)
         names = {s.provider_uuid: s.name for s in offer.passing}
         decisions.weighed = [Weighed(names[w.host], w.weight)
                              for w in weighed[:LISTED_WEIGHED]]
@@ -237,7 +240,8 @@ class Scheduler:
         max_placement_results."""
         ceiling = int(self.conf.scheduler.max_placement_results)
         sample = int(self.conf.scheduler.placement_sample_size)
-        if not sample or sample >= ceiling or spec.requested_host:
+        if not sample or sample >= ceiling or spec.requested_host \
+                or affinity_host(spec.server_group):
             return [ceiling]
         return [sample, ceiling]
 
@@ -269,7 +273,8 @@ class Scheduler:
         filters = enabled_filters(self.conf.filter_scheduler.enabled_filters)
         passing, rejected = run_filters(kept, spec, filters, FilterOptions.from_conf(self.conf))
         for exclusion in (filter_exclusions("request", len(states), excluded)
-                          + filter_exclusions("host filter", len(kept), rejected)):
+                          + filter_exclusions("host filter", len(kept), rejected,
+                                              constraint_labels(filters, spec))):
             decisions.exclude(exclusion)
         decisions.passing = len(passing)
         truncated = request.limit is not None and len(
@@ -379,12 +384,13 @@ class Scheduler:
         """The query; a requested host of one node narrows it to that node's tree (and a
         host of several nodes lifts the limit, so none of its nodes is cut off)."""
         request = resource_request(spec, limit=limit)
-        if spec.requested_host:
-            nodes = list(hosts[spec.requested_host].nodes)
+        target = _narrowed_to(spec, hosts)
+        if target:
+            nodes = list(hosts[target].nodes)
             if len(nodes) == 1:
                 request.unnumbered.in_tree = provider_uuid(nodes[0])
                 if "" not in request.groups:
-                    LOG.debug("no unnumbered group to narrow to %s", spec.requested_host)
+                    LOG.debug("no unnumbered group to narrow to %s", target)
             else:
                 request = resource_request(spec, limit=None)
         return request
@@ -507,16 +513,29 @@ class Scheduler:
     def _aggregate_names(self) -> dict[str, str]:
         return {agg.uuid: agg.name for agg in self.catalog.aggregates()}
 
-    def _order(self, roots: list[str], summaries: Mapping[str, ProviderSummary]
-               ) -> tuple[list[str], list[WeighedHost]]:
+    def _order(self, passing: Sequence[HostState], summaries: Mapping[str, ProviderSummary],
+               group: GroupPlacement | None) -> tuple[list[str], list[WeighedHost]]:
         """Root providers in the order to try them, and their weights, best first."""
+        roots = [s.provider_uuid for s in passing]
         by_root = free_by_root(summaries)
         free = {root: by_root.get(root, {}) for root in roots}
-        weighed = weigh(roots, free, multipliers_from_conf(self.conf))
+        soft = server_group_weigher(self.conf, [s.info.host for s in passing], group)
+        weighed = weigh(roots, free, multipliers_from_conf(self.conf),
+                        () if soft is None else (soft,))
         fs = self.conf.filter_scheduler
         return choose_order(weighed, subset_size=fs.host_subset_size,
                             shuffle_best=fs.shuffle_best_same_weighed_hosts,
                             rng=self.rng), weighed
+
+
+def _narrowed_to(spec: RequestSpec, hosts: Mapping[str, HostInfo]) -> str | None:
+    """The one host the query is narrowed to: the requested host, else the host of
+    the server's affinity group (when it is a known host; ServerGroupAffinityFilter
+    names the group when it is not)."""
+    if spec.requested_host:
+        return spec.requested_host
+    host = affinity_host(spec.server_group)
+    return host if host in hosts else None
 
 
 def _excluded(spec: RequestSpec, states: Sequence[HostState]

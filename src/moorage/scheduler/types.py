@@ -14,6 +14,7 @@ from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.filter_records import FilterRecord, records_json
+from moorage.scheduler.server_groups import GroupPlacement
 
 # provider uuid -> {resource class: amount}: one allocation request, as placement gives it.
 AllocationRequest = Mapping[str, Mapping[str, int]]
@@ -35,6 +36,8 @@ class RequestSpec:
     # Only this host (an operator's target, or the host of a rebuild).
     requested_host: str | None = None
     rebuild: bool = False
+    # The server's group and where its other members are (None: in no group).
+    server_group: GroupPlacement | None = None
     # Written by the request filters.
     root_required: set[str] = field(default_factory=set)
     root_forbidden: set[str] = field(default_factory=set)

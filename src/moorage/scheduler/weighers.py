@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from oslo_config import cfg
 
 from moorage.placement.client import ProviderSummary
+from moorage.scheduler.server_groups import GroupPlacement, GroupPolicy, member_counts
 
 # multiplier option -> resource class whose free amount it weighs
 RESOURCE_WEIGHERS: tuple[tuple[str, str], ...] = (
@@ -59,18 +60,37 @@ def normalize(values: Sequence[float]) -> list[float]:
 
 
 def weigh(hosts: Sequence[str], free: Mapping[str, Mapping[str, int]],
-          multipliers: Mapping[str, float]) -> list[WeighedHost]:
+          multipliers: Mapping[str, float],
+          others: Sequence[tuple[float, Sequence[float]]] = ()) -> list[WeighedHost]:
     """Hosts with their total weight, best first (ties keep the given order).
 
-    ``free`` is host -> {class: free amount}; ``multipliers`` class -> multiplier."""
+    ``free`` is host -> {class: free amount}; ``multipliers`` class -> multiplier;
+    ``others``: further weighers, each (multiplier, a raw value per host in the order
+    of ``hosts``), normalised as the resource weighers are (a soft server group's)."""
     totals = [0.0 for _ in hosts]
     for rc, multiplier in multipliers.items():
         if not multiplier:
             continue
         scores = normalize([float(free.get(h, {}).get(rc, 0)) for h in hosts])
         totals = [t + multiplier * s for t, s in zip(totals, scores, strict=True)]
+    for multiplier, values in others:
+        if multiplier:
+            scores = normalize(values)
+            totals = [t + multiplier * s for t, s in zip(totals, scores, strict=True)]
     weighed = [WeighedHost(h, w) for h, w in zip(hosts, totals, strict=True)]
     return sorted(weighed, key=lambda wh: -wh.weight)
+
+
+def server_group_weigher(conf: cfg.ConfigOpts, hosts: Sequence[str],
+                         group: GroupPlacement | None) -> tuple[float, list[float]] | None:
+    """Upstream's ServerGroupSoftAffinityWeigher and ServerGroupSoftAntiAffinityWeigher:
+    (multiplier, the group's members on each of ``hosts``, negated for anti-affinity),
+    or None when the server is in no soft group."""
+    if group is None or group.policy.hard:
+        return None
+    option = ("soft_affinity_weight_multiplier" if group.policy is GroupPolicy.SOFT_AFFINITY
+              else "soft_anti_affinity_weight_multiplier")
+    return float(getattr(conf.filter_scheduler, option)), member_counts(hosts, group)
 
 
 def multipliers_from_conf(conf: cfg.ConfigOpts) -> dict[str, float]:

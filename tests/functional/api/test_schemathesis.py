@@ -88,11 +88,13 @@ def _seed(url: str) -> dict[str, str]:
     server = _call(url, "POST", "/v2.1/servers", {"server": {
         "name": "fuzz", "flavorRef": "fuzz", "imageRef": IMAGE}})["server"]["id"]
     _call(url, "POST", "/v2.1/os-keypairs", {"keypair": {"name": "fuzz"}})  # generated
+    group = _call(url, "POST", "/v2.1/os-server-groups", {"server_group": {
+        "name": "fuzz", "policies": ["anti-affinity"]}})["server_group"]["id"]
     return {"flavor_id": "fuzz", "image_id": IMAGE, "server_id": server,
             "aggregate_id": str(aggregate), "service_id": "disable",
             "hypervisor_id": str(hypervisor["id"]), "hypervisor_hostname_pattern": "fuzz",
             "key": "hw:cpu_policy", "host": "fuzz-host",
-            "keypair_name": "fuzz"}
+            "keypair_name": "fuzz", "server_group_id": group}
 
 
 def _config(path: Path, ids: dict[str, str]) -> Path:

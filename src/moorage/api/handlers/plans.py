@@ -17,6 +17,7 @@ from moorage.api.errors import BadRequest
 from moorage.api.handlers import servers
 from moorage.api.handlers.server_records import server_or_404
 from moorage.api.http import ApiRequest, json_response
+from moorage.lifecycle import server_groups
 from moorage.lifecycle.specs import move_spec, request_spec
 from moorage.scheduler.decisions import for_user
 from moorage.scheduler.filter_records import records_json
@@ -69,11 +70,13 @@ def _spec(req: ApiRequest, operation: str, argument: dict[str, Any]) -> RequestS
                          f"{operation} of.")
     record = server_or_404(req, server_id)
     rest = {k: v for k, v in argument.items() if k != "server_id"}
+    with req.state.database.reader() as conn:
+        group = server_groups.placement_of(conn, record)
     if operation == "resize":
         _, flavor = servers.resize_target(req, record, rest)
-        return move_spec(record, flavor, None)
+        return move_spec(record, flavor, None, group)
     host = servers.migrate_target(req, record, rest)
-    return move_spec(record, None, host)
+    return move_spec(record, None, host, group)
 
 
 def _scheduler(req: ApiRequest) -> Scheduler:

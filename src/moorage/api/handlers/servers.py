@@ -25,7 +25,7 @@ from moorage import failpoints
 from moorage.api import lookups, server_query, work
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
-from moorage.api.handlers import console_output, server_lock, server_power
+from moorage.api.handlers import console_output, server_groups, server_lock, server_power
 from moorage.api.handlers.common import boolean, string
 from moorage.api.handlers.paging import page_body
 from moorage.api.handlers.server_records import refuse_locked, rewrite, server_or_404, target
@@ -33,6 +33,7 @@ from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.server_view import View, server_view, shown_server, summary_view
 from moorage.api.storage import keypairs as keypair_store
 from moorage.lifecycle import machine, store
+from moorage.lifecycle import server_groups as group_store
 from moorage.lifecycle.attributes import METADATA_ITEMS_MAX, ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
@@ -161,10 +162,13 @@ def create_server(req: ApiRequest) -> Response:
     body = req.json_object("server")
     req.authorize("os_compute_api:servers:create")
     record = new_server(req, body)
+    group = server_groups.member_of_create(req, record.attributes.scheduler_hints)
     work.require_conductor(req)
 
     def create(conn: Connection) -> Operation:
         store.insert_server(conn, record)
+        if group is not None:
+            group_store.add_member(conn, group, record.uuid)
         return work.accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
 
     committer = req.state.conductor.committer if req.state.conductor is not None else None

@@ -29,7 +29,7 @@ from moorage.compute.client import AgentClient, AgentUnreachable, Fenced
 from moorage.compute.client import Fence as AgentFence
 from moorage.conductor.leases import Leases
 from moorage.db.database import Database
-from moorage.lifecycle import actions, machine, operations, store
+from moorage.lifecycle import actions, machine, operations, server_groups, store
 from moorage.lifecycle.group_commit import GroupCommit
 from moorage.lifecycle.history import Fault
 from moorage.lifecycle.operations import Operation
@@ -38,6 +38,7 @@ from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import NO_CHANGES, Applied, Fence, ServerChanges
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.scheduler.manager import Scheduler
+from moorage.scheduler.server_groups import GroupPlacement
 from moorage.scheduler.types import Catalog
 from moorage.virt.driver import Guest
 
@@ -164,6 +165,15 @@ class Task:
         with self.clients.database.reader() as conn:
             return store.load_server(conn, self.uuid)
 
+    def server_group(self, record: ServerRecord) -> GroupPlacement | None:
+        """The server's group as a scheduling reads it (one statement), when its
+        create named one (``os:scheduler_hints`` group); None for every other server,
+        at no cost."""
+        if server_groups.hinted(record) is None:
+            return None
+        with self.clients.database.reader() as conn:
+            return server_groups.placement_of(conn, record)
+
     def in_flight_migration(self) -> MigrationRecord | None:
         with self.clients.database.reader() as conn:
             return store.in_flight_migration(conn, self.uuid)
@@ -178,11 +188,13 @@ class Task:
         return machine.transition(name)
 
     def apply(self, name: str, changes: ServerChanges = NO_CHANGES, *,
-              progress: Mapping[str, object] | None = None) -> bool:
+              progress: Mapping[str, object] | None = None,
+              also: Callable[[Connection], object] | None = None) -> bool:
         """Apply transition ``name`` to the job's server, fenced on its operation
-        (``progress``: what a successor must know, recorded with it); True when it
-        applied, False when the server was no longer where it starts (a delete came
-        first). A transition that ends the operation ends it in the same transaction."""
+        (``progress``: what a successor must know, recorded with it; ``also``: what
+        else to write in the same transaction if it applied); True when it applied,
+        False when the server was no longer where it starts (a delete came first). A
+        transition that ends the operation ends it in the same transaction."""
         step = self._step(name)
         uuid, fence = self.uuid, self.job.fence
 
@@ -190,6 +202,8 @@ class Task:
             outcome = store.apply(conn, step, uuid, changes, fence=fence)
             if outcome is Applied.APPLIED and progress is not None and not step.ends:
                 operations.set_progress(conn, fence.operation_id, fence.owner, progress)
+            if outcome is Applied.APPLIED and also is not None:
+                also(conn)
             return outcome
 
         outcome = self.clients.write(change)

@@ -47,7 +47,8 @@ class BuildTask(Task):
             if recovered is None:
                 return
             record = recovered
-        spec = request_spec(record, requested_host=record.requested_host)
+        spec = request_spec(record, requested_host=record.requested_host,
+                            server_group=self.server_group(record))
         started, began = time.perf_counter(), utcnow_precise()
         self.ensure_owned()
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from moorage import failpoints
 from moorage.conductor.tasks.base import Task
 from moorage.db.clock import utcnow
+from moorage.lifecycle import server_groups
 from moorage.lifecycle.actions import Event
 from moorage.lifecycle.states import OperationKind
 from moorage.lifecycle.store import ServerChanges
@@ -39,5 +40,9 @@ class DeleteTask(Task):
         if moving is not None:
             self.release(moving.uuid)
             self.migration("migration.deleted", moving.uuid)
+        # A deleted server leaves its group, in the transaction that deletes it.
+        grouped = server_groups.hinted(record) is not None
         step.succeeded()
-        self.apply("delete.done", ServerChanges(deleted_at=utcnow()))
+        self.apply("delete.done", ServerChanges(deleted_at=utcnow()),
+                   also=(lambda conn: server_groups.forget_member(conn, uuid))
+                   if grouped else None)

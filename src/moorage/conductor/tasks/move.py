@@ -73,7 +73,7 @@ class MoveTask(Task):
         self.move_allocations(self.uuid, migration.uuid, record.project_id, record.user_id)
         failpoints.reach("conductor.move.after_swap")
         new_flavor = flavor or record.flavor
-        spec = move_spec(record, new_flavor, target)
+        spec = move_spec(record, new_flavor, target, self.server_group(record))
         operation = str(kind)
         scheduling_step = Event.REBUILD_SERVER if self.evacuating else Event.MIGRATE_SERVER
         began = utcnow_precise()

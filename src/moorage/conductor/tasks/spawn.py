@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from moorage import metrics
 from moorage.compute.client import AgentUnreachable, SpawnFailed
 from moorage.conductor.tasks.base import Task
-from moorage.lifecycle import history
+from moorage.lifecycle import history, server_groups
 from moorage.lifecycle.actions import Event
 from moorage.lifecycle.history import Attempt, Fault, SchedulingRecord
 from moorage.lifecycle.records import ServerRecord
@@ -100,6 +100,20 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
                     attempts.append(history.attempt_claim_lost(destination.host,
                                                               destination.node))
                     continue
+            refused = _group_refusal(task, mode, spec, destination)
+            if refused is not None:
+                attempt = history.attempt_group_refused(destination.host, destination.node,
+                                                        refused)
+                attempts.append(attempt)
+                # As nova's compute refuses it in the build's own step.
+                task.events.step(mode.event, destination.host).failed(attempt.describe())
+                LOG.info("server %s: %s refused by the late check of its group: %s",
+                         record.uuid, destination.host, refused)
+                if generation is None:
+                    task.release(record.uuid)
+                else:
+                    held, generation = generation, None  # kept for the next one
+                continue
             changes = ServerChanges(
                 host=destination.host if mode.records_host else KEEP,
                 node=destination.node if mode.records_host else KEEP,
@@ -158,6 +172,22 @@ def spawn_somewhere(task: Task, mode: SpawnMode, record: ServerRecord, spec: Req
         if held is not None:
             # No alternate took the failed host's claim over.
             task.release(record.uuid)
+
+
+def _group_refusal(task: Task, mode: SpawnMode, spec: RequestSpec,
+                   destination: Destination) -> str | None:
+    """The late check of a build in a group with a hard policy: reserve the claimed
+    host in the group, under the group's lock, unless members placed there since the
+    scheduler looked (a concurrent build's reservation included) make the policy
+    refuse it; then the refusal's reason, and the build goes on to the next alternate,
+    as after a failed spawn. A move is checked by its scheduling only."""
+    group = spec.server_group
+    if group is None or not group.policy.hard or not mode.building:
+        return None
+    task.ensure_owned()
+    with task.clients.database.writer() as writer:
+        return server_groups.reserve(writer.conn, group.uuid, spec.instance_uuid,
+                                     destination.host)
 
 
 def _claim_alternate(task: Task, spec: RequestSpec, destination: Destination,
