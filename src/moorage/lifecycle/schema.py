@@ -45,6 +45,11 @@ servers = sa.Table(
     # JSON object: moorage.lifecycle.attributes.ServerAttributes.
     sa.Column("attributes", sa.Text, nullable=False, server_default="{}"),
     sa.Index("ix_servers_project_id", "project_id"),
+    # A project's live servers, counted by the quota check of every create (nova's
+    # counting: no usage table to drift), without visiting its deleted ones.
+    sa.Index("ix_servers_project_id_live", "project_id",
+             sqlite_where=sa.text("status <> 'DELETED'"),
+             postgresql_where=sa.text("status <> 'DELETED'")),
     sa.Index("ix_servers_updated_at", "updated_at"),
     # A poll of what came to rest (changes-since with status=ACTIVE&status=ERROR) reads
     # only what changed; status alone (the conductor's scans) reads its prefix.

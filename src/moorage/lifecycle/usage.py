@@ -1,0 +1,84 @@
+"""What a project's live servers use: nova's counting quota driver, on the servers
+table (no usage table that could drift from the servers it counts).
+
+Counted in the transaction that then records a server (``moorage.api.quotas``), one
+statement on the partial index of a project's live servers
+(``ix_servers_project_id_live``). Cores and RAM are read from the flavor each server
+row keeps (its JSON snapshot, the flavor it runs now: a resize's new flavor once
+finished), and only when a limit on them needs them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from moorage.db.statements import Statement
+from moorage.lifecycle.schema import servers
+
+
+@dataclass(frozen=True)
+class ServerUsage:
+    """Servers, their vCPUs and their MiB of RAM (zero when not counted)."""
+
+    instances: int = 0
+    cores: int = 0
+    ram: int = 0
+
+
+@dataclass(frozen=True)
+class ProjectUsage:
+    """A project's live servers, and the part of them one of its users owns."""
+
+    project: ServerUsage
+    user: ServerUsage
+
+
+def _flavor_field(postgresql: bool, name: str) -> sa.ColumnElement[int]:
+    """An integer field of the servers' flavor snapshot (JSON text)."""
+    if postgresql:
+        return sa.literal_column(f"CAST(CAST(servers.flavor AS json) ->> '{name}' AS INTEGER)",
+                                 sa.Integer)
+    return sa.literal_column(f"json_extract(servers.flavor, '$.{name}')", sa.Integer)
+
+
+@functools.lru_cache(maxsize=4)
+def _count_statement(postgresql: bool, resources: bool) -> Statement:
+    # SELECT count(*), sum(CASE WHEN user_id = :b_user THEN 1 ELSE 0 END)
+    #   [, sum(vcpus), sum(memory_mb), sum(CASE WHEN user_id = :b_user THEN vcpus ...),
+    #    sum(CASE ... memory_mb ...)]
+    #   FROM servers WHERE project_id = :b_project AND status <> 'DELETED'
+    # (vcpus: json_extract(flavor, '$.vcpus') on SQLite, flavor::json ->> 'vcpus' on
+    # PostgreSQL. The status is a literal, so that both planners use the partial index.)
+    mine = servers.c.user_id == sa.bindparam("b_user")
+    columns: list[sa.ColumnElement[Any]] = [
+        sa.func.count(), sa.func.sum(sa.case((mine, 1), else_=0))]
+    if resources:
+        vcpus = _flavor_field(postgresql, "vcpus")
+        memory = _flavor_field(postgresql, "memory_mb")
+        columns += [sa.func.sum(vcpus), sa.func.sum(memory),
+                    sa.func.sum(sa.case((mine, vcpus), else_=0)),
+                    sa.func.sum(sa.case((mine, memory), else_=0))]
+    statement: sa.Select[Any] = sa.select(*columns)
+    return Statement(statement.select_from(servers).where(
+        servers.c.project_id == sa.bindparam("b_project"),
+        sa.text("servers.status <> 'DELETED'")))
+
+
+def count(conn: Connection, project_id: str, user_id: str, *,
+          resources: bool = True) -> ProjectUsage:
+    """The project's live servers (not DELETED), and its user's; ``resources``: their
+    cores and RAM too (else zero)."""
+    statement = _count_statement(conn.dialect.name == "postgresql", resources)
+    row = statement.run(conn, {"b_project": project_id, "b_user": user_id}).first()
+    assert row is not None
+    values = [int(value or 0) for value in row]
+    if not resources:
+        return ProjectUsage(ServerUsage(values[0]), ServerUsage(values[1]))
+    instances, mine, cores, ram, my_cores, my_ram = values
+    return ProjectUsage(ServerUsage(instances, cores, ram),
+                        ServerUsage(mine, my_cores, my_ram))
