@@ -55,7 +55,7 @@ def read(conn: Connection, project_id: str, user_id: str | None = None) -> Store
     levels: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
     for level, resource, limit in _READ.run(conn, {
             "b_class": DEFAULT_CLASS, "b_project": project_id,
-            "b_user": user_id if user_id else "\x00none"}):
+            "b_user": user_id or WHOLE_PROJECT}):
         levels[int(level)][str(resource)] = int(limit)
     return StoredLimits(*levels)
 
