@@ -27,6 +27,7 @@ from moorage.api.handlers import (
     server_tags,
     servers,
     services,
+    tenant_usage,
     versions,
 )
 from moorage.api.http import Handler
@@ -133,6 +134,8 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "PUT": quota_sets.update_quota_class_set,
     },
     "/v2.1/limits": {"GET": limits.show_limits},
+    "/v2.1/os-simple-tenant-usage": {"GET": tenant_usage.list_tenant_usages},
+    "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": tenant_usage.show_tenant_usage},
     "/v2.1/os-availability-zone": {"GET": availability_zones.list_availability_zones},
     "/v2.1/os-availability-zone/detail": {
         "GET": availability_zones.list_availability_zones_detail},

@@ -141,6 +141,11 @@ def _read_fault(text: str) -> Fault:
     return Fault.from_json(orjson.loads(text))
 
 
+def record_from_row(row: RowMapping) -> ServerRecord:
+    """A server as its row stores it (for the lifecycle's other readers)."""
+    return _from_row(row)
+
+
 def _from_row(row: RowMapping) -> ServerRecord:
     uuid = row["uuid"]
     scheduling, requested_host = _history(uuid, "scheduling", row["scheduling"],

@@ -10,6 +10,7 @@ finished), and only when a limit on them needs them.
 
 from __future__ import annotations
 
+import datetime
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.statements import Statement
+from moorage.lifecycle import store
+from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.schema import servers
 
 
@@ -82,3 +85,32 @@ def count(conn: Connection, project_id: str, user_id: str, *,
     instances, mine, cores, ram, my_cores, my_ram = values
     return ProjectUsage(ServerUsage(instances, cores, ram),
                         ServerUsage(mine, my_cores, my_ram))
+
+
+def active_between(conn: Connection, begin: datetime.datetime, end: datetime.datetime, *,
+                   project_id: str | None = None, limit: int | None = None,
+                   marker: str | None = None) -> list[ServerRecord]:
+    """The servers that ran some time in [begin, end): launched before ``end``, not
+    deleted before ``begin`` (deleted servers stay as rows, with their deleted_at),
+    ordered by project and uuid (nova's os-simple-tenant-usage), at most ``limit``
+    after the server ``marker`` (LookupError when there is none)."""
+    # SELECT * FROM servers WHERE (deleted_at IS NULL OR deleted_at > :begin)
+    #   AND launched_at < :end [AND project_id = :p]
+    #   [AND (project_id > :mp OR (project_id = :mp AND uuid > :mu))]
+    #   ORDER BY project_id, uuid [LIMIT :limit]
+    c = servers.c
+    statement = servers.select().where(
+        sa.or_(c.deleted_at.is_(None), c.deleted_at > begin), c.launched_at < end)
+    if project_id is not None:
+        statement = statement.where(c.project_id == project_id)
+    if marker is not None:
+        after = conn.execute(sa.select(c.project_id, c.uuid).where(c.uuid == marker)).first()
+        if after is None:
+            raise LookupError(marker)
+        statement = statement.where(sa.or_(
+            c.project_id > after.project_id,
+            sa.and_(c.project_id == after.project_id, c.uuid > after.uuid)))
+    statement = statement.order_by(c.project_id, c.uuid)
+    if limit is not None:
+        statement = statement.limit(limit)
+    return [store.record_from_row(row) for row in conn.execute(statement).mappings()]
