@@ -541,8 +541,6 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "show_keypair": {"user_id": _QUERY_TEXT},
     "show_quota_set": {"user_id": _QUERY_TEXT},
     "show_quota_set_detail": {"user_id": _QUERY_TEXT},
-    "update_quota_set": {"user_id": _QUERY_TEXT},
-    "delete_quota_set": {"user_id": _QUERY_TEXT},
     "show_limits": {"tenant_id": _QUERY_TEXT},
     "list_tenant_usages": _TENANT_USAGE_QUERY,
     "show_tenant_usage": _TENANT_USAGE_QUERY,
