@@ -41,42 +41,32 @@ class ProjectUsage:
     user: ServerUsage
 
 
-def _flavor_field(postgresql: bool, name: str) -> sa.ColumnElement[int]:
-    """An integer field of the servers' flavor snapshot (JSON text)."""
-    if postgresql:
-        return sa.literal_column(f"CAST(CAST(servers.flavor AS json) ->> '{name}' AS INTEGER)",
-                                 sa.Integer)
-    return sa.literal_column(f"json_extract(servers.flavor, '$.{name}')", sa.Integer)
-
-
-@functools.lru_cache(maxsize=4)
-def _count_statement(postgresql: bool, resources: bool) -> Statement:
+@functools.lru_cache(maxsize=2)
+def _count_statement(resources: bool) -> Statement:
     # SELECT count(*), sum(CASE WHEN user_id = :b_user THEN 1 ELSE 0 END)
     #   [, sum(vcpus), sum(memory_mb), sum(CASE WHEN user_id = :b_user THEN vcpus ...),
-    #    sum(CASE ... memory_mb ...)]
+    #    sum(CASE WHEN user_id = :b_user THEN memory_mb ...)]
     #   FROM servers WHERE project_id = :b_project AND status <> 'DELETED'
-    # (vcpus: json_extract(flavor, '$.vcpus') on SQLite, flavor::json ->> 'vcpus' on
-    # PostgreSQL. The status is a literal, so that both planners use the partial index.)
-    mine = servers.c.user_id == sa.bindparam("b_user")
+    # (The status is a literal, so that both planners take the partial index
+    # ix_servers_project_live_usage, which holds every column read: no row is read.)
+    c = servers.c
+    mine = c.user_id == sa.bindparam("b_user")
     columns: list[sa.ColumnElement[Any]] = [
         sa.func.count(), sa.func.sum(sa.case((mine, 1), else_=0))]
     if resources:
-        vcpus = _flavor_field(postgresql, "vcpus")
-        memory = _flavor_field(postgresql, "memory_mb")
-        columns += [sa.func.sum(vcpus), sa.func.sum(memory),
-                    sa.func.sum(sa.case((mine, vcpus), else_=0)),
-                    sa.func.sum(sa.case((mine, memory), else_=0))]
+        columns += [sa.func.sum(c.vcpus), sa.func.sum(c.memory_mb),
+                    sa.func.sum(sa.case((mine, c.vcpus), else_=0)),
+                    sa.func.sum(sa.case((mine, c.memory_mb), else_=0))]
     statement: sa.Select[Any] = sa.select(*columns)
     return Statement(statement.select_from(servers).where(
-        servers.c.project_id == sa.bindparam("b_project"),
-        sa.text("servers.status <> 'DELETED'")))
+        c.project_id == sa.bindparam("b_project"), sa.text("servers.status <> 'DELETED'")))
 
 
 def count(conn: Connection, project_id: str, user_id: str, *,
           resources: bool = True) -> ProjectUsage:
     """The project's live servers (not DELETED), and its user's; ``resources``: their
     cores and RAM too (else zero)."""
-    statement = _count_statement(conn.dialect.name == "postgresql", resources)
+    statement = _count_statement(resources)
     row = statement.run(conn, {"b_project": project_id, "b_user": user_id}).first()
     assert row is not None
     values = [int(value or 0) for value in row]
