@@ -63,7 +63,7 @@ def upgrade() -> None:
         op.execute("UPDATE servers SET vcpus = json_extract(flavor, '$.vcpus'), "
                    "memory_mb = json_extract(flavor, '$.memory_mb')")
     op.create_index("ix_servers_project_live_usage", "servers",
-                    ["project_id", "user_id", "vcpus", "memory_mb"],
+                    ["project_id", "user_id", "vcpus", "memory_mb", "status"],
                     sqlite_where=sa.text(_LIVE), postgresql_where=sa.text(_LIVE))
 
 
