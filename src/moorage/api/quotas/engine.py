@@ -74,10 +74,10 @@ def defaults(conf: cfg.ConfigOpts, stored_defaults: Mapping[str, int]) -> dict[R
 def limits(conn: Connection, conf: cfg.ConfigOpts, project_id: str,
            user_id: str | None = None) -> Limits:
     """The limits of ``project_id`` (and of ``user_id`` in it): one statement."""
-    found = stored.read(conn, project_id, user_id)
     if not enforced(conf):
         everything = defaults(conf, {})
         return Limits(everything, everything, frozenset())
+    found = stored.read(conn, project_id, user_id)
     project = {resource: found.project.get(str(resource), value)
                for resource, value in defaults(conf, found.defaults).items()}
     user = {resource: found.user.get(str(resource), value)
