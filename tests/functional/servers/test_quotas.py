@@ -195,6 +195,27 @@ def test_metadata_items_quota_at_create_and_on_writes(cloud: Cloud) -> None:
     assert _forbidden(over) == "Maximum number of metadata items exceeds 2"
 
 
+@pytest.mark.parametrize(("files", "message"), [
+    ([{"path": "/a", "contents": "eA=="}] * 3, "Personality file limit exceeded"),
+    ([{"path": "/" + "p" * 20, "contents": "eA=="}],
+     "Personality file path exceeds maximum 10"),
+    ([{"path": "/a", "contents": "eHh4" * 10}], "Personality file content exceeds maximum 16"),
+])
+def test_personality_files_within_their_limits_before_2_57(
+        make_cloud: Any, files: list[dict[str, str]], message: str) -> None:
+    cloud: Cloud = make_cloud([fake_host("a")], quota={
+        "injected_files": 2, "injected_file_path_length": 10,
+        "injected_file_content_bytes": 16})
+    flavor, image = cloud.flavor("small"), cloud.image("cirros", "raw")
+    body = {"server": {"name": "vm", "flavorRef": flavor, "imageRef": image,
+                       "networks": "none", "personality": files}}
+    refused = cloud.call("POST", "/servers", body, token=ALICE, version="2.56")
+    assert _forbidden(refused) == message
+    body["server"]["personality"] = files[:1] if len(files) > 1 else []
+    assert cloud.call("POST", "/servers", body, token=ALICE,
+                      version="2.56").status_code == 202
+
+
 def test_unlimited_is_minus_one_and_the_noop_driver_counts_nothing(make_cloud: Any) -> None:
     cloud: Cloud = make_cloud([fake_host("a")], quota={
         "instances": 1, "driver": "nova.quota.NoopQuotaDriver"})

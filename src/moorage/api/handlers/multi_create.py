@@ -4,6 +4,8 @@ As many as the quota allows between ``min_count`` and ``max_count`` are created
 (fewer than ``min_count``: 403); with more than one, each is named
 ``name-1`` .. ``name-N`` (nova's "%(name)s-%(count)d"), its hostname alike unless one
 was asked, its ``launch_index`` its place; all share the request's reservation_id.
+Also read here, for the same check: a create's personality files (before 2.57),
+which the quota limits though Moorage injects none.
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ def counts(body: Mapping[str, Any]) -> tuple[int, int]:
     if min_count > max_count:
         raise BadRequest("min_count must be <= max_count")
     return min_count, max_count
+
+
+def injected_files(body: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """The path and content length of each personality file a create gives (before
+    2.57; Moorage injects none, but nova's quota on them still applies)."""
+    return [(len(str(item.get("path", ""))), len(str(item.get("contents", ""))))
+            for item in body.get("personality") or () if isinstance(item, dict)]
 
 
 def copies(record: ServerRecord, count: int, *, hostname_asked: bool) -> list[ServerRecord]:

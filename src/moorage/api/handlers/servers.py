@@ -166,13 +166,15 @@ def create_server(req: ApiRequest) -> Response:
     min_count, max_count = multi_create.counts(body)
     work.require_conductor(req)
     conf = req.state.conf
+    injected = multi_create.injected_files(body)
 
     def create(conn: Connection) -> list[tuple[ServerRecord, Operation]] | OverQuota:
         # The quota's check and the inserts in one transaction (admission says how
         # it is serialised per project); a refusal is answered, not raised, so that
         # the servers committed with it in a group commit are not written again.
         try:
-            count = admission.admit_servers(conn, conf, record, min_count, max_count)
+            count = admission.admit_servers(conn, conf, record, min_count, max_count,
+                                            injected)
         except OverQuota as refusal:
             return refusal
         made = []

@@ -5,6 +5,8 @@ on PostgreSQL, two on SQLite; none under the noop driver), then the inserts.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
@@ -14,16 +16,19 @@ from moorage.lifecycle.records import ServerRecord
 
 
 def admit_servers(conn: Connection, conf: cfg.ConfigOpts, record: ServerRecord,
-                  min_count: int, max_count: int) -> int:
+                  min_count: int, max_count: int,
+                  injected_files: Sequence[tuple[int, int]] = ()) -> int:
     """How many servers like ``record`` (``min_count`` to ``max_count``) its project
-    may create now; OverQuota (nova's words) for fewer than ``min_count`` or too many
-    metadata items. The caller inserts them in this transaction."""
+    may create now; OverQuota (nova's words) for fewer than ``min_count``, too many
+    metadata items or personality files beyond their limits (``injected_files``: each
+    one's path and content length). The caller inserts them in this transaction."""
     if not engine.enforced(conf):
         return max_count
     stored.lock_project(conn, record.project_id)
     found = engine.limits(conn, conf, record.project_id, record.user_id)
     engine.check_metadata_items(found.user[engine.R.METADATA_ITEMS],
                                 len(record.attributes.metadata))
+    engine.check_injected_files(found, injected_files)
     return engine.check_boot(conn, found, record.project_id, record.user_id,
                              record.flavor.vcpus, record.flavor.memory_mb,
                              min_count, max_count)

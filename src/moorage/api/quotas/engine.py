@@ -13,7 +13,7 @@ the project's). -1 is unlimited.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from oslo_config import cfg
@@ -212,6 +212,22 @@ def check_metadata_items(limit: int, items: int) -> None:
     """nova's MetadataLimitExceeded."""
     if limit >= 0 and items > limit:
         raise OverQuota(f"Maximum number of metadata items exceeds {limit}")
+
+
+def check_injected_files(found: Limits, files: Sequence[tuple[int, int]]) -> None:
+    """A create's personality files (before 2.57; ``files``: each one's path and
+    content length) within nova's injected-file limits, nova's words."""
+    if not files:
+        return
+    count_limit = found.user[R.INJECTED_FILES]
+    if count_limit >= 0 and len(files) > count_limit:
+        raise OverQuota("Personality file limit exceeded")
+    path_limit = found.user[R.INJECTED_FILE_PATH_BYTES]
+    content_limit = found.user[R.INJECTED_FILE_CONTENT_BYTES]
+    if path_limit >= 0 and max(path for path, _ in files) > path_limit:
+        raise OverQuota(f"Personality file path exceeds maximum {path_limit}")
+    if content_limit >= 0 and max(content for _, content in files) > content_limit:
+        raise OverQuota(f"Personality file content exceeds maximum {content_limit}")
 
 
 def check_deltas(conn: Connection, conf: cfg.ConfigOpts, project_id: str, user_id: str,
