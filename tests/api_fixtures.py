@@ -22,6 +22,7 @@ from moorage.api.state import ApiState
 from moorage.compute.client import AgentClient
 from moorage.conf import load_config
 from moorage.placement.client import PlacementClient
+from moorage.run.stage import UNLIMITED_SERVERS
 from moorage.stack import attach_workers
 
 ADMIN = "admin"
@@ -119,6 +120,7 @@ def start_compute_api(workdir: Path, placement_url: str,
         ("api", "auth_strategy", "noauth2"),
         ("database", "connection", f"sqlite:///{workdir / 'api.sqlite'}"),
         ("placement", "endpoint_override", placement_url),
+        *UNLIMITED_SERVERS,
     ]
     for group, options in (config or {}).items():
         overrides.extend((group, name, value) for name, value in options.items())

@@ -259,6 +259,20 @@ KEYPAIR_STRICT_QUERY = _gate("2.75", "os-keypairs", "a query parameter the route
 KEYPAIR_IMPORT_ONLY = _gate("2.92", "os-keypairs", "a create gives the public key (no "
                             "more generated keys); names may also hold '@' and '.'")
 
+# Quotas and limits
+QUOTA_NO_NETWORK = _gate("2.36", "os-quota-sets, limits", "the nova-network resources "
+                         "(fixed_ips, floating_ips, security_groups, security_group_rules) "
+                         "are no longer shown or set")
+LIMITS_NO_IMAGE_META = _gate("2.39", "limits", "no maxImageMeta (no image proxy)")
+TENANT_USAGE_PAGING = _gate("2.40", "os-simple-tenant-usage", "limit and marker page the "
+                            "servers counted, with tenant_usages_links")
+QUOTA_CLASS_SERVER_GROUPS = _gate("2.50", "os-quota-class-sets", "server_groups and "
+                                  "server_group_members are shown and set")
+QUOTA_NO_INJECTED_FILES = _gate("2.57", "os-quota-sets, limits", "the injected files' "
+                                "resources are no longer shown or set")
+QUOTA_STRICT_QUERY = _gate("2.75", "os-quota-sets, limits, os-simple-tenant-usage",
+                           "a query parameter the route does not take is a 400")
+
 
 def at(version: Version, gate: Gate) -> bool:
     """Whether a request of ``version`` gets ``gate``'s behaviour."""

@@ -19,14 +19,17 @@ from moorage.api.handlers import (
     images,
     instance_actions,
     keypairs,
+    limits,
     metrics,
     migrations,
     plans,
+    quota_sets,
     server_groups,
     server_metadata,
     server_tags,
     servers,
     services,
+    tenant_usage,
     versions,
 )
 from moorage.api.http import Handler
@@ -133,6 +136,20 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": server_groups.show_server_group,
         "DELETE": server_groups.delete_server_group,
     },
+    "/v2.1/os-quota-sets/{project_id}": {
+        "GET": quota_sets.show_quota_set,
+        "PUT": quota_sets.update_quota_set,
+        "DELETE": quota_sets.delete_quota_set,
+    },
+    "/v2.1/os-quota-sets/{project_id}/defaults": {"GET": quota_sets.show_quota_set_defaults},
+    "/v2.1/os-quota-sets/{project_id}/detail": {"GET": quota_sets.show_quota_set_detail},
+    "/v2.1/os-quota-class-sets/{class_name}": {
+        "GET": quota_sets.show_quota_class_set,
+        "PUT": quota_sets.update_quota_class_set,
+    },
+    "/v2.1/limits": {"GET": limits.show_limits},
+    "/v2.1/os-simple-tenant-usage": {"GET": tenant_usage.list_tenant_usages},
+    "/v2.1/os-simple-tenant-usage/{tenant_id}": {"GET": tenant_usage.show_tenant_usage},
     "/v2.1/os-availability-zone": {"GET": availability_zones.list_availability_zones},
     "/v2.1/os-availability-zone/detail": {
         "GET": availability_zones.list_availability_zones_detail},

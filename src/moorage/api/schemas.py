@@ -21,6 +21,7 @@ from typing import Any
 
 from moorage.api import microversion, server_query
 from moorage.api.handlers.common import FALSE_WORDS, TRUE_WORDS
+from moorage.api.quotas import resources as quota_resources
 from moorage.api.storage.flavors import SORT_KEYS
 from moorage.api.storage.images import VISIBILITIES
 from moorage.lifecycle.attributes import (
@@ -470,6 +471,29 @@ FLEET_HEARTBEAT = some_of({
     "alive": {"type": ["array", "null"], "maxItems": MAX_HEARTBEATS, "items": text()},
 })
 
+# -- quotas ----------------------------------------------------------------------
+
+# nova's quota limit: -1 (unlimited) or more, maybe as digits.
+_QUOTA_LIMIT: Schema = {
+    "type": ["integer", "string"], "pattern": "^-?[0-9]+$", "minimum": -1,
+    "maximum": MAX_INT, "maxLength": 11,
+    "description": f"-1 (unlimited) or an integer up to {MAX_INT}, or its digits"}
+
+
+def quota_set_update(version: microversion.Version) -> Schema:
+    """PUT /os-quota-sets/{project_id}'s body at ``version``: the resources it shows,
+    and force (set below what is in use)."""
+    fields = {str(resource): _QUOTA_LIMIT for resource in quota_resources.shown(version)}
+    return wrapped("quota_set", some_of({**fields, "force": BOOLEAN}))
+
+
+def quota_class_set_update(version: microversion.Version) -> Schema:
+    """PUT /os-quota-class-sets/{id}'s body at ``version``."""
+    fields = {str(resource): _QUOTA_LIMIT
+              for resource in quota_resources.class_shown(version)}
+    return wrapped("quota_class_set", some_of(fields))
+
+
 # -- by handler (the operationId of /openapi.json) ----------------------------------
 # The newest version's body; a handler in VERSIONED takes the asked version's.
 
@@ -498,6 +522,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "heartbeats": FLEET_HEARTBEAT,
     "create_keypair": keypair_create(microversion.MAX_VERSION),
     "create_server_group": server_group_create(microversion.MAX_VERSION),
+    "update_quota_set": quota_set_update(microversion.MAX_VERSION),
+    "update_quota_class_set": quota_class_set_update(microversion.MAX_VERSION),
 }
 
 
@@ -532,6 +558,10 @@ _FLAVOR_LIST_QUERY: dict[str, Schema] = {
     "sort_dir": {"type": "string", "enum": ["asc", "desc"]},
     "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT}
 
+_TENANT_USAGE_QUERY: dict[str, Schema] = {
+    "start": _QUERY_TEXT, "end": _QUERY_TEXT, "detailed": _QUERY_TEXT,
+    "limit": {"type": "integer", "minimum": 0}, "marker": _QUERY_TEXT}
+
 QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_flavors": _FLAVOR_LIST_QUERY,
     "list_flavors_detail": _FLAVOR_LIST_QUERY,
@@ -561,6 +591,11 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
     "list_server_groups": {"all_projects": _QUERY_TEXT,
                            "limit": {"type": "integer", "minimum": 0},
                            "offset": {"type": "integer", "minimum": 0}},
+    "show_quota_set": {"user_id": _QUERY_TEXT},
+    "show_quota_set_detail": {"user_id": _QUERY_TEXT},
+    "show_limits": {"tenant_id": _QUERY_TEXT},
+    "list_tenant_usages": _TENANT_USAGE_QUERY,
+    "show_tenant_usage": _TENANT_USAGE_QUERY,
 }
 
 
@@ -568,4 +603,5 @@ QUERY_PARAMETERS: dict[str, dict[str, Schema]] = {
 VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
     "create_server": server_create, "update_server": server_update,
     "replace_server_tags": server_tags, "create_keypair": keypair_create,
-    "create_server_group": server_group_create}
+    "create_server_group": server_group_create,
+    "update_quota_set": quota_set_update, "update_quota_class_set": quota_class_set_update}

@@ -27,6 +27,11 @@ servers = sa.Table(
     sa.Column("user_id", sa.String(255), nullable=False),
     sa.Column("flavor_id", sa.String(255), nullable=False),
     sa.Column("flavor", sa.Text, nullable=False),  # JSON snapshot
+    # The flavor's vCPUs and MiB of RAM beside its snapshot (nova's instances.vcpus and
+    # memory_mb), written with it by store.py: what the quota's count sums, from an
+    # index, with no JSON read per server.
+    sa.Column("vcpus", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("memory_mb", sa.Integer, nullable=False, server_default="0"),
     sa.Column("image_id", sa.String(36), nullable=False),
     sa.Column("image", sa.Text, nullable=False),  # JSON snapshot
     sa.Column("is_bfv", sa.Boolean, nullable=False),
@@ -45,6 +50,14 @@ servers = sa.Table(
     # JSON object: moorage.lifecycle.attributes.ServerAttributes.
     sa.Column("attributes", sa.Text, nullable=False, server_default="{}"),
     sa.Index("ix_servers_project_id", "project_id"),
+    # A project's live servers, counted by the quota check of every create (nova's
+    # counting: no usage table to drift): the count and sums read this index alone,
+    # not the rows, and never the project's deleted servers.
+    # (status in it too: SQLite reads the index alone only if it holds every column
+    # the statement names, its WHERE's included.)
+    sa.Index("ix_servers_project_live_usage", "project_id", "user_id", "vcpus",
+             "memory_mb", "status", sqlite_where=sa.text("status <> 'DELETED'"),
+             postgresql_where=sa.text("status <> 'DELETED'")),
     sa.Index("ix_servers_updated_at", "updated_at"),
     # A poll of what came to rest (changes-since with status=ACTIVE&status=ERROR) reads
     # only what changed; status alone (the conductor's scans) reads its prefix.

@@ -81,6 +81,8 @@ def _to_row(record: ServerRecord) -> dict[str, Any]:
         "user_id": record.user_id,
         "flavor_id": record.flavor_id,
         "flavor": _dumps(flavor_to_json(record.flavor)),
+        "vcpus": record.flavor.vcpus,
+        "memory_mb": record.flavor.memory_mb,
         "image_id": record.image_id,
         "image": _dumps(image_to_json(record.image)),
         "is_bfv": record.is_bfv,
@@ -139,6 +141,11 @@ def _read_attributes(text: str) -> ServerAttributes:
 @functools.lru_cache(maxsize=1024)
 def _read_fault(text: str) -> Fault:
     return Fault.from_json(orjson.loads(text))
+
+
+def record_from_row(row: RowMapping) -> ServerRecord:
+    """A server as its row stores it (for the lifecycle's other readers)."""
+    return _from_row(row)
 
 
 def _from_row(row: RowMapping) -> ServerRecord:
@@ -393,6 +400,8 @@ def apply(conn: Connection, transition: Transition, uuid: str,
                                 f"{', '.join(sorted(extra))}; it sets "
                                 f"{', '.join(sorted(transition.fields)) or 'nothing else'}")
     row: dict[str, object] = {str(name): value for name, value in values.items()}
+    if isinstance(changes.flavor, Flavor):  # its sizes' columns follow it (quotas)
+        row["vcpus"], row["memory_mb"] = changes.flavor.vcpus, changes.flavor.memory_mb
     if transition.status is not None:
         row["status"] = str(transition.status)
     row["task_state"] = str(transition.task) if transition.task is not None else None

@@ -60,6 +60,10 @@ THROWAWAY_DATABASES: tuple[Override, ...] = (
     ("database", "sqlite_synchronous", False),
     ("placement_database", "sqlite_synchronous", False),
 )
+# A run boots its workload in one project: no quota on servers stops it (key pairs and
+# metadata keep nova's defaults).
+UNLIMITED_SERVERS: tuple[Override, ...] = (
+    ("quota", "instances", -1), ("quota", "cores", -1), ("quota", "ram", -1))
 
 
 class Stage:
@@ -82,7 +86,7 @@ class Stage:
         self.token = str(named[-1]) if named and named[-1] else secrets.token_urlsafe(24)
         self.access = InternalAccess(self.token)
         self.overrides = [("DEFAULT", "service_token", self.token), *THROWAWAY_DATABASES,
-                          *overrides]
+                          *UNLIMITED_SERVERS, *overrides]
         self.placement_port = free_port()
         self.api_port = free_port()
         self.fleet: Fleet | None = None

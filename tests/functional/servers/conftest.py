@@ -28,6 +28,7 @@ from moorage.lifecycle import machine
 from moorage.placement.client import PlacementClient
 from moorage.run.description import HostGroup
 from moorage.run.fleet_hosts import fleet_hosts
+from moorage.run.stage import UNLIMITED_SERVERS
 from moorage.stack import attach_workers
 
 # The compute API's and the agents' [DEFAULT] service_token: the conductor's spawns and
@@ -184,6 +185,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
              filter_scheduler: Mapping[str, object] | None = None,
              default: Mapping[str, object] | None = None,
              conductor: Mapping[str, object] | None = None,
+             quota: Mapping[str, object] | None = None,
              fleet: Sequence[HostGroup] = (),
              database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
@@ -192,11 +194,13 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
             ("api", "auth_strategy", "noauth2"),
             ("database", "connection",
              database_url or f"sqlite:///{tmp_path / f'api{len(started)}.db'}"),
+            *UNLIMITED_SERVERS,
         ]
         overrides += [("scheduler", k, v) for k, v in (scheduler or {}).items()]
         overrides += [("filter_scheduler", k, v) for k, v in (filter_scheduler or {}).items()]
         overrides += [("DEFAULT", k, v) for k, v in (default or {}).items()]
         overrides += [("conductor", k, v) for k, v in (conductor or {}).items()]
+        overrides += [("quota", k, v) for k, v in (quota or {}).items()]
         conf = load_config([], overrides)
         state = make_state(conf, migrate=True)
         attach_workers(state)

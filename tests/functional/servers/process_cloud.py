@@ -40,6 +40,7 @@ class ProcessCloud:
         self.database_url = database_url or f"sqlite:///{workdir / 'compute-api.sqlite'}"
         self.config: dict[str, dict[str, object]] = {
             "conductor": {"lease_seconds": lease_seconds, "poll_interval": 0.2},
+            "quota": {"instances": -1, "cores": -1, "ram": -1},
             # Heartbeats may stop while an API process is down: hosts stay up.
             "DEFAULT": {"service_down_time": 3600, "report_interval": 2,
                         "service_token": SERVICE_TOKEN},

@@ -247,6 +247,7 @@ def test_the_migration_copies_the_tags_servers_have(db: Database) -> None:
     # The row as the store wrote it then: no server_tags to write to.
     row = store._to_row(dataclasses.replace(
         new_record("s9"), attributes=ServerAttributes(tags=("kept", "too"))))
+    del row["vcpus"], row["memory_mb"]  # columns of 0011
     with db.engine.begin() as conn:
         conn.execute(sa.text(f"INSERT INTO servers ({', '.join(row)}) VALUES "
                              f"({', '.join(':' + name for name in row)})"), row)

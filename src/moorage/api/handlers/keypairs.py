@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from sqlalchemy.engine import Connection
+
 from moorage.api import microversion as mv
-from moorage.api.errors import BadRequest
+from moorage.api.errors import BadRequest, Forbidden
 from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.key_material import InvalidKeypair, KeypairType, generate, imported
+from moorage.api.quotas import engine
 from moorage.api.storage import keypairs as store
+from moorage.api.storage import quotas as quota_store
 from moorage.api.storage.keypairs import KeypairRecord
 from moorage.api.timestamps import nova_time
 from moorage.jsonvalue import JSONValue
@@ -128,11 +132,27 @@ def create_keypair(req: ApiRequest) -> Response:
     except InvalidKeypair as exc:
         raise BadRequest(str(exc)) from None
     with req.state.database.writer() as writer:
+        _admit_keypair(req, writer.conn, user_id)
         record = store.create_keypair(writer.conn, user_id, name, kind,
                                       material.public_key, material.fingerprint)
     typed = req.at(mv.KEYPAIR_TYPE)
     return json_response({"keypair": created(record, material.private_key, typed=typed)},
                          status=201 if typed else 200)
+
+
+def _admit_keypair(req: ApiRequest, conn: Connection, user_id: str) -> None:
+    """One more key pair for ``user_id`` within the key_pairs quota (403, nova's
+    words), in the transaction that creates it, the caller's project locked."""
+    conf = req.state.conf
+    if not engine.enforced(conf):
+        return
+    project_id = req.context.project_id or ""
+    quota_store.lock_project(conn, project_id)
+    try:
+        engine.check_key_pairs(conn, conf, project_id, user_id,
+                               lambda: store.count_keypairs(conn, user_id))
+    except engine.OverQuota as refusal:
+        raise Forbidden(str(refusal)) from None
 
 
 def delete_keypair(req: ApiRequest) -> Response:

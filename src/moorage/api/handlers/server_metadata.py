@@ -2,7 +2,7 @@
 
 POST merges the keys given into the metadata, PUT replaces it whole; a key's own PUT
 and DELETE change one key. Writes are refused (409) unless the server is where nova
-takes metadata (``machine.METADATA_WRITE``), beyond nova's number of items (403), and
+takes metadata (``machine.METADATA_WRITE``), beyond the metadata_items quota (403), and
 go through ``server_records.rewrite``'s compare-and-set, so that concurrent writers of
 different keys all keep theirs. The bodies' keys and values are checked by their
 schemas (``moorage.api.schemas``) before a handler runs.
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from moorage.api.errors import BadRequest, Forbidden, NotFound
 from moorage.api.handlers.server_records import rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
-from moorage.lifecycle.attributes import METADATA_ITEMS_MAX
+from moorage.api.quotas import engine
 from moorage.lifecycle.machine import METADATA_WRITE
 from moorage.lifecycle.records import ServerRecord
 from moorage.web import Response
@@ -32,13 +32,18 @@ def _metadata(req: ApiRequest, rule: str) -> Mapping[str, str]:
 
 def _write(req: ApiRequest, rule: str, action: str, metadata: Mapping[str, str], *,
            replace: bool) -> ServerRecord:
-    """Merge ``metadata`` into the server's (or replace it), within nova's limit."""
+    """Merge ``metadata`` into the server's (or replace it), within the caller's
+    project's metadata_items quota (nova checks the caller's)."""
+    with req.state.database.reader() as conn:
+        limit = engine.metadata_items_limit(conn, req.state.conf,
+                                            req.context.project_id or "", req.context.user_id)
 
     def change(record: ServerRecord) -> ServerRecord:
         merged = dict(metadata) if replace else {**record.attributes.metadata, **metadata}
-        if len(merged) > METADATA_ITEMS_MAX:
-            raise Forbidden(f"Maximum number of metadata items exceeds "
-                            f"{METADATA_ITEMS_MAX}")
+        try:
+            engine.check_metadata_items(limit, len(merged))
+        except engine.OverQuota as refusal:
+            raise Forbidden(str(refusal)) from None
         return dataclasses.replace(record, attributes=dataclasses.replace(
             record.attributes, metadata=merged))
 

@@ -10,13 +10,16 @@ transition is the whole of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from moorage.api import work
-from moorage.api.errors import BadRequest, Conflict
+from moorage.api.errors import BadRequest, Conflict, Forbidden
 from moorage.api.handlers.server_records import refuse_locked, require, target
 from moorage.api.http import ApiRequest
+from moorage.api.quotas.engine import OverQuota
 from moorage.lifecycle import machine, store
 from moorage.lifecycle.machine import Transition
 from moorage.lifecycle.records import ServerRecord
@@ -27,11 +30,18 @@ from moorage.web import Response
 
 def accept(req: ApiRequest, record: ServerRecord, action: str, accepted: Transition,
            kind: OperationKind, arguments: Mapping[str, Any] | None = None,
-           changes: ServerChanges = NO_CHANGES) -> None:
+           changes: ServerChanges = NO_CHANGES,
+           admit: Callable[[Connection], None] | None = None) -> None:
     """Record the new state (``accepted``) and the work, if nothing else changed the
-    server meanwhile, and hand the work to the conductor."""
+    server meanwhile, and hand the work to the conductor. ``admit``: a quota's check,
+    in the same transaction (OverQuota: 403)."""
     work.require_conductor(req)
     with req.state.database.writer() as writer:
+        if admit is not None:
+            try:
+                admit(writer.conn)
+            except OverQuota as refusal:
+                raise Forbidden(str(refusal)) from None
         if store.apply(writer.conn, accepted, record.uuid, changes) is not Applied.APPLIED:
             raise Conflict(f"Cannot '{action}' instance {record.uuid}: another operation "
                            f"changed it meanwhile ({accepted.name} needs "

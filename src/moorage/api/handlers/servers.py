@@ -15,7 +15,7 @@ import binascii
 import dataclasses
 import secrets
 import uuid as uuidlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -25,16 +25,24 @@ from moorage import failpoints
 from moorage.api import lookups, server_query, work
 from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
-from moorage.api.handlers import console_output, server_groups, server_lock, server_power
+from moorage.api.handlers import (
+    console_output,
+    multi_create,
+    server_groups,
+    server_lock,
+    server_power,
+)
 from moorage.api.handlers.common import boolean, string
 from moorage.api.handlers.paging import page_body
 from moorage.api.handlers.server_records import refuse_locked, rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.quotas import admission
+from moorage.api.quotas.engine import OverQuota
 from moorage.api.server_view import View, server_view, shown_server, summary_view
 from moorage.api.storage import keypairs as keypair_store
 from moorage.lifecycle import machine, store
 from moorage.lifecycle import server_groups as group_store
-from moorage.lifecycle.attributes import METADATA_ITEMS_MAX, ServerAttributes, hostname_from
+from moorage.lifecycle.attributes import ServerAttributes, hostname_from
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, OperationKind, ServerStatus, TaskState
@@ -163,27 +171,46 @@ def create_server(req: ApiRequest) -> Response:
     req.authorize("os_compute_api:servers:create")
     record = new_server(req, body)
     group = server_groups.member_of_create(req, record.attributes.scheduler_hints)
+    min_count, max_count = multi_create.counts(body)
     work.require_conductor(req)
+    conf = req.state.conf
+    injected = multi_create.injected_files(body)
 
-    def create(conn: Connection) -> Operation:
-        store.insert_server(conn, record)
-        if group is not None:
-            group_store.add_member(conn, group, record.uuid)
-        return work.accept(req, conn, record.uuid, OperationKind.BUILD, new=True)
+    def create(conn: Connection) -> list[tuple[ServerRecord, Operation]] | OverQuota:
+        # The quota's check and the inserts in one transaction (admission says how
+        # it is serialised per project); a refusal is answered, not raised, so that
+        # the servers committed with it in a group commit are not written again.
+        try:
+            count = admission.admit_servers(conn, conf, record, min_count, max_count,
+                                            injected)
+        except OverQuota as refusal:
+            return refusal
+        made = []
+        for server in multi_create.copies(record, count, hostname_asked="hostname" in body):
+            store.insert_server(conn, server)
+            if group is not None:
+                group_store.add_member(conn, group, server.uuid)
+            made.append((server, work.accept(req, conn, server.uuid, OperationKind.BUILD,
+                                             new=True)))
+        return made
 
     committer = req.state.conductor.committer if req.state.conductor is not None else None
     if committer is not None:  # committed with other servers' changes
-        operation = committer.write(create)
+        created = committer.write(create)
     else:
         with req.state.database.writer() as writer:
-            operation = create(writer.conn)
+            created = create(writer.conn)
+    if isinstance(created, OverQuota):
+        raise Forbidden(str(created))
     failpoints.reach("api.create.after_commit")
-    work.dispatch(req, operation, record)
+    for server, operation in created:
+        work.dispatch(req, operation, server)
     attributes = record.attributes
     if _given_true(body, "return_reservation_id"):
         return json_response({"reservation_id": attributes.reservation_id}, status=202)
+    first = created[0][0]
     return json_response({"server": {
-        "id": record.uuid, "links": req.link("servers", record.uuid),
+        "id": first.uuid, "links": req.link("servers", first.uuid),
         "OS-DCF:diskConfig": attributes.disk_config,
         "security_groups": [{"name": name} for name in attributes.security_groups],
         # nova answers the password it set, or one it made up; Moorage's guests take
@@ -208,9 +235,7 @@ def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAt
     envelope = req.json_object()  # the hints sit beside "server", not in it
     hints = (envelope.get("os:scheduler_hints")
              or envelope.get("OS-SCH-HNT:scheduler_hints") or {})
-    metadata = dict(body.get("metadata") or {})
-    if len(metadata) > METADATA_ITEMS_MAX:  # nova's quota, a 403 as nova's
-        raise Forbidden(f"Maximum number of metadata items exceeds {METADATA_ITEMS_MAX}")
+    metadata = dict(body.get("metadata") or {})  # its quota: quotas.admission
     groups = body.get("security_groups") or [{"name": "default"}]
     certificates = body.get("trusted_image_certificates")
     return ServerAttributes(
@@ -265,10 +290,6 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
                          f"{image.min_ram_mb} MiB.")
     zone, host = _zone_and_host(req, body)
     _check_key_name(req, body.get("key_name"))
-    for key in ("min_count", "max_count"):
-        if key in body and body[key] not in (1, "1"):
-            raise BadRequest(f"{key} other than 1 is not supported; create servers one "
-                             "at a time.")
     created = machine.transition("build.accepted")
     assert created.status is not None
     return ServerRecord(
@@ -414,11 +435,13 @@ def _argument(argument: object, action: str) -> dict[str, Any]:
 
 def _start(req: ApiRequest, record: ServerRecord, action: str, kind: OperationKind,
            arguments: Mapping[str, Any] | None = None,
-           changes: ServerChanges = NO_CHANGES) -> None:
+           changes: ServerChanges = NO_CHANGES,
+           admit: Callable[[Connection], None] | None = None) -> None:
     """Record the new state (the action's transition) and the work, if nothing else
-    changed the server meanwhile, and hand the work to the conductor."""
+    changed the server meanwhile, and hand the work to the conductor. ``admit``: a
+    quota's check, in the same transaction (OverQuota: 403)."""
     server_power.accept(req, record, action, machine.ACTIONS[action], kind, arguments,
-                        changes)
+                        changes, admit)
 
 
 def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
@@ -473,8 +496,11 @@ def migrate_target(req: ApiRequest, record: ServerRecord, argument: object) -> s
 
 def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     flavor_id, flavor = resize_target(req, record, argument)
+    conf = req.state.conf
     _start(req, record, "resize", OperationKind.RESIZE,
-           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)})
+           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
+           admit=lambda conn: admission.admit_resize(conn, conf, record, flavor.vcpus,
+                                                     flavor.memory_mb))
     return Response(status=202)
 
 

@@ -92,3 +92,10 @@ def delete_keypair(conn: Connection, user_id: str, name: str) -> None:
         keypairs.c.user_id == user_id, keypairs.c.name == name)).rowcount
     if not deleted:
         raise _not_found(user_id, name)
+
+
+def count_keypairs(conn: Connection, user_id: str) -> int:
+    """How many key pairs ``user_id`` has (its key_pairs quota counts them)."""
+    # SELECT count(*) FROM keypairs WHERE user_id = :user_id
+    return int(conn.execute(sa.select(sa.func.count()).select_from(keypairs)
+                            .where(keypairs.c.user_id == user_id)).scalar_one())

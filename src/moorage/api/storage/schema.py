@@ -17,7 +17,8 @@ from moorage.lifecycle.schema import cleanups, metadata, migrations, operations,
 
 __all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
            "compute_nodes", "flavor_extra_specs", "flavor_projects", "flavors", "images",
-           "keypairs", "metadata", "migrations", "operations", "servers", "services"]
+           "keypairs", "metadata", "migrations", "operations", "quota_classes",
+           "quota_projects", "quotas", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -176,4 +177,36 @@ keypairs = sa.Table(
     sa.Column("created_at", sa.DateTime, nullable=False),
     sa.UniqueConstraint("user_id", "name", name="uniq_keypairs0user_id0name"),
     sqlite_autoincrement=True,
+)
+
+# Limits set for a project (user_id ''), or for one of its users (os-quota-sets), one
+# row per resource; what no row names is the quota class's or [quota]'s default.
+quotas = sa.Table(
+    "quotas",
+    metadata,
+    sa.Column("project_id", sa.String(255), primary_key=True),
+    sa.Column("user_id", sa.String(255), primary_key=True),  # '': the whole project
+    sa.Column("resource", sa.String(255), primary_key=True),
+    sa.Column("hard_limit", sa.Integer, nullable=False),  # -1: unlimited
+    *_timestamps(),
+)
+
+# The defaults set through os-quota-class-sets (only the class "default" counts, as in
+# nova), one row per resource; over [quota]'s options.
+quota_classes = sa.Table(
+    "quota_classes",
+    metadata,
+    sa.Column("class_name", sa.String(255), primary_key=True),
+    sa.Column("resource", sa.String(255), primary_key=True),
+    sa.Column("hard_limit", sa.Integer, nullable=False),
+    *_timestamps(),
+)
+
+# One row per project that ever created a server under a limit, made on demand: on
+# PostgreSQL its row lock orders the project's quota checks with their inserts (the
+# check and the insert are one transaction, and the next check waits for it to commit).
+quota_projects = sa.Table(
+    "quota_projects",
+    metadata,
+    sa.Column("project_id", sa.String(255), primary_key=True),
 )

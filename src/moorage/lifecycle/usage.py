@@ -1,0 +1,106 @@
+"""What a project's live servers use: nova's counting quota driver, on the servers
+table (no usage table that could drift from the servers it counts).
+
+Counted in the transaction that then records a server (``moorage.api.quotas``), one
+statement on the partial index of a project's live servers
+(``ix_servers_project_id_live``). Cores and RAM are read from the flavor each server
+row keeps (its JSON snapshot, the flavor it runs now: a resize's new flavor once
+finished), and only when a limit on them needs them.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from moorage.db.statements import Statement
+from moorage.lifecycle import store
+from moorage.lifecycle.records import ServerRecord
+from moorage.lifecycle.schema import servers
+
+
+@dataclass(frozen=True)
+class ServerUsage:
+    """Servers, their vCPUs and their MiB of RAM (zero when not counted)."""
+
+    instances: int = 0
+    cores: int = 0
+    ram: int = 0
+
+
+@dataclass(frozen=True)
+class ProjectUsage:
+    """A project's live servers, and the part of them one of its users owns."""
+
+    project: ServerUsage
+    user: ServerUsage
+
+
+@functools.lru_cache(maxsize=2)
+def _count_statement(resources: bool) -> Statement:
+    # SELECT count(*), sum(CASE WHEN user_id = :b_user THEN 1 ELSE 0 END)
+    #   [, sum(vcpus), sum(memory_mb), sum(CASE WHEN user_id = :b_user THEN vcpus ...),
+    #    sum(CASE WHEN user_id = :b_user THEN memory_mb ...)]
+    #   FROM servers WHERE project_id = :b_project AND status <> 'DELETED'
+    # (The status is a literal, so that both planners take the partial index
+    # ix_servers_project_live_usage, which holds every column read: no row is read.)
+    c = servers.c
+    mine = c.user_id == sa.bindparam("b_user")
+    columns: list[sa.ColumnElement[Any]] = [
+        sa.func.count(), sa.func.sum(sa.case((mine, 1), else_=0))]
+    if resources:
+        columns += [sa.func.sum(c.vcpus), sa.func.sum(c.memory_mb),
+                    sa.func.sum(sa.case((mine, c.vcpus), else_=0)),
+                    sa.func.sum(sa.case((mine, c.memory_mb), else_=0))]
+    statement: sa.Select[Any] = sa.select(*columns)
+    return Statement(statement.select_from(servers).where(
+        c.project_id == sa.bindparam("b_project"), sa.text("servers.status <> 'DELETED'")))
+
+
+def count(conn: Connection, project_id: str, user_id: str, *,
+          resources: bool = True) -> ProjectUsage:
+    """The project's live servers (not DELETED), and its user's; ``resources``: their
+    cores and RAM too (else zero)."""
+    statement = _count_statement(resources)
+    row = statement.run(conn, {"b_project": project_id, "b_user": user_id}).first()
+    assert row is not None
+    values = [int(value or 0) for value in row]
+    if not resources:
+        return ProjectUsage(ServerUsage(values[0]), ServerUsage(values[1]))
+    instances, mine, cores, ram, my_cores, my_ram = values
+    return ProjectUsage(ServerUsage(instances, cores, ram),
+                        ServerUsage(mine, my_cores, my_ram))
+
+
+def active_between(conn: Connection, begin: datetime.datetime, end: datetime.datetime, *,
+                   project_id: str | None = None, limit: int | None = None,
+                   marker: str | None = None) -> list[ServerRecord]:
+    """The servers that ran some time in [begin, end): launched before ``end``, not
+    deleted before ``begin`` (deleted servers stay as rows, with their deleted_at),
+    ordered by project and uuid (nova's os-simple-tenant-usage), at most ``limit``
+    after the server ``marker`` (LookupError when there is none)."""
+    # SELECT * FROM servers WHERE (deleted_at IS NULL OR deleted_at > :begin)
+    #   AND launched_at < :end [AND project_id = :p]
+    #   [AND (project_id > :mp OR (project_id = :mp AND uuid > :mu))]
+    #   ORDER BY project_id, uuid [LIMIT :limit]
+    c = servers.c
+    statement = servers.select().where(
+        sa.or_(c.deleted_at.is_(None), c.deleted_at > begin), c.launched_at < end)
+    if project_id is not None:
+        statement = statement.where(c.project_id == project_id)
+    if marker is not None:
+        after = conn.execute(sa.select(c.project_id, c.uuid).where(c.uuid == marker)).first()
+        if after is None:
+            raise LookupError(marker)
+        statement = statement.where(sa.or_(
+            c.project_id > after.project_id,
+            sa.and_(c.project_id == after.project_id, c.uuid > after.uuid)))
+    statement = statement.order_by(c.project_id, c.uuid)
+    if limit is not None:
+        statement = statement.limit(limit)
+    return [store.record_from_row(row) for row in conn.execute(statement).mappings()]
