@@ -178,6 +178,30 @@ def test_key_pairs_quota(cloud: Cloud) -> None:
         "name": "one", "public_key": ED25519}}, token=BOB).status_code == 201
 
 
+def test_server_groups_and_their_members_quotas(cloud: Cloud) -> None:
+    """server_groups bounds a project's groups, server_group_members a group's servers,
+    with nova's words; the limits body counts the groups."""
+    _set_quota(cloud, server_groups=1, server_group_members=2)
+    made = cloud.call("POST", "/os-server-groups", {"server_group": {
+        "name": "g", "policies": ["soft-anti-affinity"]}}, token=ALICE, version="2.15")
+    assert made.status_code == 200, made.text
+    group = made.json()["server_group"]["id"]
+    refused = cloud.call("POST", "/os-server-groups", {"server_group": {
+        "name": "h", "policy": "affinity"}}, token=ALICE)
+    assert _forbidden(refused) == "Quota exceeded, too many server groups."
+    absolute = cloud.call("GET", "/limits", token=ALICE).json()["limits"]["absolute"]
+    assert (absolute["maxServerGroups"], absolute["totalServerGroupsUsed"]) == (1, 1)
+    flavor, image = cloud.flavor("small"), cloud.image("cirros", "raw")
+    hints = {"os:scheduler_hints": {"group": group}}
+    two = cloud.call("POST", "/servers", {**_server(flavor, image, max_count=2), **hints},
+                     token=ALICE)
+    assert two.status_code == 202, two.text
+    third = cloud.call("POST", "/servers", {**_server(flavor, image), **hints}, token=ALICE)
+    assert _forbidden(third) == "Quota exceeded, too many servers in group"
+    shown = cloud.call("GET", f"/os-server-groups/{group}", token=ALICE).json()
+    assert len(shown["server_group"]["members"]) == 2
+
+
 def test_metadata_items_quota_at_create_and_on_writes(cloud: Cloud) -> None:
     flavor, image = cloud.flavor("small"), cloud.image("cirros", "raw")
     _set_quota(cloud, metadata_items=2)

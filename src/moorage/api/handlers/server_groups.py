@@ -15,10 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from moorage.api import microversion as mv
-from moorage.api.errors import BadRequest, NotFound
+from moorage.api.errors import BadRequest, Forbidden, NotFound
 from moorage.api.handlers.common import invalid_query, only_known
 from moorage.api.handlers.paging import MAX_LIMIT
 from moorage.api.http import ApiRequest, json_response, no_content
+from moorage.api.quotas import admission
+from moorage.api.quotas.engine import OverQuota
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import server_groups as store
 from moorage.lifecycle.records import ServerRecord
@@ -101,6 +103,11 @@ def create_server_group(req: ApiRequest) -> Response:
                               project_id=project_id, user_id=req.context.user_id or "",
                               policy=policy, rules=rules)
     with req.state.database.writer() as writer:
+        try:
+            admission.admit_server_group(writer.conn, req.state.conf, project_id,
+                                         group.user_id)
+        except OverQuota as refusal:
+            raise Forbidden(str(refusal)) from None
         store.create_group(writer.conn, group)
     return json_response({"server_group": group_view(req, group)})
 

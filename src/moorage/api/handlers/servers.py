@@ -182,7 +182,7 @@ def create_server(req: ApiRequest) -> Response:
         # the servers committed with it in a group commit are not written again.
         try:
             count = admission.admit_servers(conn, conf, record, min_count, max_count,
-                                            injected)
+                                            injected, group)
         except OverQuota as refusal:
             return refusal
         made = []

@@ -23,6 +23,7 @@ from moorage.api.quotas.resources import SERVER_RESOURCES, Resource, default
 from moorage.api.storage import keypairs as keypair_store
 from moorage.api.storage import quotas as stored
 from moorage.conf.quota import NOOP_DRIVER
+from moorage.lifecycle import server_groups as group_store
 from moorage.lifecycle import usage as server_usage
 
 R = Resource
@@ -37,10 +38,17 @@ def _key_pairs(conn: Connection, project_id: str, user_id: str) -> tuple[int, in
     return 0, keypair_store.count_keypairs(conn, user_id) if user_id else 0
 
 
-# What counts each resource beyond a server's own: key pairs here, and what other
-# parts register (server groups, server group members); a resource without a
-# counter is in use 0.
-COUNTERS: dict[Resource, Counter] = {Resource.KEY_PAIRS: _key_pairs}
+def _server_groups(conn: Connection, project_id: str, user_id: str) -> tuple[int, int]:
+    """Server groups belong to projects: the project's count (nova counts the user's
+    part too, which no default limits apart)."""
+    return group_store.count_groups(conn, project_id), 0
+
+
+# What counts each resource beyond a server's own: key pairs and server groups here,
+# and what other parts register; a resource without a counter is in use 0 (server
+# group members are counted per group, at the create that joins one: admission).
+COUNTERS: dict[Resource, Counter] = {Resource.KEY_PAIRS: _key_pairs,
+                                     Resource.SERVER_GROUPS: _server_groups}
 
 
 def register_counter(resource: Resource, counter: Counter) -> None:
