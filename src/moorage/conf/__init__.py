@@ -21,6 +21,7 @@ from moorage.conf import (
     default,
     fake_driver,
     filter_scheduler,
+    image,
     ironic,
     libvirt,
     log,
@@ -33,8 +34,8 @@ from moorage.conf import (
 
 # [DEFAULT] and [log] first, then the groups by name: the order of the reference.
 _GROUPS = (default, log, api, compute, compute_agent, conductor, cors, database, fake_driver,
-           filter_scheduler, ironic, libvirt, placement, placement_database, placement_server,
-           scheduler, vmware)
+           filter_scheduler, image, ironic, libvirt, placement, placement_database,
+           placement_server, scheduler, vmware)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
