@@ -220,6 +220,10 @@ MIGRATION_OWNER = _gate("2.80", "os-migrations", "migrations carry user_id and "
                         "project_id, and can be filtered by them")
 AGGREGATE_UUID = _gate("2.41", "os-aggregates", "aggregates carry their uuid")
 
+# Images (nova's proxy of the image service)
+IMAGE_PROXY_REMOVED = _gate("2.36", "images", "GET /images, /images/detail and "
+                            "/images/{id} are gone (404): ask the image service")
+
 # Key pairs
 KEYPAIR_TYPE = _gate("2.2", "os-keypairs", "key pairs carry their type (ssh or x509, "
                      "chosen at create); a create answers 201, a delete 204")

@@ -505,3 +505,61 @@ def test_max_size(small_api: ComputeApi) -> None:
     assert data_files(small_api) == []
     small_api.image("PUT", file, data=b"x" * 1000, headers=OCTET, expect=204)
     assert small_api.image("GET", f"/v2/images/{made['id']}").json()["size"] == 1000
+
+
+# -- nova's image proxy (GET /v2.1/images before 2.36) -----------------------------
+
+NOVA_2_35 = {"OpenStack-API-Version": "compute 2.35", "Moorage-Additions": "0"}
+NOVA_2_36 = {"OpenStack-API-Version": "compute 2.36", "Moorage-Additions": "0"}
+
+
+def test_the_proxy_shows_the_image_services_images_as_nova(compute_api: ComputeApi) -> None:
+    made = create(compute_api, name="cirros", visibility="public", min_ram=64,
+                  os_distro="cirros")
+    compute_api.image("PUT", f"/v2/images/{made['id']}/file", data=b"z" * 10,
+                      headers=OCTET, expect=204)
+    queued = create(compute_api, name="empty", visibility="public")
+    index = compute_api.admin("GET", "/v2.1/images", headers=NOVA_2_35, expect=200).json()
+    assert [set(i) for i in index["images"]] == [{"id", "name", "links"}] * 2
+    assert [i["name"] for i in index["images"]] == ["empty", "cirros"]  # newest first
+    links = {link["rel"]: link["href"] for link in index["images"][1]["links"]}
+    assert links == {
+        "self": f"{compute_api.url}/v2.1/images/{made['id']}",
+        "bookmark": f"{compute_api.url}/images/{made['id']}",
+        "alternate": f"{compute_api.url}/image/images/{made['id']}"}
+    shown = compute_api.admin("GET", f"/v2.1/images/{made['id']}", headers=NOVA_2_35,
+                              expect=200).json()["image"]
+    assert {k: shown[k] for k in ("status", "progress", "minRam", "minDisk", "metadata",
+                                  "OS-EXT-IMG-SIZE:size")} == {
+        "status": "ACTIVE", "progress": 100, "minRam": 64, "minDisk": 0,
+        "metadata": {"os_distro": "cirros"}, "OS-EXT-IMG-SIZE:size": 10}
+    assert shown["created"].endswith("Z") and "server" not in shown
+    detail = compute_api.admin("GET", "/v2.1/images/detail?status=SAVING",
+                               headers=NOVA_2_35, expect=200).json()["images"]
+    assert [(i["id"], i["status"], i["progress"]) for i in detail] == [
+        (queued["id"], "SAVING", 25)]
+    assert [i["name"] for i in compute_api.admin(
+        "GET", "/v2.1/images/detail?minRam=32", headers=NOVA_2_35).json()["images"]] == [
+        "cirros"]
+    paged = compute_api.admin("GET", "/v2.1/images?limit=1", headers=NOVA_2_35).json()
+    assert "marker=" in paged["images_links"][0]["href"]
+
+
+def test_the_proxy_follows_the_image_services_visibility(compute_api: ComputeApi) -> None:
+    private = create(compute_api, name="admins", visibility="private")
+    compute_api.user("GET", f"/v2.1/images/{private['id']}", headers=NOVA_2_35, expect=404)
+    assert compute_api.user("GET", "/v2.1/images", headers=NOVA_2_35).json()["images"] == []
+
+
+@pytest.mark.parametrize("path", ["/v2.1/images", "/v2.1/images/detail",
+                                  f"/v2.1/images/{IMAGE_ID}"])
+def test_the_proxy_is_gone_from_2_36(compute_api: ComputeApi, path: str) -> None:
+    create(compute_api, id=IMAGE_ID, visibility="public")
+    compute_api.admin("GET", path, headers=NOVA_2_35, expect=200)
+    compute_api.admin("GET", path, headers=NOVA_2_36, expect=404)
+
+
+def test_moorage_additions_keep_moorages_view(compute_api: ComputeApi) -> None:
+    made = create(compute_api, visibility="public", hw_disk_bus="scsi")
+    shown = compute_api.admin("GET", f"/v2.1/images/{made['id']}", expect=200).json()
+    assert (shown["visibility"], shown["properties"]) == ("public", {"hw_disk_bus": "scsi"})
