@@ -8,12 +8,12 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from moorage.model.image import Image
+from moorage.model.image import DEFAULT_CONTAINER_FORMAT, DEFAULT_DISK_FORMAT, Image
 
-# What an image whose formats are not set yet (glance creates images without them)
-# boots as, for the scheduler and the compute API.
-UNSET_DISK_FORMAT = "raw"
-UNSET_CONTAINER_FORMAT = "bare"
+# What an image whose formats are not set yet (glance creates images without them) is
+# to the scheduler and the compute API: the model's default, as before the service.
+UNSET_DISK_FORMAT = DEFAULT_DISK_FORMAT
+UNSET_CONTAINER_FORMAT = DEFAULT_CONTAINER_FORMAT
 
 
 class ImageStatus(enum.StrEnum):

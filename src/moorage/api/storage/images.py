@@ -1,9 +1,9 @@
 """The compute API's view of the image service's rows (``moorage.image.schema``):
 ``ImageRecord``, the ``moorage.model.Image`` the scheduler and the agents use, plus who
 owns it and who may see it. Deleted images are not found. An image whose formats are
-not set yet (a glance image just created) reads as raw and bare, the formats it would
-boot as; the legacy ``/v2.1/images`` writes (``create_image``, ``update_image``) keep
-every other image service column at its default."""
+not set yet (a glance image just created) reads as the model's defaults (qcow2, bare);
+the legacy ``/v2.1/images`` writes (``create_image``, ``update_image``) keep every
+other image service column at its default."""
 
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ class ImageRecord:
     visibility: str = "public"
     created_at: datetime.datetime | None = None
     updated_at: datetime.datetime | None = None
+    # The projects a shared image is shared with (whatever they answered, as glance
+    # shows it to them).
+    members: frozenset[str] = frozenset()
 
     @property
     def id(self) -> str:
@@ -41,10 +44,12 @@ class ImageRecord:
 
     def visible_to(self, project_id: str | None, is_admin: bool) -> bool:
         return is_admin or self.visibility in ("public", "community") or (
-            self.owner is not None and self.owner == project_id)
+            self.owner is not None and self.owner == project_id) or (
+            self.visibility == "shared" and project_id in self.members)
 
 
-def _record(row: sa.Row[tuple[object, ...]]) -> ImageRecord:
+def _record(row: sa.Row[tuple[object, ...]], members: frozenset[str] = frozenset()
+            ) -> ImageRecord:
     m = row._mapping
     # Stored properties were validated when written; Image.create canonicalizes again.
     image = Image.create(m["id"], m["name"] or "", m["disk_format"] or UNSET_DISK_FORMAT,
@@ -52,7 +57,8 @@ def _record(row: sa.Row[tuple[object, ...]]) -> ImageRecord:
                          json.loads(m["properties"]), min_disk_gb=m["min_disk"],
                          min_ram_mb=m["min_ram"])
     return ImageRecord(image=image, owner=m["owner"], visibility=m["visibility"],
-                       created_at=m["created_at"], updated_at=m["updated_at"])
+                       created_at=m["created_at"], updated_at=m["updated_at"],
+                       members=members)
 
 
 def _values(record: ImageRecord) -> dict[str, object]:
@@ -83,7 +89,12 @@ def load_image_record(conn: Connection, image_id: str) -> ImageRecord:
                                                images.c.deleted == sa.false())).first()
     if row is None:
         raise NotFound(f"Image {image_id} could not be found.")
-    return _record(row)
+    members: frozenset[str] = frozenset()
+    if row._mapping["visibility"] == "shared":
+        # SELECT member FROM image_members WHERE image_id = :id
+        members = frozenset(conn.execute(sa.select(image_members.c.member).where(
+            image_members.c.image_id == image_id)).scalars())
+    return _record(row, members)
 
 
 def load_image(conn: Connection, image_id: str) -> Image:
