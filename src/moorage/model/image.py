@@ -182,7 +182,8 @@ class Image:
 
     @classmethod
     def create(cls, id: str, name: str, disk_format: str = DEFAULT_DISK_FORMAT,
-               container_format: str = DEFAULT_CONTAINER_FORMAT, properties: Mapping[str, object] | None = None,
+               container_format: str = DEFAULT_CONTAINER_FORMAT,
+               properties: Mapping[str, object] | None = None,
                **kwargs: int) -> Image:
         """An image from raw (API) values, validated."""
         disk = _choice("disk_format", disk_format, DISK_FORMATS)
