@@ -50,8 +50,10 @@ def mount(compute: WSGIApplication, state: ApiState,
     """``compute`` with the image service answering below ``PREFIX``."""
 
     def identify(environ: WSGIEnvironment) -> Caller:
+        # Authenticated on its full path (/image/...), never taken for an internal one.
+        seen = {**environ, "PATH_INFO": PREFIX + (environ.get("PATH_INFO") or "")}
         try:
-            return authenticate(ApiRequest(environ, state))
+            return authenticate(ApiRequest(seen, state))
         except ApiError as exc:
             raise errors.Unauthorized(exc.message) from None
 

@@ -13,7 +13,14 @@ from typing import Any
 import pytest
 import requests
 
-from tests.api_fixtures import ADMIN, USER, ComputeApi, start_compute_api, stop_compute_api
+from tests.api_fixtures import (
+    ADMIN,
+    SERVICE_TOKEN,
+    USER,
+    ComputeApi,
+    start_compute_api,
+    stop_compute_api,
+)
 
 PATCH = {"Content-Type": "application/openstack-images-v2.1-json-patch"}
 OCTET = {"Content-Type": "application/octet-stream"}
@@ -69,6 +76,13 @@ def test_versions_are_public_and_list_v2(compute_api: ComputeApi) -> None:
 def test_the_images_need_a_token(compute_api: ComputeApi) -> None:
     answer = compute_api.image("GET", "/v2/images", token=None, expect=401)
     assert answer.json()["title"] == "Unauthorized"
+
+
+def test_the_service_token_is_not_a_user(compute_api: ComputeApi) -> None:
+    """The agents' token opens the compute API's internal routes, not the images."""
+    for path in ("/v2/images", "/internal/services"):
+        compute_api.image("GET", path, token=None, expect=401,
+                          headers={"X-Service-Token": SERVICE_TOKEN})
 
 
 def test_unknown_paths_and_methods(compute_api: ComputeApi) -> None:
@@ -521,8 +535,10 @@ def test_the_proxy_shows_the_image_services_images_as_nova(compute_api: ComputeA
     queued = create(compute_api, name="empty", visibility="public")
     index = compute_api.admin("GET", "/v2.1/images", headers=NOVA_2_35, expect=200).json()
     assert [set(i) for i in index["images"]] == [{"id", "name", "links"}] * 2
-    assert [i["name"] for i in index["images"]] == ["empty", "cirros"]  # newest first
-    links = {link["rel"]: link["href"] for link in index["images"][1]["links"]}
+    # Newest first; created in the same second, they are in id order.
+    assert {i["name"] for i in index["images"]} == {"empty", "cirros"}
+    cirros = next(i for i in index["images"] if i["name"] == "cirros")
+    links = {link["rel"]: link["href"] for link in cirros["links"]}
     assert links == {
         "self": f"{compute_api.url}/v2.1/images/{made['id']}",
         "bookmark": f"{compute_api.url}/images/{made['id']}",
