@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
 from moorage.api import image_admission
@@ -23,6 +24,7 @@ from moorage.api.state import ApiState
 from moorage.api.storage import catalog_state
 from moorage.image import errors
 from moorage.image.app import build_app
+from moorage.image.filestore import FileStore
 from moorage.image.policy import Caller
 from moorage.image.service import ImageService
 from moorage.model.image import Image
@@ -33,6 +35,11 @@ PREFIX = "/image"
 
 def _changed(conn: Connection) -> None:
     catalog_state.bump(conn, definitions=True)
+
+
+def data_files(conf: cfg.ConfigOpts) -> FileStore:
+    """Where the image service keeps image data (the legacy delete removes it too)."""
+    return FileStore.of(conf)
 
 
 def image_service(state: ApiState) -> ImageService:

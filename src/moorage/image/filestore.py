@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from oslo_config import cfg
+
 from moorage.image import inspector
 from moorage.image.records import DataDigest
 
@@ -56,6 +58,11 @@ class Staged:
 class FileStore:
     directory: Path
     max_size: int
+
+    @classmethod
+    def of(cls, conf: cfg.ConfigOpts) -> FileStore:
+        """The store ``[image]`` describes."""
+        return cls(Path(conf.image.filesystem_store_datadir), int(conf.image.max_size))
 
     def path(self, image_id: str) -> Path:
         if not _SAFE_NAME.match(image_id):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
@@ -43,5 +42,4 @@ class ImageService:
     def of(cls, conf: cfg.ConfigOpts, database: Database,
            changed: Callable[[Connection], None] = _tell_no_one,
            admit: Admission = _admit_all) -> ImageService:
-        files = FileStore(Path(conf.image.filesystem_store_datadir), int(conf.image.max_size))
-        return cls(conf, database, ImagePolicy(conf), files, changed, admit)
+        return cls(conf, database, ImagePolicy(conf), FileStore.of(conf), changed, admit)

@@ -579,3 +579,17 @@ def test_moorage_additions_keep_moorages_view(compute_api: ComputeApi) -> None:
     made = create(compute_api, visibility="public", hw_disk_bus="scsi")
     shown = compute_api.admin("GET", f"/v2.1/images/{made['id']}", expect=200).json()
     assert (shown["visibility"], shown["properties"]) == ("public", {"hw_disk_bus": "scsi"})
+
+
+def test_the_legacy_delete_is_the_image_services(compute_api: ComputeApi) -> None:
+    """DELETE /v2.1/images/{id} refuses a protected image, removes the data, and the id
+    stays taken."""
+    made = create(compute_api, protected=True)
+    compute_api.image("PUT", f"/v2/images/{made['id']}/file", data=b"d", headers=OCTET,
+                      expect=204)
+    compute_api.admin("DELETE", f"/v2.1/images/{made['id']}", expect=403)
+    patch(compute_api, made["id"], [{"op": "replace", "path": "/protected", "value": False}])
+    compute_api.admin("DELETE", f"/v2.1/images/{made['id']}", expect=204)
+    compute_api.image("GET", f"/v2/images/{made['id']}", expect=404)
+    assert data_files(compute_api) == []
+    create(compute_api, id=made["id"], expect=409)

@@ -8,7 +8,7 @@ without ``Moorage-Additions: 1`` are nova's image proxy (``image_proxy``).
     GET   /v2.1/images/{id}  image
     PATCH /v2.1/images/{id}  a JSON merge patch of the same fields; in "properties",
                              a null value removes the property
-    DELETE /v2.1/images/{id}   (removes the row; the image service soft-deletes)
+    DELETE /v2.1/images/{id}   as the image service deletes: soft, with its data
 
 An image is shown flat, as glance shows it: its fields, ``properties`` (canonical
 spellings), ``owner``, ``status`` ("active": there are no bytes to wait for).
@@ -27,8 +27,8 @@ import uuid as uuidlib
 from dataclasses import replace
 from typing import Any
 
-from moorage.api import image_admission
-from moorage.api.errors import BadRequest, Conflict, NotFound
+from moorage.api import image_admission, image_service
+from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
 from moorage.api.handlers import image_proxy
 from moorage.api.handlers.common import integer, string
 from moorage.api.http import ApiRequest, json_response, no_content
@@ -191,9 +191,13 @@ def update_image(req: ApiRequest) -> Response:
 
 
 def delete_image(req: ApiRequest) -> Response:
-    """Delete an image. Servers keep their snapshot of it."""
+    """Delete an image and its data, as the image service does (a protected one is a
+    403). Servers keep their snapshot of it."""
     record = _load_visible(req)
     req.authorize("delete_image", {"project_id": record.owner})
+    if record.protected:
+        raise Forbidden(f"Image {record.id} is protected and cannot be deleted.")
     with req.state.database.writer() as writer:
         store.delete_image(writer.conn, record.id)
+    image_service.data_files(req.state.conf).delete(record.id)
     return no_content()

@@ -16,8 +16,9 @@ from sqlalchemy.engine import Connection
 
 from moorage.api.errors import NotFound
 from moorage.api.storage import catalog_state
-from moorage.api.storage.schema import image_members, image_tags, images
+from moorage.api.storage.schema import image_members, images
 from moorage.db.clock import utcnow
+from moorage.image import store as image_service_store
 from moorage.image.records import UNSET_CONTAINER_FORMAT, UNSET_DISK_FORMAT
 from moorage.model.image import Image
 
@@ -37,6 +38,8 @@ class ImageRecord:
     # The projects a shared image is shared with (whatever they answered, as glance
     # shows it to them).
     members: frozenset[str] = frozenset()
+    # Not to be deleted (set through the image service).
+    protected: bool = False
 
     @property
     def id(self) -> str:
@@ -58,7 +61,7 @@ def _record(row: sa.Row[tuple[object, ...]], members: frozenset[str] = frozenset
                          min_ram_mb=m["min_ram"])
     return ImageRecord(image=image, owner=m["owner"], visibility=m["visibility"],
                        created_at=m["created_at"], updated_at=m["updated_at"],
-                       members=members)
+                       members=members, protected=bool(m["protected"]))
 
 
 def _values(record: ImageRecord) -> dict[str, object]:
@@ -116,8 +119,11 @@ def update_image(conn: Connection, record: ImageRecord) -> ImageRecord:
 
 
 def delete_image(conn: Connection, image_id: str) -> None:
-    catalog_state.bump(conn, definitions=True)
-    for table in (image_tags, image_members):
-        conn.execute(table.delete().where(table.c.image_id == image_id))
-    if not conn.execute(images.delete().where(images.c.id == image_id)).rowcount:
+    """Delete as the image service does (``moorage.image.store.mark_deleted``): the row
+    stays, deleted, so its id is never reused; NotFound when there is none."""
+    if not image_service_store.mark_deleted(conn, image_id, _bump_definitions):
         raise NotFound(f"Image {image_id} could not be found.")
+
+
+def _bump_definitions(conn: Connection) -> None:
+    catalog_state.bump(conn, definitions=True)
