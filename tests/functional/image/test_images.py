@@ -578,7 +578,8 @@ def test_the_proxy_is_gone_from_2_36(compute_api: ComputeApi, path: str) -> None
 def test_moorage_additions_keep_moorages_view(compute_api: ComputeApi) -> None:
     made = create(compute_api, visibility="public", hw_disk_bus="scsi")
     shown = compute_api.admin("GET", f"/v2.1/images/{made['id']}", expect=200).json()
-    assert (shown["visibility"], shown["properties"]) == ("public", {"hw_disk_bus": "scsi"})
+    assert (shown["visibility"], shown["properties"], shown["status"]) == (
+        "public", {"hw_disk_bus": "scsi"}, "queued")
 
 
 def test_the_legacy_delete_is_the_image_services(compute_api: ComputeApi) -> None:

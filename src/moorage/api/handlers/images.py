@@ -11,7 +11,8 @@ without ``Moorage-Additions: 1`` are nova's image proxy (``image_proxy``).
     DELETE /v2.1/images/{id}   as the image service deletes: soft, with its data
 
 An image is shown flat, as glance shows it: its fields, ``properties`` (canonical
-spellings), ``owner``, ``status`` ("active": there are no bytes to wait for).
+spellings), ``owner``, ``status`` (the image service's: queued until its data is
+uploaded there; "active" for an image made here, without data).
 Properties are validated when written: ``hw_*`` enums with upstream's aliases,
 ``trait:NAME`` = required with NAME an os-traits name or CUSTOM_*; a bad one is a 400
 naming the property and the allowed values, and nothing is stored.
@@ -44,7 +45,7 @@ def _view(req: ApiRequest, record: ImageRecord) -> dict[str, Any]:
     return {
         "id": image.id,
         "name": image.name,
-        "status": "active",
+        "status": record.status,
         "disk_format": image.disk_format,
         "container_format": image.container_format,
         "min_disk": image.min_disk_gb,

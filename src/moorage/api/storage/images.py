@@ -40,6 +40,8 @@ class ImageRecord:
     members: frozenset[str] = frozenset()
     # Not to be deleted (set through the image service).
     protected: bool = False
+    # The image service's state: "active" once it has data (or made here, without).
+    status: str = "active"
 
     @property
     def id(self) -> str:
@@ -61,7 +63,8 @@ def _record(row: sa.Row[tuple[object, ...]], members: frozenset[str] = frozenset
                          min_ram_mb=m["min_ram"])
     return ImageRecord(image=image, owner=m["owner"], visibility=m["visibility"],
                        created_at=m["created_at"], updated_at=m["updated_at"],
-                       members=members, protected=bool(m["protected"]))
+                       members=members, protected=bool(m["protected"]),
+                       status=m["status"])
 
 
 def _values(record: ImageRecord) -> dict[str, object]:
