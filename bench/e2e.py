@@ -268,9 +268,10 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
             time.sleep(0.5)
         flavor = session.post(base + "/flavors", json={"flavor": {
             "name": "small", "vcpus": 1, "ram": 512, "disk": 1}}).json()["flavor"]["id"]
-        image = session.post(base + "/images", json={
+        # The image service: glance v2 at /image on the same listener.
+        image = session.post(api.url + "/image/v2/images", json={
             "name": "virtio", "disk_format": "raw", "container_format": "bare",
-            "properties": {"hw_vif_model": "virtio"}}).json()["id"]
+            "visibility": "public", "hw_vif_model": "virtio"}).json()["id"]
         watcher = ServerWatcher(api.url, interval=args.poll).start()
         try:
             boot_all(api.url, flavor, image, args.warmup, args.clients, watcher, WARMUP)

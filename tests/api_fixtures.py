@@ -91,6 +91,19 @@ class ComputeApi:
                 f"{response.text}")
         return response
 
+    def image(self, method: str, path: str, *, token: str | None = ADMIN,
+              expect: int | None = None, **kwargs: Any) -> requests.Response:
+        """``path`` below the image service (``/v2/images``), as glance's clients ask."""
+        headers = {"x-auth-token": token} if token is not None else {}
+        headers.update(kwargs.pop("headers", {}))
+        response = self.session.request(method, self.url + "/image" + path, headers=headers,
+                                        timeout=60, **kwargs)
+        if expect is not None:
+            assert response.status_code == expect, (
+                f"{method} /image{path} -> {response.status_code}, expected {expect}: "
+                f"{response.text}")
+        return response
+
     def admin(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         return self.request(method, path, token=ADMIN, **kwargs)
 
@@ -121,6 +134,7 @@ def start_compute_api(workdir: Path, placement_url: str,
         ("database", "connection", f"sqlite:///{workdir / 'api.sqlite'}"),
         ("placement", "endpoint_override", placement_url),
         *UNLIMITED_SERVERS,
+        ("image", "filesystem_store_datadir", str(workdir / "images")),
     ]
     for group, options in (config or {}).items():
         overrides.extend((group, name, value) for name, value in options.items())

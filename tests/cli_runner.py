@@ -29,7 +29,8 @@ class Run:
 # The request lines of the services a test runs in this process (the compute API in a
 # thread): the command's console would print them, which a user's, talking to a
 # service in another process, never does.
-SERVICE_REQUEST_LOGS = ("moorage.api.requests", "moorage.placement.requests",
+SERVICE_REQUEST_LOGS = ("moorage.api.requests", "moorage.image.requests",
+                        "moorage.placement.requests",
                         "moorage.compute.requests")
 
 

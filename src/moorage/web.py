@@ -292,6 +292,57 @@ class _Body:
             yield self.readline()
 
 
+class _ChunkedBody:
+    """A chunked request body (``Transfer-Encoding: chunked``, what glance's clients send
+    an upload as) as ``wsgi.input``: the chunks' data, decoded, then end of file."""
+
+    def __init__(self, stream: io.BufferedIOBase) -> None:
+        self._stream = stream
+        self._left = 0  # of the current chunk
+        self.done = False
+
+    def _next_chunk(self) -> None:
+        line = self._stream.readline(1024)
+        try:
+            self._left = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            raise ValueError(f"malformed chunk size line {line!r}") from None
+        if self._left == 0:
+            while self._stream.readline(1024) not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            self.done = True
+
+    def read(self, size: int | None = -1) -> bytes:
+        parts: list[bytes] = []
+        wanted = -1 if size is None or size < 0 else size
+        while not self.done and wanted != 0:
+            if self._left == 0:
+                self._next_chunk()
+                continue
+            take = self._left if wanted < 0 else min(self._left, wanted)
+            data = self._stream.read(take)
+            if not data:
+                self.done = True
+                break
+            parts.append(data)
+            self._left -= len(data)
+            if wanted > 0:
+                wanted -= len(data)
+            if self._left == 0:
+                self._stream.readline(8)  # the CRLF after the chunk's data
+        return b"".join(parts)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self.read(size)
+
+    def readlines(self, hint: int = -1) -> list[bytes]:
+        return [self.read()]
+
+    def __iter__(self) -> Iterator[bytes]:
+        while chunk := self.read(1 << 16):
+            yield chunk
+
+
 class _Answer(ServerHandler):
     """wsgiref's handler answering in HTTP/1.1: an answer whose length is known keeps
     the connection open for the next request; any other closes it."""
@@ -371,15 +422,18 @@ class _QuietHandler(WSGIRequestHandler):
             return False
         if not self.parse_request():  # an error was sent
             return False
+        chunked = (self.headers.get("Transfer-Encoding") or "").strip().lower() == "chunked"
         if self.headers.get("Transfer-Encoding"):
-            # wsgiref reads no chunked bodies; answer, then close.
+            # Whatever the application leaves of a chunked body unread ends the
+            # connection: answer, then close.
             self.close_connection = True
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = 0
             self.close_connection = True
-        body = _Body(self.rfile, max(length, 0))
+        body: _Body | _ChunkedBody = (_ChunkedBody(self.rfile) if chunked
+                                      else _Body(self.rfile, max(length, 0)))
         server = self.server
         assert isinstance(server, _ThreadingWSGIServer)
         answer = _Answer(cast(IO[bytes], body), cast(IO[bytes], self.wfile),
@@ -389,6 +443,8 @@ class _QuietHandler(WSGIRequestHandler):
         assert app is not None
         answer.run(app)
         self.wfile.flush()
+        if isinstance(body, _ChunkedBody):
+            return False
         if body.left:
             if body.left > self._DRAIN_LIMIT:
                 return False

@@ -67,6 +67,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("compute",),
     # Background work that drives a server through the lifecycle by scheduler and agents.
     ("conductor",),
+    # The image service (glance v2): images' rows, data and routes; the compute API
+    # mounts it and lends it authentication, so it sits just below.
+    ("image",),
     # The compute REST API: what users call.
     ("api",),
     # Composition: the one place that wires conductor, scheduler and agent clients together

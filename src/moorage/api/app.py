@@ -13,6 +13,8 @@ Order of the stages, and why:
                      (moorage.api.schemas): 400 naming the field, before any handler
 5. handler           check policy and what needs data -> data layer -> shape the response
 Errors become nova's bodies; anything unexpected is a 500 without a traceback.
+The image service answers below /image on the same listener (moorage.api.image_service),
+with the same authentication.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 from moorage import request_context
-from moorage.api import auth, microversion, validation
+from moorage.api import auth, image_service, microversion, validation
 from moorage.api.errors import (
     ApiError,
     BadRequest,
@@ -147,7 +149,8 @@ def build_app(state: ApiState) -> WSGIApplication:
                                     elapsed)
         return [response.body]
 
-    app: WSGIApplication = request_context.serving(answer)
+    app: WSGIApplication = image_service.mount(request_context.serving(answer), state,
+                                               authenticate)
     if state.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, state.conf)
     return app

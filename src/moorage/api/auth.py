@@ -28,9 +28,11 @@ from moorage.internal_access import TOKEN_HEADER, InternalAccess
 NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
 INTERNAL_PREFIX = "/internal/"
+# The image service's version documents (moorage.api.image_service).
+IMAGE_VERSIONS = frozenset({"/image", "/image/", "/image/versions", "/image/versions/"})
 # Anyone may read these: the version documents and the OpenAPI document (and /metrics
 # under [api] public_metrics).
-PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"})
+PUBLIC_PATHS = frozenset({"", "/", "/v2.1", "/v2.1/", "/openapi.json"}) | IMAGE_VERSIONS
 METRICS_PATH = "/metrics"
 
 

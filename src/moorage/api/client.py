@@ -1,7 +1,8 @@
 """A typed client of the compute API, for the ``moorage flavor|image|server|host|aggregate``
 commands.
 
-It speaks nova's shapes under ``/v2.1`` and stays thin: each method is one request
+It speaks nova's shapes under ``/v2.1``, and glance v2 to the image service under
+``/image`` on the same listener (images); it stays thin: each method is one request
 and returns the API's own record (a JSON object), so the commands show what the
 service said. Every failure becomes a ``ComputeApiError`` whose message is one line
 an operator can act on: "compute API at URL is not reachable: connection refused",
@@ -20,6 +21,7 @@ import orjson
 
 from moorage import transport
 from moorage.api import microversion
+from moorage.image import attributes
 
 URL_ENV = "MOORAGE_COMPUTE_URL"
 TOKEN_ENV = "MOORAGE_TOKEN"
@@ -28,6 +30,11 @@ DEFAULT_URL = "http://127.0.0.1:8774"
 # and "admin" is an administrator.
 DEFAULT_TOKEN = "admin"
 API_PREFIX = "/v2.1"
+# The image service's v2 API on the same listener (moorage.api.image_service).
+IMAGE_PREFIX = "/image/v2"
+IMAGE_PATCH = "application/openstack-images-v2.1-json-patch"
+# What glance shows of an image beside its properties.
+GLANCE_ATTRIBUTES = frozenset(attributes.CORE) | attributes.READ_ONLY
 # Requests sent once more should the server close a kept-alive connection as they
 # went out on it (nothing was answered; repeating them changes nothing).
 IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
@@ -108,13 +115,17 @@ class ComputeApiClient:
 
     # -- transport ------------------------------------------------------------
     def request(self, method: str, path: str, *,
-                params: Sequence[tuple[str, str]] = (), json: object = None) -> object:
-        """Send one request to ``/v2.1`` + ``path``; the decoded JSON body (None when
-        empty), or ComputeApiError."""
-        url = API_PREFIX + path + ("?" + urlencode(params) if params else "")
+                params: Sequence[tuple[str, str]] = (), json: object = None,
+                prefix: str = API_PREFIX, content_type: str = "application/json") -> object:
+        """Send one request to ``prefix`` (``/v2.1``; the image service's
+        ``IMAGE_PREFIX``) + ``path``; the decoded JSON body (None when empty), or
+        ComputeApiError."""
+        url = prefix + path + ("?" + urlencode(params) if params else "")
+        # Errors name compute paths as nova's docs do (/flavors), others in full.
+        path = path if prefix == API_PREFIX else prefix + path
         body = None if json is None else orjson.dumps(json)
         headers = self._headers if body is None else {
-            **self._headers, "content-type": "application/json"}
+            **self._headers, "content-type": content_type}
         try:
             response = self._server.request(method, url, body=body, headers=headers,
                                             resend=method in IDEMPOTENT)
@@ -223,35 +234,69 @@ class ComputeApiClient:
                      f"/flavors/{_segment(flavor_id)}/os-extra_specs/{_segment(key)}")
 
     # -- images -------------------------------------------------------------------
-    # Images have glance v2's flat shape: a request or answer is the image itself,
-    # not wrapped in {"image": ...}.
+    # The image service (glance v2, IMAGE_PREFIX on the same listener). Records come
+    # back in Moorage's shape: glance's attributes, and the properties glance shows
+    # flat beside them gathered under "properties".
+    def _image_request(self, method: str, path: str, json: object = None,
+                       content_type: str = "application/json") -> object:
+        return self.request(method, path, json=json, prefix=IMAGE_PREFIX,
+                            content_type=content_type)
+
+    def _image_record(self, method: str, path: str, json: object = None,
+                      content_type: str = "application/json") -> Json:
+        body = self._image_request(method, path, json, content_type)
+        if not isinstance(body, dict):
+            raise ComputeApiError(f"{method} {IMAGE_PREFIX}{path}: the answer is not a JSON "
+                                  f"object; is {self.url} a Moorage compute API?")
+        return image_record(body)
+
     def images(self) -> list[Json]:
-        return self._list("/images", "images")
+        """Every image the caller sees, page after page."""
+        found: list[Json] = []
+        path: str | None = "/images"
+        while path is not None:
+            body = self._image_request("GET", path)
+            page = body.get("images") if isinstance(body, dict) else None
+            if not isinstance(page, list) or not all(isinstance(i, dict) for i in page):
+                raise ComputeApiError(f"GET {IMAGE_PREFIX}/images: 'images' is not a list "
+                                      f"of objects; is {self.url} a Moorage compute API?")
+            found.extend(image_record(image) for image in page)
+            following = body.get("next") if isinstance(body, dict) else None
+            path = following.removeprefix("/v2") if isinstance(following, str) else None
+        return found
 
     def image(self, image_id: str) -> Json:
-        return self._object("GET", f"/images/{_segment(image_id)}")
+        return self._image_record("GET", f"/images/{_segment(image_id)}")
 
     def create_image(self, name: str, *, disk_format: str | None = None,
                      container_format: str | None = None,
                      properties: Mapping[str, str] | None = None,
                      min_disk: int | None = None, min_ram: int | None = None,
                      visibility: str | None = None, image_id: str | None = None) -> Json:
-        body: Json = {"name": name}
+        """Create an image (queued: no data) with glance's flat body."""
+        body: Json = {**dict(properties or {}), "name": name}
         optional = {"id": image_id, "disk_format": disk_format,
                     "container_format": container_format, "min_disk": min_disk,
                     "min_ram": min_ram, "visibility": visibility}
         body.update({k: v for k, v in optional.items() if v is not None})
-        if properties:
-            body["properties"] = dict(properties)
-        return self._object("POST", "/images", body)
+        return self._image_record("POST", "/images", body)
 
     def update_image(self, image_id: str, changes: Mapping[str, object]) -> Json:
-        """Change an image with a JSON merge patch of its attributes (name,
-        disk_format, ...) and ``properties``, where a property set to None is removed."""
-        return self._object("PATCH", f"/images/{_segment(image_id)}", dict(changes))
+        """Change an image's attributes (name, disk_format, ...) and ``properties``,
+        where a property set to None is removed: sent as glance's JSON patch."""
+        patch: list[Json] = [{"op": "replace", "path": f"/{name}", "value": value}
+                             for name, value in changes.items() if name != "properties"]
+        properties = changes.get("properties") or {}
+        assert isinstance(properties, Mapping)
+        for name, value in properties.items():
+            pointer = "/" + str(name).replace("~", "~0").replace("/", "~1")
+            patch.append({"op": "remove", "path": pointer} if value is None
+                         else {"op": "add", "path": pointer, "value": value})
+        return self._image_record("PATCH", f"/images/{_segment(image_id)}", patch,
+                                  content_type=IMAGE_PATCH)
 
     def delete_image(self, image_id: str) -> None:
-        self.request("DELETE", f"/images/{_segment(image_id)}")
+        self._image_request("DELETE", f"/images/{_segment(image_id)}")
 
     # -- servers ------------------------------------------------------------------
     def servers(self, params: Sequence[tuple[str, str]] = ()) -> list[Json]:
@@ -383,6 +428,14 @@ def _strings(record: Json) -> dict[str, str]:
     return {str(key): str(value) for key, value in record.items()}
 
 
+def image_record(glance: Mapping[str, object]) -> Json:
+    """A glance v2 image in Moorage's shape: its attributes, and its properties (every
+    other key) under "properties"."""
+    record: Json = {k: v for k, v in glance.items() if k in GLANCE_ATTRIBUTES}
+    record["properties"] = {k: v for k, v in glance.items() if k not in GLANCE_ATTRIBUTES}
+    return record
+
+
 def error_message(body: bytes) -> str:
     """The API's error message on one line. Nova's body is
     ``{"itemNotFound": {"code": 404, "message": "..."}}``; other shapes (a proxy's
@@ -393,7 +446,11 @@ def error_message(body: bytes) -> str:
         data = None
     message = ""
     if isinstance(data, dict):
+        if isinstance(data.get("message"), str) and "title" in data:  # glance's
+            message = data["message"]
         for value in data.values():
+            if message:
+                break
             if isinstance(value, dict) and value.get("message"):
                 message = str(value["message"])
                 break

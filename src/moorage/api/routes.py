@@ -56,7 +56,9 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "PUT": flavors.update_extra_spec,
         "DELETE": flavors.delete_extra_spec,
     },
+    # Nova's image proxy (reads, before 2.36), and Moorage's legacy writes.
     "/v2.1/images": {"GET": images.list_images, "POST": images.create_image},
+    "/v2.1/images/detail": {"GET": images.list_images_detail},
     "/v2.1/images/{image_id}": {
         "GET": images.show_image,
         "PATCH": images.update_image,

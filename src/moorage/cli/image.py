@@ -1,5 +1,7 @@
-"""``moorage image create|list|show|set|unset|delete``: images as metadata (name,
-formats, properties such as hw_vif_model=e1000); Moorage keeps no image bytes."""
+"""``moorage image create|list|show|set|unset|delete``: images of the image service
+(glance v2 at /image on the compute API's listener): name, formats, properties such
+as hw_vif_model=e1000. Their data is uploaded with glance's clients
+(``PUT /image/v2/images/{id}/file``)."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def image_fields(image: Json) -> dict[str, object]:
 
 
 def _add_attribute_arguments(parser: argparse.ArgumentParser, *, creating: bool) -> None:
-    default = " (default: the API's, qcow2/bare)" if creating else ""
+    default = " (default: unset, read as qcow2/bare until set)" if creating else ""
     parser.add_argument("--disk-format", metavar="FORMAT",
                         help=f"raw, qcow2, vmdk, vdi, iso, ploop, ...{default}")
     parser.add_argument("--container-format", metavar="FORMAT",
@@ -50,15 +52,15 @@ def _add_attribute_arguments(parser: argparse.ArgumentParser, *, creating: bool)
                         help="the memory it needs, in MB")
     parser.add_argument("--visibility", choices=VISIBILITIES,
                         help="who may use it (public images are an administrator's)"
-                        + ("" if not creating else "; default: public for an "
-                           "administrator, private otherwise"))
+                        + ("" if not creating else "; default: shared (glance's), "
+                           "seen by its project and the projects it is shared with"))
     parser.add_argument("--property", metavar="KEY=VALUE", action="append", default=[],
                         help="an image property, e.g. hw_vif_model=e1000 or "
                         "trait:HW_CPU_X86_AVX2=required (repeatable)")
 
 
 class ImageCreate(ShowOne):
-    """Register an image's metadata."""
+    """Create an image (queued until its data is uploaded)."""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -149,7 +151,7 @@ class ImageUnset(UnsetProperties):
 
 
 class ImageDelete(Command):
-    """Delete images' metadata (servers keep the copy they were built from)."""
+    """Delete images and their data (servers keep the copy they were built from)."""
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)

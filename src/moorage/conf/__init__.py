@@ -22,6 +22,7 @@ from moorage.conf import (
     fake_driver,
     filter_scheduler,
     glance,
+    image,
     image_cache,
     ironic,
     libvirt,
@@ -36,7 +37,7 @@ from moorage.conf import (
 
 # [DEFAULT] and [log] first, then the groups by name: the order of the reference.
 _GROUPS = (default, log, api, compute, compute_agent, conductor, cors, database, fake_driver,
-           filter_scheduler, glance, image_cache, ironic, libvirt, placement,
+           filter_scheduler, glance, image, image_cache, ironic, libvirt, placement,
            placement_database, placement_server, quota, scheduler, vmware)
 
 

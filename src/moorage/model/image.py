@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 DISK_FORMATS = ("ami", "ari", "aki", "vhd", "vhdx", "vmdk", "raw", "qcow2", "vdi", "iso", "ploop")
 CONTAINER_FORMATS = ("ami", "ari", "aki", "bare", "ovf", "ova", "docker", "compressed")
+# What an image that does not say (a glance image before its formats are set) is.
+DEFAULT_DISK_FORMAT = "qcow2"
+DEFAULT_CONTAINER_FORMAT = "bare"
 
 DISK_BUSES = ("fdc", "ide", "sata", "scsi", "usb", "virtio", "xen", "lxc", "uml")
 VIDEO_MODELS = ("cirrus", "qxl", "vga", "vmvga", "xen", "virtio", "gop", "none", "bochs")
@@ -176,16 +179,17 @@ class Image:
 
     id: str
     name: str
-    disk_format: str = "qcow2"
-    container_format: str = "bare"
+    disk_format: str = DEFAULT_DISK_FORMAT
+    container_format: str = DEFAULT_CONTAINER_FORMAT
     properties: ImageProperties = field(default_factory=ImageProperties)
     min_disk_gb: int = 0
     min_ram_mb: int = 0
     size: int | None = None
 
     @classmethod
-    def create(cls, id: str, name: str, disk_format: str = "qcow2",
-               container_format: str = "bare", properties: Mapping[str, object] | None = None,
+    def create(cls, id: str, name: str, disk_format: str = DEFAULT_DISK_FORMAT,
+               container_format: str = DEFAULT_CONTAINER_FORMAT,
+               properties: Mapping[str, object] | None = None,
                *, min_disk_gb: int = 0, min_ram_mb: int = 0,
                size: int | None = None) -> Image:
         """An image from raw (API) values, validated."""

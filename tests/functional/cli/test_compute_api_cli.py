@@ -122,7 +122,7 @@ def test_image_lifecycle(moorage: Moorage) -> None:
 ])
 def test_image_bad_properties(moorage: Moorage, argv: list[str], named: str) -> None:
     line = failed(moorage("image", "create", "bad", *argv))
-    assert line.startswith("POST /images: 400 Bad Request: ") and named in line, line
+    assert line.startswith("POST /image/v2/images: 400 Bad Request: ") and named in line, line
     assert ok(moorage("image", "list", "-f", "json")) == []
 
 

@@ -48,9 +48,15 @@ class StandIn:
     def route(self, method: str, path: str, answer: Route) -> None:
         self.routes[(method, "/v2.1" + path)] = answer
 
+    def image_route(self, method: str, path: str, answer: Route) -> None:
+        """A route of the image service (glance v2 at /image on the same listener)."""
+        self.routes[(method, "/image/v2" + path)] = answer
+
     def requests(self, *methods: str) -> list[tuple[str, str, Any]]:
-        """(method, path without /v2.1, body) of the requests, GETs left out unless asked."""
-        return [(s.method, s.path.removeprefix("/v2.1"), s.body) for s in self.seen
+        """(method, path without /v2.1 or /image/v2, body) of the requests, GETs left
+        out unless asked."""
+        return [(s.method, s.path.removeprefix("/v2.1").removeprefix("/image/v2"), s.body)
+                for s in self.seen
                 if s.method in (methods or ("POST", "PUT", "PATCH", "DELETE"))]
 
 
@@ -114,8 +120,9 @@ def moorage(capsys: pytest.CaptureFixture[str], stand_in: StandIn) -> Callable[.
 Moorage = Callable[..., Run]
 SMALL = {"id": "f1", "name": "small", "ram": 512, "vcpus": 1, "disk": 1,
          "OS-FLV-EXT-DATA:ephemeral": 0, "swap": ""}
+# As glance shows it: properties flat beside the attributes.
 CIRROS = {"id": "i1", "name": "cirros", "disk_format": "qcow2", "container_format": "bare",
-          "properties": {"hw_vif_model": "e1000"}}
+          "hw_vif_model": "e1000"}
 
 
 def with_catalog(stand_in: StandIn) -> None:
@@ -123,8 +130,8 @@ def with_catalog(stand_in: StandIn) -> None:
     stand_in.route("GET", "/flavors/detail", (200, {"flavors": [SMALL]}))
     stand_in.route("GET", "/flavors/f1", (200, {"flavor": SMALL}))
     stand_in.route("GET", "/flavors/f1/os-extra_specs", (200, {"extra_specs": {}}))
-    stand_in.route("GET", "/images", (200, {"images": [CIRROS]}))
-    stand_in.route("GET", "/images/i1", (200, CIRROS))
+    stand_in.image_route("GET", "/images", (200, {"images": [CIRROS]}))
+    stand_in.image_route("GET", "/images/i1", (200, CIRROS))
 
 
 # -- the client ----------------------------------------------------------------------
@@ -234,8 +241,8 @@ def test_unknown_flavor_is_one_line(moorage: Moorage, stand_in: StandIn) -> None
 # -- images ----------------------------------------------------------------------
 def test_image_create_set_unset(moorage: Moorage, stand_in: StandIn) -> None:
     with_catalog(stand_in)
-    stand_in.route("POST", "/images", lambda seen: (201, {"id": "i2", **seen.body}))
-    stand_in.route("PATCH", "/images/i1", (200, CIRROS))
+    stand_in.image_route("POST", "/images", lambda seen: (201, {"id": "i2", **seen.body}))
+    stand_in.image_route("PATCH", "/images/i1", (200, CIRROS))
     run = moorage("image", "create", "esxi", "--disk-format", "vmdk",
                   "--container-format", "bare", "--property", "hw_disk_bus=scsi",
                   "--visibility", "private", "-f", "json")
@@ -249,9 +256,10 @@ def test_image_create_set_unset(moorage: Moorage, stand_in: StandIn) -> None:
     assert stand_in.requests() == [
         ("POST", "/images", {"name": "esxi", "disk_format": "vmdk",
                              "container_format": "bare", "visibility": "private",
-                             "properties": {"hw_disk_bus": "scsi"}}),
-        ("PATCH", "/images/i1", {"min_ram": 128, "properties": {"hw_video_model": "virtio"}}),
-        ("PATCH", "/images/i1", {"properties": {"hw_vif_model": None}}),
+                             "hw_disk_bus": "scsi"}),
+        ("PATCH", "/images/i1", [{"op": "replace", "path": "/min_ram", "value": 128},
+                                 {"op": "add", "path": "/hw_video_model", "value": "virtio"}]),
+        ("PATCH", "/images/i1", [{"op": "remove", "path": "/hw_vif_model"}]),
     ]
 
 

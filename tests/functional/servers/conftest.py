@@ -118,10 +118,12 @@ class Cloud:
 
     def image(self, name: str, disk_format: str = "qcow2",
               properties: Mapping[str, str] | None = None) -> str:
-        image = self.ok("POST", "/images", {"name": name, "disk_format": disk_format,
-                                           "container_format": "bare",
-                                           "properties": dict(properties or {})})
-        return str(image["id"])
+        """A public image of the image service (glance v2 at /image), without data."""
+        response = self.http.post(self.api_url + "/image/v2/images", timeout=60, json={
+            **dict(properties or {}), "name": name, "disk_format": disk_format,
+            "container_format": "bare", "visibility": "public"})
+        assert response.status_code == 201, (name, response.status_code, response.text)
+        return str(response.json()["id"])
 
     # -- servers ---------------------------------------------------------------------
     def boot(self, flavor: str, image: str, name: str = "vm", **extra: Any) -> str:

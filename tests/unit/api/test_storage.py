@@ -54,7 +54,7 @@ def test_migrations_match_the_schema(db: Database) -> None:
 
 def test_upgrade_twice_is_harmless(db: Database) -> None:
     migration.upgrade(db)
-    assert migration.current_revision(db) == migration.head_revision() == "0013"
+    assert migration.current_revision(db) == migration.head_revision() == "0014"
 
 
 def _upgrade_to(db: Database, revision: str) -> None:
@@ -223,3 +223,29 @@ def test_definitions_forget_a_deleted_flavor_at_the_next_refresh(db: Database) -
     with db.writer() as writer:
         flavors.create_flavor(writer.conn, flavors.FlavorRecord("f1", Flavor("m2", 1, 512, 1)))
     assert definitions.flavor("f1").flavor.name == "m2"
+
+
+def test_0014_keeps_images_bootable_and_their_properties(tmp_path: Path) -> None:
+    """Images registered before the image service have no data: they become active,
+    unprotected, not hidden, not deleted, and the compute API reads them as before."""
+    from moorage.api.storage import images as image_store
+    from moorage.image import store as image_service_store
+
+    db = Database(f"sqlite:///{tmp_path / 'old.sqlite'}")
+    _upgrade_to(db, "0010")
+    now = datetime.datetime(2026, 1, 1)
+    with db.engine.begin() as conn:
+        conn.execute(sa.text(
+            "INSERT INTO images (id, name, disk_format, container_format, min_disk, min_ram, "
+            "owner, visibility, properties, created_at, updated_at) VALUES ('i1', 'old', "
+            "'vmdk', 'bare', 1, 2, 'p1', 'private', '{\"hw_vif_model\": \"e1000\"}', :now, "
+            ":now)"), {"now": now})
+    migration.upgrade(db)
+    with db.reader() as conn:
+        record = image_store.load_image_record(conn, "i1")
+        stored = image_service_store.load(conn, "i1")
+    assert (record.image.disk_format, record.image.properties.hw_vif_model) == ("vmdk",
+                                                                                "e1000")
+    assert stored is not None
+    assert (stored.status.value, stored.protected, stored.os_hidden, stored.size) == (
+        "active", False, False, None)

@@ -1,4 +1,6 @@
-"""Images as metadata, in a glance v2-like shape under the compute API (``/v2.1/images``).
+"""Moorage's own image routes under the compute API (``/v2.1/images``), kept beside the
+image service (``/image``, glance v2) for the clients written against them. Reads
+without ``Moorage-Additions: 1`` are nova's image proxy (``image_proxy``).
 
     POST  /v2.1/images       {"name", "disk_format", "container_format", "min_disk",
                               "min_ram", "visibility", "id"?, "properties": {...}}
@@ -6,10 +8,11 @@
     GET   /v2.1/images/{id}  image
     PATCH /v2.1/images/{id}  a JSON merge patch of the same fields; in "properties",
                              a null value removes the property
-    DELETE /v2.1/images/{id}
+    DELETE /v2.1/images/{id}   as the image service deletes: soft, with its data
 
 An image is shown flat, as glance shows it: its fields, ``properties`` (canonical
-spellings), ``owner``, ``status`` ("active": there are no bytes to wait for).
+spellings), ``owner``, ``status`` (the image service's: queued until its data is
+uploaded there; "active" for an image made here, without data).
 Properties are validated when written: ``hw_*`` enums with upstream's aliases,
 ``trait:NAME`` = required with NAME an os-traits name or CUSTOM_*; a bad one is a 400
 naming the property and the allowed values, and nothing is stored.
@@ -25,14 +28,15 @@ import uuid as uuidlib
 from dataclasses import replace
 from typing import Any
 
-from moorage.api import image_admission
-from moorage.api.errors import BadRequest, Conflict, NotFound
+from moorage.api import image_admission, image_service
+from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
+from moorage.api.handlers import image_proxy
 from moorage.api.handlers.common import integer, string
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.storage import images as store
 from moorage.api.storage.images import VISIBILITIES, ImageRecord
-from moorage.model.image import TRAIT_PREFIX, Image, InvalidImageProperty
-from moorage.model.vocabulary import is_trait_name
+from moorage.image.properties import check_properties
+from moorage.model.image import Image, InvalidImageProperty
 from moorage.web import Response
 
 
@@ -41,7 +45,7 @@ def _view(req: ApiRequest, record: ImageRecord) -> dict[str, Any]:
     return {
         "id": image.id,
         "name": image.name,
-        "status": "active",
+        "status": record.status,
         "disk_format": image.disk_format,
         "container_format": image.container_format,
         "min_disk": image.min_disk_gb,
@@ -57,7 +61,7 @@ def _view(req: ApiRequest, record: ImageRecord) -> dict[str, Any]:
 
 
 def _properties(value: object) -> dict[str, str]:
-    """Properties as strings; trait:NAME must be a trait name with the value required."""
+    """Properties as strings, held to the image service's rules (``check_properties``)."""
     if not isinstance(value, dict):
         raise BadRequest("Invalid input for field 'properties': must be an object of "
                          "strings.")
@@ -67,17 +71,11 @@ def _properties(value: object) -> dict[str, str]:
             raw = "true" if raw else "false"
         if not isinstance(raw, str | int | float):
             raise BadRequest(f"Invalid image property {name}: {raw!r} is not a string.")
-        text = str(raw)
-        if name.startswith(TRAIT_PREFIX):
-            trait = name[len(TRAIT_PREFIX):]
-            if not is_trait_name(trait):
-                raise BadRequest(f"Invalid image property {name}: {trait!r} is not a trait; "
-                                 "allowed: an os-traits name or CUSTOM_ followed by A-Z, "
-                                 "0-9 and _.")
-            if text != "required":
-                raise BadRequest(f"Invalid image property {name}: {text!r} is not valid; "
-                                 "allowed: required.")
-        properties[name] = text
+        properties[name] = str(raw)
+    try:
+        check_properties(properties)
+    except InvalidImageProperty as exc:
+        raise BadRequest(f"Invalid image property {exc}") from None
     return properties
 
 
@@ -136,7 +134,10 @@ def create_image(req: ApiRequest) -> Response:
 
 
 def list_images(req: ApiRequest) -> Response:
-    """List the images the caller may see."""
+    """List the images the caller may see: nova's proxy, or with Moorage's additions
+    this module's view."""
+    if not req.wants_additions:
+        return image_proxy.index(req)
     req.authorize("get_images")
     with req.state.database.reader() as conn:
         records = store.list_images(conn)
@@ -144,8 +145,15 @@ def list_images(req: ApiRequest) -> Response:
     return json_response({"images": [_view(req, r) for r in visible]})
 
 
+def list_images_detail(req: ApiRequest) -> Response:
+    """Nova's detailed list; with Moorage's additions, this module's list."""
+    return image_proxy.detail(req) if not req.wants_additions else list_images(req)
+
+
 def show_image(req: ApiRequest) -> Response:
-    """Show an image."""
+    """Show an image: nova's proxy, or with Moorage's additions this module's view."""
+    if not req.wants_additions:
+        return image_proxy.show(req)
     req.authorize("get_image")
     return json_response(_view(req, _load_visible(req)))
 
@@ -184,9 +192,13 @@ def update_image(req: ApiRequest) -> Response:
 
 
 def delete_image(req: ApiRequest) -> Response:
-    """Delete an image. Servers keep their snapshot of it."""
+    """Delete an image and its data, as the image service does (a protected one is a
+    403). Servers keep their snapshot of it."""
     record = _load_visible(req)
     req.authorize("delete_image", {"project_id": record.owner})
+    if record.protected:
+        raise Forbidden(f"Image {record.id} is protected and cannot be deleted.")
     with req.state.database.writer() as writer:
         store.delete_image(writer.conn, record.id)
+    image_service.data_files(req.state.conf).delete(record.id)
     return no_content()

@@ -2,7 +2,7 @@
 
 Names follow nova's where nova has the table (flavors, flavor_extra_specs, services,
 aggregates, aggregate_hosts, aggregate_metadata, instances as ``servers``, migrations);
-images are kept here too, as metadata, since Moorage has no image service.
+images are the image service's (``moorage.image.schema``), on the same metadata.
 Key pairs (nova's ``key_pairs``) are ``keypairs``, one name per user.
 The servers, migrations, operations and cleanups tables belong to the server
 lifecycle (``moorage.lifecycle.schema``), on the same metadata. JSON values are
@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from moorage.image.schema import image_members, image_tags, images
 from moorage.lifecycle.schema import cleanups, metadata, migrations, operations, servers
 
 __all__ = ["aggregate_hosts", "aggregate_metadata", "aggregates", "catalog_state", "cleanups",
-           "compute_nodes", "flavor_extra_specs", "flavor_projects", "flavors", "images",
-           "keypairs", "metadata", "migrations", "operations", "quota_classes",
-           "quota_projects", "quotas", "servers", "services"]
+           "compute_nodes", "flavor_extra_specs", "flavor_projects", "flavors", "image_members",
+           "image_tags", "images", "keypairs", "metadata", "migrations", "operations",
+           "quota_classes", "quota_projects", "quotas", "servers", "services"]
 
 def _timestamps() -> list[sa.Column[object]]:
     return [
@@ -60,21 +61,6 @@ flavor_projects = sa.Table(
     sa.Column("project_id", sa.String(255), primary_key=True),
     # A project's flavors, for its flavor list.
     sa.Index("ix_flavor_projects_project_id", "project_id"),
-)
-
-images = sa.Table(
-    "images",
-    metadata,
-    sa.Column("id", sa.String(36), primary_key=True),
-    sa.Column("name", sa.String(255), nullable=False),
-    sa.Column("disk_format", sa.String(16), nullable=False),
-    sa.Column("container_format", sa.String(16), nullable=False),
-    sa.Column("min_disk", sa.Integer, nullable=False),
-    sa.Column("min_ram", sa.Integer, nullable=False),
-    sa.Column("owner", sa.String(255), nullable=True),
-    sa.Column("visibility", sa.String(16), nullable=False),
-    sa.Column("properties", sa.Text, nullable=False),  # JSON object of strings
-    *_timestamps(),
 )
 
 services = sa.Table(
