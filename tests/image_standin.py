@@ -7,9 +7,10 @@ assembled here byte by byte: it writes ``BOOT_MARKER`` to the first serial port
 ran code from its image: SeaBIOS found the disk, read it and jumped to it.
 
 ``ImageServiceStandIn`` STANDS IN FOR MOORAGE'S OWN IMAGE SERVICE (``/image`` on the
-compute API's listener), which lands in parallel (issue 24): when it has, the tests
-that use this should upload their data there and drop the stand-in. It answers the
-two calls a compute host makes, as Glance does:
+compute API's listener) in the driver-level tests of the image cache only, where a
+test must count a host's downloads and slow them down so that two overlap; the
+servers' end-to-end test (tests/functional/servers/test_libvirt_image_boot.py) boots
+from the real service. It answers the two calls a compute host makes, as Glance does:
 
     GET /v2/images/{id}         the record: status, disk_format, size, checksum (MD5),
                                 os_hash_algo (sha512), os_hash_value

@@ -55,13 +55,16 @@ class InternalAccess:
         """Why a request with ``method`` and ``given`` token must be refused (the 401's
         message), or None when it may go on."""
         if self.token is not None:
-            if given is not None and hmac.compare_digest(self.token.encode(),
-                                                         given.encode()):
-                return None
-            return WRONG_TOKEN
+            return None if self.holds(given) else WRONG_TOKEN
         if method.upper() in READS or self.anonymous_writes:
             return None
         return ANONYMOUS_WRITE.format(method=method.upper())
+
+    def holds(self, given: str | None) -> bool:
+        """Whether ``given`` is the configured service token (never without one: what
+        only the services may read is read with it, whatever the development flag)."""
+        return self.token is not None and given is not None and hmac.compare_digest(
+            self.token.encode(), given.encode())
 
     def start_warning(self, service: str, writes: str) -> str | None:
         """The one line ``service`` logs at start when no token guards its internal

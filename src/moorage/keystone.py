@@ -29,10 +29,11 @@ def require(conf: cfg.ConfigOpts) -> None:
 
 
 def protect(app: WSGIApplication, conf: cfg.ConfigOpts,
-            public: Callable[[str], bool]) -> WSGIApplication:
+            public: Callable[[dict[str, Any]], bool]) -> WSGIApplication:
     """keystonemiddleware's auth_token in front of ``app``, but for the paths ``public``
     lets through as they are (version documents, a public /metrics, routes that check
-    a token of their own). SystemExit (one line) when keystonemiddleware is missing."""
+    a token of their own; ``public`` reads the request's environ). SystemExit (one
+    line) when keystonemiddleware is missing."""
     try:
         from keystonemiddleware import auth_token
     except ImportError:
@@ -40,7 +41,7 @@ def protect(app: WSGIApplication, conf: cfg.ConfigOpts,
     protected = auth_token.AuthProtocol(app, {"oslo_config_config": conf})
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        if public(environ.get("PATH_INFO", "")):
+        if public(environ):
             return app(environ, start_response)
         return protected(environ, start_response)
 

@@ -14,7 +14,9 @@ checked against ``[DEFAULT] service_token`` instead, whatever the strategy
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from typing import Any
 from wsgiref.types import WSGIApplication
 
 from oslo_config import cfg
@@ -23,7 +25,7 @@ from moorage import keystone
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import Unauthorized
 from moorage.api.http import ApiRequest
-from moorage.internal_access import TOKEN_HEADER, InternalAccess
+from moorage.internal_access import READS, TOKEN_HEADER, WRONG_TOKEN, InternalAccess
 
 NOAUTH2 = "noauth2"
 KEYSTONE = "keystone"
@@ -77,6 +79,20 @@ def check_service_token(access: InternalAccess, req: ApiRequest) -> RequestConte
     return SERVICE_CONTEXT
 
 
+# What a compute host reads of the image service to boot a guest: an image's record
+# and data, of any project (``moorage.virt.image_service``), with the service token.
+_HOST_IMAGE_READ = re.compile(r"^/image/v2/images/[^/]+(/file)?$")
+IMAGE_READER_CONTEXT = RequestContext(user_id="moorage-compute", project_id=None,
+                                      roles=("service", "admin"))
+
+
+def host_image_read(method: str, path: str, service_token: str | None) -> bool:
+    """Whether a request is a compute host's read of an image (a GET of a record or its
+    data carrying ``X-Service-Token``); the token itself is checked by the caller."""
+    return (service_token is not None and method in READS
+            and _HOST_IMAGE_READ.match(path) is not None)
+
+
 def public_paths(conf: cfg.ConfigOpts) -> frozenset[str]:
     return PUBLIC_PATHS | {METRICS_PATH} if conf.api.public_metrics else PUBLIC_PATHS
 
@@ -92,6 +108,11 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[ApiRequest], RequestContext
             return check_service_token(access, req)
         if req.path in public:
             return ANONYMOUS
+        token = req.header(TOKEN_HEADER)
+        if host_image_read(req.method, req.path, token):
+            if not access.holds(token):
+                raise Unauthorized(WRONG_TOKEN[0].upper() + WRONG_TOKEN[1:] + ".")
+            return IMAGE_READER_CONTEXT
         return inner(req)
 
     return authenticate
@@ -101,5 +122,10 @@ def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication
     """keystonemiddleware's auth_token in front of the user routes (keystone strategy):
     not the public paths, nor the internal ones, which check the service token."""
     public = public_paths(conf)
-    return keystone.protect(
-        app, conf, lambda path: path in public or path.startswith(INTERNAL_PREFIX))
+
+    def unprotected(environ: dict[str, Any]) -> bool:
+        path = environ.get("PATH_INFO", "")
+        return path in public or path.startswith(INTERNAL_PREFIX) or host_image_read(
+            environ.get("REQUEST_METHOD", ""), path, environ.get("HTTP_X_SERVICE_TOKEN"))
+
+    return keystone.protect(app, conf, unprotected)

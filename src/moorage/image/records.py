@@ -84,7 +84,7 @@ class StoredImage:
                             self.disk_format or UNSET_DISK_FORMAT,
                             self.container_format or UNSET_CONTAINER_FORMAT,
                             self.properties, min_disk_gb=self.min_disk,
-                            min_ram_mb=self.min_ram)
+                            min_ram_mb=self.min_ram, size=self.size)
 
 
 @dataclass(frozen=True)

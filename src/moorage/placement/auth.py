@@ -100,4 +100,5 @@ def authenticator(conf: cfg.ConfigOpts) -> Callable[[Request], Credentials]:
 def wrap_keystone(app: WSGIApplication, conf: cfg.ConfigOpts) -> WSGIApplication:
     """Put keystonemiddleware's auth_token in front of ``app`` (keystone strategy), but
     for the public paths."""
-    return keystone.protect(app, conf, public_paths(conf).__contains__)
+    public = public_paths(conf)
+    return keystone.protect(app, conf, lambda environ: environ.get("PATH_INFO", "") in public)

@@ -196,6 +196,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
             ("api", "auth_strategy", "noauth2"),
             ("database", "connection",
              database_url or f"sqlite:///{tmp_path / f'api{len(started)}.db'}"),
+            ("image", "filesystem_store_datadir", str(tmp_path / f"images{len(started)}")),
             *UNLIMITED_SERVERS,
         ]
         overrides += [("scheduler", k, v) for k, v in (scheduler or {}).items()]

@@ -60,7 +60,7 @@ def _record(row: sa.Row[tuple[object, ...]], members: frozenset[str] = frozenset
     image = Image.create(m["id"], m["name"] or "", m["disk_format"] or UNSET_DISK_FORMAT,
                          m["container_format"] or UNSET_CONTAINER_FORMAT,
                          json.loads(m["properties"]), min_disk_gb=m["min_disk"],
-                         min_ram_mb=m["min_ram"])
+                         min_ram_mb=m["min_ram"], size=m["size"])
     return ImageRecord(image=image, owner=m["owner"], visibility=m["visibility"],
                        created_at=m["created_at"], updated_at=m["updated_at"],
                        members=members, protected=bool(m["protected"]),
