@@ -64,7 +64,8 @@ def mount(compute: WSGIApplication, state: ApiState,
         except ApiError as exc:
             raise errors.Unauthorized(exc.message) from None
 
-    images = build_app(image_service(state), identify)
+    # Counted on the compute API's /metrics, with the prefix in the route label.
+    images = build_app(image_service(state), identify, state.metrics.observe)
 
     def application(environ: WSGIEnvironment, start_response: StartResponse
                     ) -> list[bytes] | object:

@@ -51,7 +51,13 @@ class Anonymous:
         return {"user_id": None, "project_id": None, "roles": [], "is_admin": False}
 
 
-def build_app(service: ImageService, identify: Identify) -> WSGIApplication:
+# What counts an answered request: (route template, method, status, seconds).
+Observe = Callable[[str, str, int, float], None]
+UNMATCHED = "unmatched"
+
+
+def build_app(service: ImageService, identify: Identify,
+              observe: Observe | None = None) -> WSGIApplication:
     router = Router(ROUTES)
 
     def dispatch(req: ImageRequest) -> Answer:
@@ -96,8 +102,12 @@ def build_app(service: ImageService, identify: Identify) -> WSGIApplication:
         if req.body_unread:
             headers.append(("Connection", "close"))
         start_response(STATUS_LINES.get(response.status, str(response.status)), headers)
-        request_context.log_request(REQUEST_LOG, environ, response.status, length,
-                                    time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        if observe is not None:
+            # Labelled with the mount's prefix: /image/v2/images/{image_id}/file.
+            observe(environ.get("SCRIPT_NAME", "") + (req.route or UNMATCHED), req.method,
+                    response.status, elapsed)
+        request_context.log_request(REQUEST_LOG, environ, response.status, length, elapsed)
         return body
 
     return request_context.serving(answer)

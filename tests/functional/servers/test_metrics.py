@@ -23,6 +23,7 @@ TEMPLATES = (
     (re.compile(r"^/v2\.1/flavors/[^/]+/os-extra_specs$"),
      "/v2.1/flavors/{flavor_id}/os-extra_specs"),
     (re.compile(r"^/v2\.1/(flavors|images|servers)$"), None),
+    (re.compile(r"^/image/v2/images$"), None),
 )
 
 

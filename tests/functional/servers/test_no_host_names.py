@@ -77,7 +77,8 @@ def test_no_answer_to_a_user_names_a_host(make_cloud: Any) -> None:
     ids = {"server_id": active["id"], "flavor_id": small, "image_id": vmx,
            "service_id": "1", "hypervisor_id": "1", "hypervisor_hostname_pattern": "h",
            "aggregate_id": "1", "key": "x", "tag": "x", "keypair_name": "x",
-           "server_group_id": "x"}
+           "server_group_id": "x", "request_id": "req-x", "project_id": "p",
+           "tenant_id": "p", "class_name": "default", "host": "x"}
     admin_saw = False
     for template, methods in ROUTES.items():
         if "GET" not in methods or not template.startswith(("/v2.1", "/openapi", "/")):
