@@ -87,14 +87,19 @@ class KeystoneServices:
         self.placement.stop()
 
 
+def openstack_tool() -> Path:
+    """The compat venv's ``openstack``; fails the test when the venv lacks it."""
+    try:
+        return venv_tool("openstack")
+    except CompatVenvMissing as exc:
+        pytest.fail(str(exc))
+
+
 def openstack_command(keystone: Keystone, user: User, *args: str,
                       timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
     """Run the real ``openstack`` CLI (the compat venv's) logged in as ``user`` by the
-    OS_* variables alone (none of the caller's); fails the test when the venv lacks it."""
-    try:
-        tool = venv_tool("openstack")
-    except CompatVenvMissing as exc:
-        pytest.fail(str(exc))
+    OS_* variables alone (none of the caller's)."""
+    tool = openstack_tool()
     environment = {name: value for name, value in os.environ.items()
                    if not name.startswith("OS_")}
     return subprocess.run([str(tool), *args], env={**environment,

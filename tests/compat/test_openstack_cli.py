@@ -27,7 +27,12 @@ from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.placement.client import PlacementClient
 from tests.functional.servers.test_libvirt import KVM, domain_exists, libvirt_spec
 from tests.image_standin import BOOT_MARKER, boot_disk
-from tests.keystone_cloud import KeystoneServices, openstack, openstack_command
+from tests.keystone_cloud import (
+    KeystoneServices,
+    openstack,
+    openstack_command,
+    openstack_tool,
+)
 from tests.keystone_fixtures import Keystone, User
 
 SERVICE_TOKEN = "openstack-cli-service-token"
@@ -70,6 +75,7 @@ class CliCloud:
 @pytest.fixture(scope="module")
 def cloud(keystone: Keystone, libvirt_embed_uri: str,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliCloud]:
+    openstack_tool()  # before any service starts
     workdir = tmp_path_factory.mktemp("openstack-cli")
     services = KeystoneServices.launch(keystone, workdir, service_token=SERVICE_TOKEN)
     agent: RunningAgent | None = None
