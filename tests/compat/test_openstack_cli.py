@@ -15,6 +15,7 @@ is what the usage read counts.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.placement.client import PlacementClient
+from moorage.virt.libvirt import host as libvirt_host
 from tests.functional.servers.test_libvirt import KVM, domain_exists, libvirt_spec
 from tests.image_standin import BOOT_MARKER, boot_disk
 from tests.keystone_cloud import (
@@ -102,8 +105,32 @@ def cloud(keystone: Keystone, libvirt_embed_uri: str,
                        libvirt_uri=libvirt_embed_uri)
     finally:
         if agent is not None:
+            _remove_guests(keystone, services, libvirt_embed_uri)
             agent.stop()
         services.stop()
+
+
+def _remove_guests(keystone: Keystone, services: KeystoneServices, uri: str) -> None:
+    """Delete every server a failed test left, and its guest: QEMU outlives the test
+    process otherwise."""
+    import libvirt  # present: libvirt_embed_uri has required it
+
+    admin = {"X-Auth-Token": keystone.admin_token}
+    url = f"{services.api.url}/v2.1/servers"
+    left = [s["id"] for s in requests.get(f"{url}?all_tenants=1", headers=admin,
+                                          timeout=60).json().get("servers", [])]
+    for uuid in left:
+        requests.delete(f"{url}/{uuid}", headers=admin, timeout=60)
+    deadline = time.monotonic() + 30
+    while left and time.monotonic() < deadline and requests.get(
+            f"{url}?all_tenants=1", headers=admin, timeout=60).json().get("servers"):
+        time.sleep(0.5)
+    for uuid in left:
+        if domain_exists(uri, uuid):
+            domain = libvirt_host.connect(uri).lookupByUUIDString(uuid)
+            with contextlib.suppress(libvirt.libvirtError):
+                domain.destroy()
+            domain.undefine()
 
 
 def test_a_freshly_uploaded_image_boots_active_on_qemu_and_lives_its_life(
