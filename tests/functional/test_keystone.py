@@ -9,9 +9,6 @@ admin sees all); the internal routes still want the service token; and the real
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +18,7 @@ import requests
 
 from moorage.api.launcher import ComputeApiProcess
 from moorage.placement.launcher import PlacementProcess
-from tests.compat.upstream import venv_tool
+from tests.keystone_cloud import KeystoneServices, openstack
 from tests.keystone_fixtures import Keystone, Project, User
 
 SERVICE_TOKEN = "keystone-test-service-token"
@@ -47,37 +44,18 @@ class KeystoneCloud:
 @pytest.fixture(scope="module")
 def cloud(keystone: Keystone,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[KeystoneCloud]:
-    workdir = tmp_path_factory.mktemp("keystone-cloud")
-
-    def authtoken(user: User) -> dict[str, dict[str, object]]:
-        # Every token is asked about (no cache), so a revoked one is refused at once.
-        return {"api": {"auth_strategy": "keystone"}, "keystone_authtoken": {
-            **keystone.authtoken_section(user), "token_cache_time": -1}}
-
-    placement = PlacementProcess(
-        workdir / "placement", config=authtoken(keystone.service_user("placement")))
-    nova = keystone.service_user("nova")
-    # The compute API reaches placement as its service user, with a token of its own.
-    api = ComputeApiProcess(workdir / "api", placement_url=placement.url, config={
-        **authtoken(nova), "DEFAULT": {"service_token": SERVICE_TOKEN},
-        "placement": {"token": keystone.token(nova)}})
-    placement.launch()
-    api.launch()
-    project_a, project_b = keystone.create_project("a"), keystone.create_project("b")
-    admin = keystone.create_user("root", keystone.project("admin"), "admin")
-    users = dict(reader=keystone.create_user("rita", project_a, "reader"),
-                 member=keystone.create_user("alice", project_a, "member"),
-                 stranger=keystone.create_user("bob", project_b, "member"))
+    services = KeystoneServices.launch(keystone, tmp_path_factory.mktemp("keystone-cloud"),
+                                       service_token=SERVICE_TOKEN)
     try:
-        placement.wait_ready()
-        api.wait_ready()
-        keystone.register("compute", "nova", f"{api.url}/v2.1")
-        keystone.register("placement", "placement", placement.url)
-        yield KeystoneCloud(keystone, placement, api, project_a, project_b, admin=admin,
-                            **users)
+        project_a, project_b = keystone.create_project("a"), keystone.create_project("b")
+        admin = keystone.create_user("root", keystone.project("admin"), "admin")
+        users = dict(reader=keystone.create_user("rita", project_a, "reader"),
+                     member=keystone.create_user("alice", project_a, "member"),
+                     stranger=keystone.create_user("bob", project_b, "member"))
+        yield KeystoneCloud(keystone, services.placement, services.api, project_a,
+                            project_b, admin=admin, **users)
     finally:
-        api.stop()
-        placement.stop()
+        services.stop()
 
 
 def _call(url: str, method: str, path: str, token: str | None, *, json: Any = None,
@@ -206,15 +184,7 @@ def test_the_internal_routes_want_the_service_token_not_a_user_token(
 
 
 def _openstack(cloud: KeystoneCloud, user: User, *args: str) -> Any:
-    """The real ``openstack`` CLI (the compat venv's), logged in as ``user`` by the
-    OS_* variables alone; its JSON output."""
-    environment = {name: value for name, value in os.environ.items()
-                   if not name.startswith("OS_")}
-    done = subprocess.run([str(venv_tool("openstack")), *args, "-f", "json"],
-                          env={**environment, **cloud.keystone.openstack_env(user)},
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stderr}"
-    return json.loads(done.stdout)
+    return openstack(cloud.keystone, user, *args)
 
 
 def test_the_openstack_cli_logs_in_and_finds_moorage_in_the_catalog(

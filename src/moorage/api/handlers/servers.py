@@ -134,12 +134,15 @@ def _updated(current: ServerAttributes, body: Mapping[str, Any]) -> ServerAttrib
 
 
 # -- create ------------------------------------------------------------------------
-def _boot_volume(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
-    """(image id, volume size) of a boot-from-volume request, or (None, None).
+def _boot_mapping(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    """(image id, volume size) of block_device_mapping_v2's boot entry, or (None, None)
+    without one; the size is None for a local root disk.
 
     Moorage has no volume service: a boot volume is created from an image
     (source_type image, destination_type volume), which is all scheduling needs to
-    know (no root disk on the host; the image's properties still apply)."""
+    know (no root disk on the host; the image's properties still apply). A boot entry
+    from an image to a local disk is the image an imageRef names (python-openstackclient
+    sends both for ``server create --image``), as in nova."""
     mappings = body.get("block_device_mapping_v2")
     if mappings is None:
         return None, None
@@ -150,16 +153,19 @@ def _boot_volume(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
         raise BadRequest("block_device_mapping_v2 needs exactly one entry with "
                          "boot_index 0.")
     entry = boot[0]
-    if entry.get("source_type") != "image" or entry.get("destination_type") != "volume":
+    if entry.get("source_type") != "image" or entry.get("destination_type") not in (
+            "volume", "local"):
         raise BadRequest(
-            "Only boot volumes created from an image are supported "
-            "(source_type 'image', destination_type 'volume'): Moorage has no volume "
-            f"service. Got source_type {entry.get('source_type')!r}, destination_type "
+            "Only a boot entry from an image is supported (source_type 'image', "
+            "destination_type 'volume' or 'local'): Moorage has no volume service. Got "
+            f"source_type {entry.get('source_type')!r}, destination_type "
             f"{entry.get('destination_type')!r}.")
     image_id = entry.get("uuid")
     if not isinstance(image_id, str) or not image_id:
         raise BadRequest("The boot entry of block_device_mapping_v2 needs the image's "
                          "'uuid'.")
+    if entry["destination_type"] == "local":
+        return image_id, None
     size = entry.get("volume_size")
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise BadRequest(f"volume_size must be a positive integer (GiB), not {size!r}.")
@@ -263,14 +269,15 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
     assert name is not None
     flavor_ref = string(body, "flavorRef", required=True)
     assert flavor_ref is not None
-    volume_image, volume_size = _boot_volume(body)
+    mapped_image, volume_size = _boot_mapping(body)
     image_ref = body.get("imageRef") or None
     if image_ref is not None and not isinstance(image_ref, str):
         raise BadRequest(f"imageRef must be an image id, not {image_ref!r}.")
-    if volume_image is not None:
-        if image_ref is not None and image_ref != volume_image:
-            raise BadRequest("imageRef and the boot volume's image differ; give one.")
-        image_ref = volume_image
+    if mapped_image is not None:
+        if image_ref is not None and image_ref != mapped_image:
+            raise BadRequest("imageRef and the boot entry's image differ; give one.")
+        image_ref = mapped_image
+    boot_volume = volume_size is not None
     if image_ref is None:
         raise BadRequest("'imageRef' is a required property (or a boot volume from an "
                          "image in block_device_mapping_v2).")
@@ -280,7 +287,7 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
     if volume_size is not None and image.min_disk_gb > volume_size:
         raise BadRequest(f"Volume size {volume_size} GiB is smaller than the image's "
                          f"min_disk {image.min_disk_gb} GiB.")
-    if volume_image is None and flavor.root_gb and image.min_disk_gb > flavor.root_gb:
+    if not boot_volume and flavor.root_gb and image.min_disk_gb > flavor.root_gb:
         raise BadRequest(f"Flavor's disk is too small for requested image: flavor "
                          f"{flavor_id} has {flavor.root_gb} GiB, the image needs "
                          f"{image.min_disk_gb} GiB.")
@@ -296,7 +303,7 @@ def new_server(req: ApiRequest, body: Mapping[str, Any]) -> ServerRecord:
         uuid=str(uuidlib.uuid4()), name=name,
         project_id=req.context.project_id or "", user_id=req.context.user_id or "",
         flavor_id=flavor_id, flavor=flavor, image_id=image.id, image=image,
-        is_bfv=volume_image is not None, availability_zone=zone,
+        is_bfv=boot_volume, availability_zone=zone,
         status=created.status, task_state=created.task, requested_host=host,
         attributes=_attributes(req, name, body),
     )
