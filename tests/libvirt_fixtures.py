@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from tests.not_run import count_not_run
+
 SKIP_ENV = "MOORAGE_TEST_SKIP_LIBVIRT"
-_skipped: list[str] = []
+NOT_RUN = "libvirt test NOT RUN"
 
 
 def _missing() -> str | None:
@@ -40,8 +42,7 @@ def require_libvirt(request: pytest.FixtureRequest) -> None:
     if reason is None:
         return
     if os.environ.get(SKIP_ENV) == "1":
-        _skipped.append(request.node.nodeid)
-        pytest.skip(f"libvirt test NOT RUN: {reason}")
+        pytest.skip(f"{NOT_RUN}: {reason}")
     pytest.fail(
         f"libvirt is not available: {reason}. As root on Debian, ./dev test installs it "
         f"(tools/libvirt.sh); set {SKIP_ENV}=1 to skip these tests explicitly."
@@ -66,9 +67,10 @@ def libvirt_embed_uri(request: pytest.FixtureRequest,
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _skipped:
+    not_run = count_not_run(terminalreporter, NOT_RUN)
+    if not_run:
         terminalreporter.write_sep("!", "LIBVIRT TESTS NOT RUN", red=True, bold=True)
         terminalreporter.write_line(
-            f"{len(_skipped)} libvirt tests were skipped because {SKIP_ENV}=1. Run ./dev test "
+            f"{not_run} libvirt tests were skipped because {SKIP_ENV}=1. Run ./dev test "
             "as root on Debian to run them."
         )
