@@ -23,12 +23,13 @@ from urllib3.util.retry import Retry
 
 from moorage.db.engine import normalize_url
 from moorage.placement.launcher import PlacementProcess
+from tests.not_run import count_not_run
 
 pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures", "tests.keystone_fixtures"]
 
 PG_ENV = "MOORAGE_TEST_POSTGRESQL_URL"
 PG_SKIP_ENV = "MOORAGE_TEST_SKIP_POSTGRESQL"
-_skipped_postgresql: list[str] = []
+PG_NOT_RUN = "PostgreSQL test NOT RUN"
 
 
 class PlacementClient:
@@ -110,8 +111,7 @@ def require_postgresql(request: pytest.FixtureRequest) -> str:
     admin = postgresql_admin_url()
     if admin is None:
         if os.environ.get(PG_SKIP_ENV) == "1":
-            _skipped_postgresql.append(request.node.nodeid)
-            pytest.skip(f"PostgreSQL test NOT RUN: {PG_SKIP_ENV}=1")
+            pytest.skip(f"{PG_NOT_RUN}: {PG_SKIP_ENV}=1")
         pytest.fail(
             f"PostgreSQL is not available: set {PG_ENV} to a URL whose user may CREATE "
             f"DATABASE (./dev test starts one when run as root), or set {PG_SKIP_ENV}=1 to "
@@ -125,7 +125,9 @@ def _fresh_postgresql(request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh, empty PostgreSQL database, dropped afterwards."""
     admin = require_postgresql(request)
     engine = sa.create_engine(normalize_url(admin), isolation_level="AUTOCOMMIT")
-    name = f"moorage_test_{uuid.uuid4().hex[:12]}"
+    # The xdist worker (gw0, gw1...) in the name: a database left behind says whose it was.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"moorage_test_{worker}_{uuid.uuid4().hex[:12]}"
     with engine.connect() as conn:
         conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
     url = sa.engine.make_url(normalize_url(admin)).set(database=name)
@@ -190,9 +192,10 @@ def shared_placement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _skipped_postgresql:
+    not_run = count_not_run(terminalreporter, PG_NOT_RUN)
+    if not_run:
         terminalreporter.write_sep("!", "POSTGRESQL TESTS NOT RUN", red=True, bold=True)
         terminalreporter.write_line(
-            f"{len(_skipped_postgresql)} PostgreSQL tests were skipped because "
+            f"{not_run} PostgreSQL tests were skipped because "
             f"{PG_SKIP_ENV}=1. Run ./dev test as root, or set {PG_ENV}, to run them."
         )

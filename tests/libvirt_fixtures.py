@@ -10,13 +10,17 @@ installs both when it runs as root on Debian (tools/libvirt.sh).
 from __future__ import annotations
 
 import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.not_run import count_not_run
+
 SKIP_ENV = "MOORAGE_TEST_SKIP_LIBVIRT"
-_skipped: list[str] = []
+NOT_RUN = "libvirt test NOT RUN"
 
 
 def _missing() -> str | None:
@@ -40,8 +44,7 @@ def require_libvirt(request: pytest.FixtureRequest) -> None:
     if reason is None:
         return
     if os.environ.get(SKIP_ENV) == "1":
-        _skipped.append(request.node.nodeid)
-        pytest.skip(f"libvirt test NOT RUN: {reason}")
+        pytest.skip(f"{NOT_RUN}: {reason}")
     pytest.fail(
         f"libvirt is not available: {reason}. As root on Debian, ./dev test installs it "
         f"(tools/libvirt.sh); set {SKIP_ENV}=1 to skip these tests explicitly."
@@ -49,11 +52,13 @@ def require_libvirt(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(scope="session")
-def libvirt_embed_uri(request: pytest.FixtureRequest,
-                      tmp_path_factory: pytest.TempPathFactory) -> str:
+def libvirt_embed_uri(request: pytest.FixtureRequest) -> Iterator[str]:
     """A libvirt URI running QEMU from this test process (no daemon), as root."""
     require_libvirt(request)
-    root = tmp_path_factory.mktemp("libvirt-embed")
+    # A short root of its own, not under tmp_path_factory: QEMU's monitor socket lives
+    # under it, a UNIX socket's path must fit in 108 bytes, and an xdist worker's
+    # temporary directory (.../pytest-N/popen-gw0/) made it too long.
+    root = Path(tempfile.mkdtemp(prefix="moorage-lv-"))
     (root / "etc").mkdir()
     # stdio_handler: QEMU's output goes to a file, not to virtlogd (no daemon here:
     # without it every guest start fails "Failed to connect socket to virtlogd-sock").
@@ -62,13 +67,19 @@ def libvirt_embed_uri(request: pytest.FixtureRequest,
     (root / "etc" / "qemu.conf").write_text(
         'user = "root"\ngroup = "root"\nstdio_handler = "file"\n'
         'swtpm_user = "root"\nswtpm_group = "root"\n')
-    return f"qemu:///embed?root={root}"
+    yield f"qemu:///embed?root={root}"
+    # The connections first: the embedded driver's root must outlive them.
+    from moorage.virt.libvirt import host
+
+    host._close_all()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if _skipped:
+    not_run = count_not_run(terminalreporter, NOT_RUN)
+    if not_run:
         terminalreporter.write_sep("!", "LIBVIRT TESTS NOT RUN", red=True, bold=True)
         terminalreporter.write_line(
-            f"{len(_skipped)} libvirt tests were skipped because {SKIP_ENV}=1. Run ./dev test "
+            f"{not_run} libvirt tests were skipped because {SKIP_ENV}=1. Run ./dev test "
             "as root on Debian to run them."
         )

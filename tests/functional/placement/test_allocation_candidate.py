@@ -23,8 +23,9 @@ import pytest
 from moorage.placement.launcher import PlacementProcess
 from tests.conftest import PlacementClient
 
-AGG_A = str(uuid.uuid4())
-AGG_B = str(uuid.uuid4())
+# Fixed, not uuid4(): they appear in test ids, which every xdist worker must collect alike.
+AGG_A = "a66a0000-0000-4000-8000-00000000000a"
+AGG_B = "a66a0000-0000-4000-8000-00000000000b"
 
 
 @dataclass(frozen=True)
