@@ -217,7 +217,8 @@ SERVICE_TOKEN = "e2e-bench-token"
 
 
 def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
-    """Both prefilters on; heartbeats seldom (the fleet beats in one request anyway)."""
+    """Both prefilters on; heartbeats seldom (the fleet beats in one request anyway);
+    quotas enforced with limits no run reaches."""
     return {
         "scheduler": {"image_metadata_prefilter": True,
                       "query_placement_for_image_type_support": True},
@@ -225,6 +226,9 @@ def api_config(args: argparse.Namespace) -> dict[str, dict[str, object]]:
                       "run_in_api": not args.conductors},
         "DEFAULT": {"service_down_time": 600, "report_interval": 30,
                     "service_token": SERVICE_TOKEN},
+        # Enforced, so that every boot pays for its quota check (the project locked,
+        # its limits read, its live servers counted), but never refused.
+        "quota": {"instances": 10_000_000, "cores": 100_000_000, "ram": 10**12},
     }
 
 
