@@ -41,40 +41,51 @@ class ProjectUsage:
     user: ServerUsage
 
 
-@functools.lru_cache(maxsize=2)
-def _count_statement(resources: bool) -> Statement:
-    # SELECT count(*), sum(CASE WHEN user_id = :b_user THEN 1 ELSE 0 END)
-    #   [, sum(vcpus), sum(memory_mb), sum(CASE WHEN user_id = :b_user THEN vcpus ...),
-    #    sum(CASE WHEN user_id = :b_user THEN memory_mb ...)]
+@functools.lru_cache(maxsize=4)
+def _count_statement(resources: bool, per_user: bool) -> Statement:
+    # SELECT count(*) [, sum(CASE WHEN user_id = :b_user THEN 1 ELSE 0 END)]
+    #   [, sum(vcpus), sum(memory_mb)
+    #    [, sum(CASE WHEN user_id = :b_user THEN vcpus ...),
+    #       sum(CASE WHEN user_id = :b_user THEN memory_mb ...)]]
     #   FROM servers WHERE project_id = :b_project AND status <> 'DELETED'
     # (The status is a literal, so that both planners take the partial index
-    # ix_servers_project_live_usage, which holds every column read: no row is read.)
+    # ix_servers_project_live_usage, which holds every column read: no row is read.
+    # The user's sums only when asked: at 3,000 live servers in a project they take
+    # SQLite from 0.17 to 0.37 ms, on every boot.)
     c = servers.c
     mine = c.user_id == sa.bindparam("b_user")
-    columns: list[sa.ColumnElement[Any]] = [
-        sa.func.count(), sa.func.sum(sa.case((mine, 1), else_=0))]
+    columns: list[sa.ColumnElement[Any]] = [sa.func.count()]
+    if per_user:
+        columns.append(sa.func.sum(sa.case((mine, 1), else_=0)))
     if resources:
-        columns += [sa.func.sum(c.vcpus), sa.func.sum(c.memory_mb),
-                    sa.func.sum(sa.case((mine, c.vcpus), else_=0)),
-                    sa.func.sum(sa.case((mine, c.memory_mb), else_=0))]
+        columns += [sa.func.sum(c.vcpus), sa.func.sum(c.memory_mb)]
+        if per_user:
+            columns += [sa.func.sum(sa.case((mine, c.vcpus), else_=0)),
+                        sa.func.sum(sa.case((mine, c.memory_mb), else_=0))]
     statement: sa.Select[Any] = sa.select(*columns)
     return Statement(statement.select_from(servers).where(
         c.project_id == sa.bindparam("b_project"), sa.text("servers.status <> 'DELETED'")))
 
 
 def count(conn: Connection, project_id: str, user_id: str, *,
-          resources: bool = True) -> ProjectUsage:
-    """The project's live servers (not DELETED), and its user's; ``resources``: their
-    cores and RAM too (else zero)."""
-    statement = _count_statement(resources)
-    row = statement.run(conn, {"b_project": project_id, "b_user": user_id}).first()
+          resources: bool = True, per_user: bool = True) -> ProjectUsage:
+    """The project's live servers, and (``per_user``) its user's; ``resources``: their
+    cores and RAM too (else zero). Without ``per_user`` the user's part is zero."""
+    statement = _count_statement(resources, per_user)
+    params = {"b_project": project_id}
+    if per_user:
+        params["b_user"] = user_id
+    row = statement.run(conn, params).first()
     assert row is not None
     values = [int(value or 0) for value in row]
+    if per_user:
+        total, mine, *rest = values
+    else:
+        total, mine, rest = values[0], 0, [*values[1:], 0, 0] if resources else []
     if not resources:
-        return ProjectUsage(ServerUsage(values[0]), ServerUsage(values[1]))
-    instances, mine, cores, ram, my_cores, my_ram = values
-    return ProjectUsage(ServerUsage(instances, cores, ram),
-                        ServerUsage(mine, my_cores, my_ram))
+        return ProjectUsage(ServerUsage(total), ServerUsage(mine))
+    cores, ram, my_cores, my_ram = rest
+    return ProjectUsage(ServerUsage(total, cores, ram), ServerUsage(mine, my_cores, my_ram))
 
 
 def active_between(conn: Connection, begin: datetime.datetime, end: datetime.datetime, *,

@@ -46,9 +46,14 @@ def test_count_sums_the_live_servers_of_the_project_and_the_users_part(db: Datab
     with db.reader() as conn:
         counted = usage.count(conn, "p", "u")
         light = usage.count(conn, "p", "u", resources=False)
+        project_only = usage.count(conn, "p", "u", per_user=False)
+        fewest = usage.count(conn, "p", "u", resources=False, per_user=False)
     assert counted.project == usage.ServerUsage(2, 6, 3072)
     assert counted.user == usage.ServerUsage(1, 2, 1024)
     assert light.project == usage.ServerUsage(2) and light.user == usage.ServerUsage(1)
+    # Without the user's part (no per-user limit to hold it to), the project's alone.
+    assert project_only == usage.ProjectUsage(usage.ServerUsage(2, 6, 3072), usage.ServerUsage())
+    assert fewest == usage.ProjectUsage(usage.ServerUsage(2), usage.ServerUsage())
 
 
 def test_the_counted_sizes_follow_a_transition_that_changes_the_flavor(db: Database) -> None:

@@ -103,14 +103,16 @@ class Usage:
 
 
 def count(conn: Connection, project_id: str, user_id: str,
-          resources: Iterable[Resource] = tuple(Resource)) -> Usage:
-    """The usage of ``resources`` (those nothing counts are 0)."""
+          resources: Iterable[Resource] = tuple(Resource), *, per_user: bool = True) -> Usage:
+    """The usage of ``resources`` (those nothing counts are 0); without ``per_user``,
+    the user's part of the servers' is 0 (not counted)."""
     wanted = set(resources)
     project: dict[Resource, int] = dict.fromkeys(wanted, 0)
     user: dict[Resource, int] = dict.fromkeys(wanted, 0)
     if wanted & set(SERVER_RESOURCES):
         counted = server_usage.count(conn, project_id, user_id,
-                                     resources=bool(wanted & {R.CORES, R.RAM}))
+                                     resources=bool(wanted & {R.CORES, R.RAM}),
+                                     per_user=per_user)
         for resource in set(SERVER_RESOURCES) & wanted:
             project[resource] = getattr(counted.project, str(resource))
             user[resource] = getattr(counted.user, str(resource))
@@ -156,11 +158,13 @@ def check_boot(conn: Connection, found: Limits, project_id: str, user_id: str,
     them."""
     if not servers_limited(found):
         return max_count
-    counted = count(conn, project_id, user_id, SERVER_RESOURCES)
+    # The user's own limits count only where the user has some on servers (nova's):
+    # only then is the user's part counted.
+    per_user = bool(found.user_set & set(SERVER_RESOURCES))
+    counted = count(conn, project_id, user_id, SERVER_RESOURCES, per_user=per_user)
     per_server = {R.INSTANCES: 1, R.CORES: vcpus, R.RAM: memory_mb}
-    # The user's own limits count only where the user has some on servers (nova's).
     levels = [(found.project, counted.project)]
-    if found.user_set & set(SERVER_RESOURCES):
+    if per_user:
         levels.append((found.user, counted.user))
     allowed = max_count
     for limit, used in levels:
