@@ -14,7 +14,7 @@ answers a client that sends ``Moorage-Additions: 1`` (``moorage.api.handlers.ima
 from __future__ import annotations
 
 from moorage.api.errors import BadRequest, NotFound
-from moorage.api.handlers.paging import next_links, page_limit
+from moorage.api.handlers.paging import page_body, page_limit
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.microversion import IMAGE_PROXY_REMOVED
 from moorage.api.timestamps import iso_time
@@ -113,22 +113,16 @@ def index(req: ApiRequest) -> Response:
     _refuse_removed(req)
     req.authorize("get_images")
     chosen, last = _listed(req)
-    body: dict[str, JSONValue] = {"images": [_summary(req, i) for i in chosen]}
-    links = next_links(req, "images", len(chosen), last)
-    if links:
-        body["images_links"] = links
-    return json_response(body)
+    views = [_summary(req, i) for i in chosen]
+    return json_response(page_body(req, "images", "images", views, last))
 
 
 def detail(req: ApiRequest) -> Response:
     _refuse_removed(req)
     req.authorize("get_images")
     chosen, last = _listed(req)
-    body: dict[str, JSONValue] = {"images": [_detail(req, i) for i in chosen]}
-    links = next_links(req, "images/detail", len(chosen), last)
-    if links:
-        body["images_links"] = links
-    return json_response(body)
+    views = [_detail(req, i) for i in chosen]
+    return json_response(page_body(req, "images/detail", "images", views, last))
 
 
 def show(req: ApiRequest) -> Response:
