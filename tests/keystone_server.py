@@ -21,6 +21,7 @@ import ctypes
 import json
 import signal
 import sys
+import threading
 import warnings
 from socketserver import ThreadingMixIn
 from typing import Any
@@ -63,6 +64,22 @@ def application(config_file: str) -> Any:
     return core.initialize_application(name="public", config_files=[config_file])
 
 
+def one_writer_at_a_time(app: Any) -> Any:
+    """``app`` with its changing requests in turn. Keystone's SQLite refuses a second
+    writer at once ("database is locked", a 500) where MySQL would queue it: Tempest's
+    parallel workers delete their users and projects together."""
+    lock = threading.Lock()
+
+    def serialised(environ: dict[str, Any], start_response: Any) -> Any:
+        if environ.get("REQUEST_METHOD") in ("GET", "HEAD"):
+            return app(environ, start_response)
+        with lock:
+            # The whole body is produced under the lock: a WSGI app may write late.
+            return list(app(environ, start_response))
+
+    return serialised
+
+
 def manage(config_file: str, commands: list[list[str]]) -> None:
     """keystone-manage's ``commands``, in turn, on ``config_file``."""
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -92,7 +109,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # any start-up failure: one line for the fixture
         print(f"keystone did not configure: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    server = make_server("127.0.0.1", 0, app, server_class=ThreadingServer,
+    server = make_server("127.0.0.1", 0, one_writer_at_a_time(app), server_class=ThreadingServer,
                          handler_class=QuietHandler)
     print(server.server_port, flush=True)
     server.serve_forever()
