@@ -1,8 +1,9 @@
 """The Moorage cloud Tempest runs against, and the ``tempest.conf`` that describes it.
 
 A real Keystone (``tests.keystone_fixtures``), placement and the compute API as
-processes behind keystonemiddleware (``tests.keystone_cloud``), one libvirt compute
-agent in this process on libvirt's embedded QEMU driver (TCG guests), a bootable
+processes behind keystonemiddleware (``tests.keystone_cloud``), two libvirt compute
+agents on libvirt's embedded QEMU driver (TCG guests; one in this process, one a
+process of its own, since a process holds one embedded driver), a bootable
 image uploaded to Moorage's image service and two flavors. ``tempest_config``
 writes what Tempest must know, with feature flags that say what Moorage does and
 does not do (each ``False`` names why).
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import requests
 
+from moorage.api.launcher import AgentProcess
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.placement.client import PlacementClient
 from tests.image_standin import boot_disk
@@ -40,7 +42,8 @@ from tests.keystone_fixtures import (
 
 SERVICE_TOKEN = "tempest-service-token"
 DOMAIN_NAME = "Default"  # keystone-manage bootstrap's domain (its id is "default")
-HOST = "tempest-compute-1"
+HOST = "tempest-compute-1"  # an agent in this process
+SECOND_HOST = "tempest-compute-2"  # an agent process: one embedded libvirt per process
 # Tempest's flavors: small enough that its many servers fit the one TCG host, and
 # its default quotas (nova's: 10 instances, 20 cores, 50 GiB of RAM).
 FLAVORS = (("m1.nano", 64, 1, 1), ("m1.micro", 128, 1, 1))
@@ -52,19 +55,22 @@ class TempestCloud:
     keystone: Keystone
     services: KeystoneServices
     agent: RunningAgent
-    libvirt_root: Path
+    second: AgentProcess
+    libvirt_roots: tuple[Path, Path]
     image_ids: list[str] = field(default_factory=list)
     flavor_ids: list[str] = field(default_factory=list)
 
     def stop(self) -> None:
         _remove_servers(self)
         self.agent.stop()
+        self.second.stop()
         self.services.stop()
         self.keystone.stop()
         from moorage.virt.libvirt import host
 
         host._close_all()
-        shutil.rmtree(self.libvirt_root, ignore_errors=True)
+        for root in self.libvirt_roots:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def _embedded_libvirt() -> tuple[Path, str]:
@@ -87,7 +93,23 @@ def launch(workdir: Path) -> TempestCloud:
         services = KeystoneServices.launch(keystone, workdir, service_token=SERVICE_TOKEN)
         undo.callback(services.stop)
         root, uri = _embedded_libvirt()
+        undo.callback(shutil.rmtree, root, ignore_errors=True)
         compute = keystone.service_user("compute")
+        second_root, second_uri = _embedded_libvirt()
+        undo.callback(shutil.rmtree, second_root, ignore_errors=True)
+        second = AgentProcess(workdir / SECOND_HOST, SECOND_HOST,
+                              placement_url=services.placement.url,
+                              api_url=services.api.url, config={
+                                  "DEFAULT": {"compute_driver": "libvirt",
+                                              "service_token": SERVICE_TOKEN,
+                                              "shutdown_timeout": 1,
+                                              "instances_path":
+                                                  str(workdir / SECOND_HOST / "instances")},
+                                  "libvirt": {"virt_type": "qemu",
+                                              "connection_uri": second_uri},
+                                  "placement": {"token": keystone.token(compute)}})
+        second.launch()
+        undo.callback(second.stop)
         conf = agent_config(HOST, "libvirt", placement_url=services.placement.url,
                             api_url=services.api.url, overrides=[
                                 ("DEFAULT", "service_token", SERVICE_TOKEN),
@@ -99,8 +121,10 @@ def launch(workdir: Path) -> TempestCloud:
                                 ("libvirt", "connection_uri", uri)])
         agent = start_agent(conf, placement=PlacementClient(
             services.placement.url, keystone.token(compute)), port=0)
+        undo.callback(agent.stop)
+        second.wait_ready()
         undo.pop_all()
-    cloud = TempestCloud(workdir, keystone, services, agent, root)
+    cloud = TempestCloud(workdir, keystone, services, agent, second, (root, second_root))
     try:
         _populate(cloud)
     except BaseException:
@@ -152,7 +176,7 @@ def _remove_servers(cloud: TempestCloud) -> None:
 COMPUTE_FEATURES = {
     "console_output": True,
     "resize": True,
-    "cold_migration": False,  # one compute host
+    "cold_migration": True,
     "live_migration": False,  # no live migration in Moorage
     "block_migration_for_live_migration": False,
     "pause": False,  # no pause/unpause action
@@ -204,7 +228,7 @@ def tempest_config(cloud: TempestCloud) -> configparser.ConfigParser:
                               "horizon": "false"},
         "compute": {"image_ref": images[0], "image_ref_alt": images[1],
                     "flavor_ref": flavors[0], "flavor_ref_alt": flavors[1],
-                    "min_compute_nodes": "1", "min_microversion": "2.1",
+                    "min_compute_nodes": "2", "min_microversion": "2.1",
                     "max_microversion": "latest", "build_timeout": "120",
                     "region": REGION},
         "compute-feature-enabled": {

@@ -58,6 +58,17 @@ def _merge_vary(headers: list[tuple[str, str]], added: list[tuple[str, str]]
     return [*merged, ("Vary", ", ".join(vary))]
 
 
+def _routed(path: str) -> str | None:
+    """The path the router matches: nova's, where a trailing slash is part of the path
+    (``/os-simple-tenant-usage/`` is no route: a 404, as Tempest checks), but for the
+    version document (``/v2.1/``), which clients ask for with and without."""
+    if path == VERSIONED + "/":
+        return VERSIONED
+    if len(path) > 1 and path.endswith("/"):
+        return None
+    return path
+
+
 def build_app(state: ApiState) -> WSGIApplication:
     """The WSGI application serving ``state``."""
     router = Router(ROUTES)
@@ -86,9 +97,9 @@ def build_app(state: ApiState) -> WSGIApplication:
         query = req.environ.get("QUERY_STRING", "")
         if "%00" in query or "\x00" in query:  # before any handler reads it, or not
             raise BadRequest(NUL_REFUSED.format("the query string"))
-        path = req.path.rstrip("/") if len(req.path) > 1 else req.path
-        found = router.resolve(path)
-        if found is None:
+        path = _routed(req.path)
+        found = router.resolve(path) if path is not None else None
+        if path is None or found is None:
             req.route = UNMATCHED
             raise NotFound("The resource could not be found.")
         req.route, methods, req.params = found

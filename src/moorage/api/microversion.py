@@ -154,6 +154,10 @@ SERVER_FLAVOR_EMBEDDED = _gate("2.47", "servers", "a server's flavor is its copy
                                "(vcpus, ram, disk, ephemeral, swap, original_name, "
                                "extra_specs), not a link")
 SERVER_CREATE_TAGS = _gate("2.52", "servers", "a create may give tags")
+REBUILD_KEY_NAME = _gate("2.54", "servers", "a rebuild may set or remove the key pair, "
+                         "and its answer shows key_name")
+REBUILD_USER_DATA = _gate("2.57", "servers", "a rebuild may replace the user data, and its "
+                          "answer shows user_data")
 SERVER_NO_PERSONALITY = _gate("2.57", "servers", "a create may no longer give "
                               "personality files")
 SERVER_TRUSTED_CERTS = _gate("2.63", "servers", "servers carry "

@@ -332,6 +332,9 @@ SERVER_ACTION = choice("action", {
         "description": "HARD, SOFT (or Hard, hard, Soft, soft)"}}, required=("type",)),
     "os-resetState": some_of({"state": {"type": "string", "enum": ["active", "error"]}},
                              required=("state",)),
+    "addSecurityGroup": some_of({"name": text()}, required=("name",)),
+    "removeSecurityGroup": some_of({"name": text()}, required=("name",)),
+    "restore": {}, "forceDelete": {},
     "os-getConsoleOutput": some_of({"length": {
         "type": ["integer", "string", "null"], "pattern": "^-?[0-9]+$", "minimum": -1,
         "description": "an integer of -1 or more (-1: every line)"}}),

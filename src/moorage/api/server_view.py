@@ -119,12 +119,13 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
         "key_name": attributes.key_name,
         "OS-SRV-USG:launched_at": iso_time(record.launched_at),
         "OS-SRV-USG:terminated_at": iso_time(record.deleted_at),
-        "security_groups": [{"name": name} for name in attributes.security_groups],
         "OS-EXT-STS:task_state": record.task_state,
         "OS-EXT-STS:vm_state": VM_STATES.get(status, "error"),
         "OS-EXT-STS:power_state": power_state(status),
         "os-extended-volumes:volumes_attached": [],
     }
+    if attributes.security_groups:  # nova leaves the key out when there are none
+        view["security_groups"] = [{"name": name} for name in attributes.security_groups]
     if status in _PROGRESS:
         view["progress"] = 0  # Moorage does not track a build's progress
     if record.fault is not None and status in _FAULTED:
@@ -171,6 +172,31 @@ def shown_server(req: ApiRequest, record: ServerRecord) -> View:
     view = server_view(req, record)
     if req.at(mv.SERVER_GROUPS_SHOWN):
         view["server_groups"] = groups_of(req, record)
+    return view
+
+
+# What nova's answers to PUT /servers/{id} and rebuild leave out below 2.75 (its view
+# builder with those show_* switched off); the extended attributes go with them.
+_OFF_CHANGED_BODIES = ("OS-EXT-AZ:availability_zone", "config_drive", "key_name",
+                       "OS-SRV-USG:launched_at", "OS-SRV-USG:terminated_at",
+                       "security_groups", "OS-EXT-STS:task_state", "OS-EXT-STS:vm_state",
+                       "OS-EXT-STS:power_state", "os-extended-volumes:volumes_attached",
+                       "host_status")
+
+
+def changed_server(req: ApiRequest, record: ServerRecord, *,
+                   with_key_name: bool = False) -> View:
+    """The server in the answer to an update or a rebuild: from 2.75 the shown server;
+    before, nova's shorter body (``with_key_name``: a rebuild's from 2.54), with the
+    server groups from 2.71."""
+    view = shown_server(req, record)
+    if req.at(mv.SERVER_CONSISTENT_BODIES):
+        return view
+    for name in _OFF_CHANGED_BODIES:
+        if not (name == "key_name" and with_key_name):
+            view.pop(name, None)
+    for name in [name for name in view if name.startswith("OS-EXT-SRV-ATTR:")]:
+        del view[name]
     return view
 
 

@@ -78,7 +78,7 @@ SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros", "networks": "no
                                          "host, status"]),
     ("update_service", {"status": "off"}, ["allowed: enabled, disabled"]),
     ("server_action", {"shelve": {}}, ["There is no such action: shelve",
-                                       "confirmResize, evacuate, lock, migrate"]),
+                                       "confirmResize, evacuate, forceDelete, lock, migrate"]),
     ("server_action", {"reboot": {}}, ["'type' is a required property (in reboot)"]),
     ("server_action", {"reboot": {"type": "WARM"}}, ["'WARM' is not valid",
                                                      "HARD, SOFT"]),

@@ -60,7 +60,11 @@ def create_aggregate(req: ApiRequest) -> Response:
     zone = string(body, "availability_zone", allow_none=True)
     with req.state.database.writer() as writer:
         record = store.create_aggregate(writer.conn, name.strip(), zone)
-    return json_response({"aggregate": _view(req, record)})
+    view = _view(req, record)
+    # nova's answer to a create names neither hosts nor metadata (a new aggregate's
+    # are empty); its other answers do.
+    del view["hosts"], view["metadata"]
+    return json_response({"aggregate": view})
 
 
 def show_aggregate(req: ApiRequest) -> Response:

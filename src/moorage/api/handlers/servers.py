@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import ipaddress
 import secrets
 import uuid as uuidlib
 from collections.abc import Callable, Mapping
@@ -27,10 +28,12 @@ from moorage.api import microversion as mv
 from moorage.api.errors import BadRequest, Conflict, Forbidden, NotFound
 from moorage.api.handlers import (
     console_output,
+    deferred_delete,
     multi_create,
     server_groups,
     server_lock,
     server_power,
+    server_security_groups,
 )
 from moorage.api.handlers.common import boolean, string
 from moorage.api.handlers.paging import page_body
@@ -38,7 +41,13 @@ from moorage.api.handlers.server_records import refuse_locked, rewrite, server_o
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.quotas import admission
 from moorage.api.quotas.engine import OverQuota
-from moorage.api.server_view import View, server_view, shown_server, summary_view
+from moorage.api.server_view import (
+    View,
+    changed_server,
+    server_view,
+    shown_server,
+    summary_view,
+)
 from moorage.api.storage import keypairs as keypair_store
 from moorage.lifecycle import machine, store
 from moorage.lifecycle import server_groups as group_store
@@ -113,10 +122,7 @@ def update_server(req: ApiRequest) -> Response:
 
     uuid = rewrite(req, req.params["server_id"], "os_compute_api:servers:update",
                    change).uuid
-    record = server_or_404(req, uuid)
-    if req.at(mv.SERVER_CONSISTENT_BODIES):
-        return json_response({"server": shown_server(req, record)})
-    return json_response({"server": server_view(req, record)})
+    return json_response({"server": changed_server(req, server_or_404(req, uuid))})
 
 
 def _updated(current: ServerAttributes, body: Mapping[str, Any]) -> ServerAttributes:
@@ -128,7 +134,7 @@ def _updated(current: ServerAttributes, body: Mapping[str, Any]) -> ServerAttrib
         hostname=body.get("hostname", current.hostname),
         access_ipv4=(body["accessIPv4"] or None) if "accessIPv4" in body
         else current.access_ipv4,
-        access_ipv6=(body["accessIPv6"] or None) if "accessIPv6" in body
+        access_ipv6=_ipv6(body["accessIPv6"]) if "accessIPv6" in body
         else current.access_ipv6,
         disk_config=body.get("OS-DCF:diskConfig", current.disk_config))
 
@@ -229,15 +235,29 @@ def _given_true(body: Mapping[str, Any], name: str) -> bool:
     return body.get(name) is not None and boolean(body[name], name)
 
 
-def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAttributes:
-    """What the create body says of the server beyond what it runs (validated by the
-    version's schema already)."""
-    user_data = body.get("user_data")
+def _ipv6(address: str | None) -> str | None:
+    """An IPv6 access address as nova stores it, compressed (the schema checked it)."""
+    if not address:
+        return None
+    try:
+        return ipaddress.IPv6Address(address).compressed
+    except ValueError:
+        raise BadRequest(f"accessIPv6 {address!r} is not an IPv6 address.") from None
+
+
+def _checked_user_data(user_data: str | None) -> str | None:
     if user_data is not None:
         try:
             base64.b64decode(user_data, validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest("user_data must be base64 (RFC 4648), as nova takes it.") from None
+    return user_data
+
+
+def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAttributes:
+    """What the create body says of the server beyond what it runs (validated by the
+    version's schema already)."""
+    user_data = _checked_user_data(body.get("user_data"))
     envelope = req.json_object()  # the hints sit beside "server", not in it
     hints = (envelope.get("os:scheduler_hints")
              or envelope.get("OS-SCH-HNT:scheduler_hints") or {})
@@ -251,7 +271,7 @@ def _attributes(req: ApiRequest, name: str, body: Mapping[str, Any]) -> ServerAt
         tags=tuple(dict.fromkeys(body.get("tags") or ())),
         key_name=body.get("key_name"),
         access_ipv4=body.get("accessIPv4") or None,
-        access_ipv6=body.get("accessIPv6") or None,
+        access_ipv6=_ipv6(body.get("accessIPv6")),
         disk_config=body.get("OS-DCF:diskConfig") or "MANUAL",
         config_drive=_given_true(body, "config_drive"),
         user_data=user_data,
@@ -465,11 +485,45 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
     if record.is_bfv and image.id != record.image_id:
         raise BadRequest("Rebuilding a volume-backed server with a different image is "
                          "not supported.")
-    accepted = machine.ACTIONS["rebuild"]
+    if req.at(mv.REBUILD_KEY_NAME) and args.get("key_name") is not None:
+        _check_key_name(req, args["key_name"])
+    if req.at(mv.REBUILD_USER_DATA):
+        _checked_user_data(args.get("user_data"))
     _start(req, record, "rebuild", OperationKind.REBUILD,
-           {"image_id": image.id, "image": image_to_json(image)}, ServerChanges(fault=None))
-    record.status, record.task_state = accepted.target(record.status), accepted.task
-    return json_response({"server": server_view(req, record)}, status=202)
+           {"image_id": image.id, "image": image_to_json(image),
+            "stopped": record.status == ServerStatus.SHUTOFF}, ServerChanges(fault=None))
+    rebuilt = rewrite(req, record.uuid, "os_compute_api:servers:rebuild",
+                      lambda current: _rebuilt(req, current, args))
+    # The answer names the new image, as nova's (which sets it before the rebuild runs;
+    # Moorage's record takes it when the rebuild succeeds, see conductor/tasks/rebuild).
+    view = changed_server(req, dataclasses.replace(rebuilt, image_id=image.id, image=image),
+                          with_key_name=req.at(mv.REBUILD_KEY_NAME))
+    view.pop("OS-EXT-SRV-ATTR:user_data", None)  # nova's rebuild shows it as user_data
+    # nova answers the password it set, or one it made up (none is stored: see create).
+    view["adminPass"] = args.get("adminPass") or secrets.token_urlsafe(9)
+    if req.at(mv.REBUILD_USER_DATA):
+        view["user_data"] = rebuilt.attributes.user_data
+    return json_response({"server": view}, status=202)
+
+
+def _rebuilt(req: ApiRequest, record: ServerRecord, args: Mapping[str, Any]) -> ServerRecord:
+    """What a rebuild's body changes besides the image, as nova applies it: the name,
+    metadata (replaced), access addresses and disk config; the description from 2.19,
+    the key pair from 2.54 (null removes it), the user data from 2.57 and the hostname
+    from 2.90."""
+    attributes = _updated(record.attributes, {
+        name: args[name] for name in ("accessIPv4", "accessIPv6", "OS-DCF:diskConfig")
+        if name in args})
+    if "metadata" in args:
+        attributes = dataclasses.replace(attributes, metadata=dict(args["metadata"] or {}))
+    for gate, field, attribute in ((mv.SERVER_DESCRIPTION, "description", "description"),
+                                   (mv.REBUILD_KEY_NAME, "key_name", "key_name"),
+                                   (mv.REBUILD_USER_DATA, "user_data", "user_data"),
+                                   (mv.SERVER_HOSTNAME, "hostname", "hostname")):
+        if req.at(gate) and field in args:
+            attributes = dataclasses.replace(attributes, **{attribute: args[field]})
+    return dataclasses.replace(record, name=args.get("name", record.name),
+                               attributes=attributes)
 
 
 def resize_target(req: ApiRequest, record: ServerRecord, argument: object
@@ -567,6 +621,10 @@ _ACTIONS = {
     "lock": server_lock.lock,
     "unlock": server_lock.unlock,
     "os-getConsoleOutput": console_output.console_output,
+    "addSecurityGroup": server_security_groups.add,
+    "removeSecurityGroup": server_security_groups.remove,
+    "restore": deferred_delete.restore,
+    "forceDelete": deferred_delete.force_delete,
 }
 # The actions nova's check_instance_lock guards (evacuate, an admin's, is not).
 _LOCKED_FIRST = frozenset({"rebuild", "resize", "migrate", "confirmResize",

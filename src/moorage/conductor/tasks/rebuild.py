@@ -3,8 +3,10 @@ for the new image first (upstream's short-cut: no candidates query, no claim).""
 
 from __future__ import annotations
 
+import logging
+
 from moorage import metrics
-from moorage.compute.client import AgentUnreachable, SpawnFailed
+from moorage.compute.client import AgentUnreachable, PowerAction, PowerFailed, SpawnFailed
 from moorage.conductor.tasks.base import Task
 from moorage.db.clock import utcnow_precise
 from moorage.lifecycle import history
@@ -15,6 +17,8 @@ from moorage.lifecycle.store import ServerChanges
 from moorage.model.codec import image_from_json
 from moorage.scheduler.types import NoValidHost
 from moorage.virt.driver import Guest
+
+LOG = logging.getLogger(__name__)
 
 
 class RebuildTask(Task):
@@ -65,6 +69,18 @@ class RebuildTask(Task):
             self.apply("rebuild.failed", ServerChanges(fault=fault))
             return
         step.succeeded()
-        self.apply("rebuild.active", ServerChanges(
+        done = "rebuild.active"
+        if arguments.get("stopped"):
+            # nova leaves a server rebuilt from SHUTOFF stopped: the new guest is
+            # powered off before the server says so.
+            try:
+                with self._fenced(host):
+                    self.clients.agents.power(host, self.uuid, PowerAction.STOP,
+                                              self.job.agent_fence)
+                done = "rebuild.stopped"
+            except (PowerFailed, AgentUnreachable) as exc:
+                LOG.warning("server %s: rebuilt, but its guest did not stop (%s): it "
+                            "runs, and the server is ACTIVE", self.uuid, exc)
+        self.apply(done, ServerChanges(
             image_id=image_id, image=image, fault=None,
             scheduling=scheduling_record(spec, "rebuild")))
