@@ -33,7 +33,9 @@ from moorage.model.image import Image
 PREFIX = "/image"
 
 
-def _changed(conn: Connection) -> None:
+def definitions_changed(conn: Connection) -> None:
+    """Tell the compute API's image cache that an image changed (in the writing
+    transaction)."""
     catalog_state.bump(conn, definitions=True)
 
 
@@ -49,7 +51,7 @@ def image_service(state: ApiState) -> ImageService:
         except ApiError as exc:
             return exc.message
         return None
-    return ImageService.of(state.conf, state.database, changed=_changed, admit=admit)
+    return ImageService.of(state.conf, state.database, changed=definitions_changed, admit=admit)
 
 
 def mount(compute: WSGIApplication, state: ApiState,

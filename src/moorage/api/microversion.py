@@ -254,6 +254,8 @@ SERVER_GROUP_STRICT_QUERY = _gate("2.75", "os-server-groups", "a list refuses a 
 # Images (nova's proxy of the image service)
 IMAGE_PROXY_REMOVED = _gate("2.36", "images", "GET /images, /images/detail and "
                             "/images/{id} are gone (404): ask the image service")
+IMAGE_METADATA_REMOVED = _gate("2.39", "images/{id}/metadata", "an image's metadata "
+                               "(its properties) is gone (404): ask the image service")
 
 # Key pairs
 KEYPAIR_TYPE = _gate("2.2", "os-keypairs", "key pairs carry their type (ssh or x509, "

@@ -16,6 +16,7 @@ from moorage.api.handlers import (
     flavors,
     heartbeats,
     hypervisors,
+    image_metadata,
     images,
     instance_actions,
     keypairs,
@@ -63,6 +64,17 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": images.show_image,
         "PATCH": images.update_image,
         "DELETE": images.delete_image,
+    },
+    # Nova's image metadata proxy (before 2.39): the image's properties.
+    "/v2.1/images/{image_id}/metadata": {
+        "GET": image_metadata.list_image_metadata,
+        "POST": image_metadata.create_image_metadata,
+        "PUT": image_metadata.replace_image_metadata,
+    },
+    "/v2.1/images/{image_id}/metadata/{key}": {
+        "GET": image_metadata.show_image_metadata_item,
+        "PUT": image_metadata.update_image_metadata_item,
+        "DELETE": image_metadata.delete_image_metadata_item,
     },
     "/v2.1/servers": {"GET": servers.list_servers, "POST": servers.create_server},
     "/v2.1/servers/detail": {"GET": servers.list_servers_detail},

@@ -310,6 +310,21 @@ def server_tags(version: microversion.Version) -> Schema:
     return SERVER_TAGS if microversion.at(version, microversion.SERVER_TAGS) else {}
 
 
+@functools.cache
+def image_metadata(version: microversion.Version) -> Schema:
+    """POST and PUT /images/{id}/metadata's body (the server metadata's); from 2.39 the
+    route is not there (the handler's 404), so any body passes."""
+    return {} if microversion.at(version, microversion.IMAGE_METADATA_REMOVED) else (
+        SERVER_METADATA)
+
+
+@functools.cache
+def image_metadata_item(version: microversion.Version) -> Schema:
+    """PUT /images/{id}/metadata/{key}'s body, as ``image_metadata``."""
+    return {} if microversion.at(version, microversion.IMAGE_METADATA_REMOVED) else (
+        SERVER_METADATA_ITEM)
+
+
 # The argument of an action Moorage reads some of; what else nova's clients send along
 # (adminPass, OS-DCF:diskConfig, preserve_ephemeral...) is let through.
 _IMAGE_REF: Schema = {"type": "string", "minLength": 1, "maxLength": 255}
@@ -514,6 +529,10 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_server_metadata": SERVER_METADATA,
     "replace_server_metadata": SERVER_METADATA,
     "update_server_metadata_item": SERVER_METADATA_ITEM,
+    # Before 2.39 (VERSIONED: any body after).
+    "create_image_metadata": SERVER_METADATA,
+    "replace_image_metadata": SERVER_METADATA,
+    "update_image_metadata_item": SERVER_METADATA_ITEM,
     "replace_server_tags": server_tags(microversion.MAX_VERSION),
     "add_server_tag": NO_BODY,
     "plan": PLAN,
@@ -607,4 +626,6 @@ VERSIONED: dict[str, Callable[[microversion.Version], Schema]] = {
     "create_server": server_create, "update_server": server_update,
     "replace_server_tags": server_tags, "create_keypair": keypair_create,
     "create_server_group": server_group_create,
-    "update_quota_set": quota_set_update, "update_quota_class_set": quota_class_set_update}
+    "update_quota_set": quota_set_update, "update_quota_class_set": quota_class_set_update,
+    "create_image_metadata": image_metadata, "replace_image_metadata": image_metadata,
+    "update_image_metadata_item": image_metadata_item}

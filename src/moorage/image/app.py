@@ -56,12 +56,20 @@ Observe = Callable[[str, str, int, float], None]
 UNMATCHED = "unmatched"
 
 
+def _routed_path(path: str) -> str:
+    """The path the route table is asked for. Only the version documents take a trailing
+    slash: elsewhere it is an empty segment, as glance's router sees it, so
+    ``GET /v2/images/`` (an empty image id) is a 404, not the list."""
+    trimmed = path.rstrip("/") or "/"
+    return trimmed if trimmed in PUBLIC else path
+
+
 def build_app(service: ImageService, identify: Identify,
               observe: Observe | None = None) -> WSGIApplication:
     router = Router(ROUTES)
 
     def dispatch(req: ImageRequest) -> Answer:
-        path = req.path.rstrip("/") or "/"
+        path = _routed_path(req.path)
         if "\x00" in path:
             raise BadRequest(NUL_REFUSED.format("the path"))
         if path not in PUBLIC:

@@ -1,6 +1,7 @@
 """What a client reads before anything else: the API versions (``GET /image`` and
-``/image/versions``, public, as glance lists them) and the schemas
-(``GET /v2/schemas/{name}``)."""
+``/image/versions``, public, as glance lists them), the schemas
+(``GET /v2/schemas/{name}``) and the import methods (``GET /v2/info/import``: none,
+as image import is not served)."""
 
 from __future__ import annotations
 
@@ -35,3 +36,9 @@ def schema(req: ImageRequest) -> Answer:
     if build is None:
         raise NotFound(f"No schema {req.params['name']}; allowed: {', '.join(SCHEMAS)}.")
     return json_response(build())
+
+
+def import_methods(req: ImageRequest) -> Answer:
+    """Glance's discovery of the interoperable import methods: none is enabled here."""
+    return json_response({"import-methods": {"description": "Import methods available.",
+                                             "type": "array", "value": []}})

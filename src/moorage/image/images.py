@@ -85,7 +85,7 @@ def show_image(req: ImageRequest) -> Answer:
 
 
 def update_image(req: ImageRequest) -> Answer:
-    changes = patch.parse(req.json(patch.MEDIA_TYPES))
+    changes = patch.parse(req.json(patch.MEDIA_TYPES), req.media_type)
     image = visible_image(req)
     req.authorize("modify_image", owner=image.owner)
     edited = patch.apply(attributes.attributes_of(image), changes,

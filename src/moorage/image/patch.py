@@ -1,6 +1,11 @@
-"""Glance's JSON patch of an image (``application/openstack-images-v2.1-json-patch``):
-a list of ``{"op": add|replace|remove, "path": "/name", "value": ...}`` applied to the
-image's flat attributes (``moorage.image.attributes.attributes_of``). Pure.
+"""Glance's JSON patch of an image: a list of changes applied to the image's flat
+attributes (``moorage.image.attributes.attributes_of``). Pure.
+
+A change's form is the media type's, as glance reads it: RFC 6902's
+``{"op": add|replace|remove, "path": "/name", "value": ...}`` in
+``application/openstack-images-v2.1-json-patch``; the older draft's
+``{"replace": "/name", "value": ...}`` (the operation is the key, the path its value)
+in ``application/openstack-images-v2.0-json-patch``, which Tempest's client sends.
 
 Glance's rules: a path names one top-level attribute (``/tags`` is the whole list);
 ``add`` sets (in the v2.0 media type, an attribute already there is a 409);
@@ -40,23 +45,47 @@ def _name(path: JSONValue) -> str:
     return segments[0].replace("~1", "/").replace("~0", "~")
 
 
-def parse(body: JSONValue) -> list[Change]:
-    """The changes of a patch body; 400 naming what is malformed, 403 for a read-only
-    or reserved attribute."""
+def _rfc6902(raw: dict[str, JSONValue]) -> tuple[str, JSONValue]:
+    """A v2.1 change's operation and path: its ``op`` and ``path`` members."""
+    op = raw.get("op")
+    if op not in OPERATIONS:
+        raise BadRequest(f"Invalid operation {op!r}: allowed: {', '.join(OPERATIONS)}.")
+    if "path" not in raw:
+        raise BadRequest(f"Operation {op} needs a path, such as /name.")
+    return str(op), raw["path"]
+
+
+def _older_draft(raw: dict[str, JSONValue]) -> tuple[str, JSONValue]:
+    """A v2.0 change's operation and path: its one member named after an operation,
+    whose value is the path."""
+    named = [op for op in OPERATIONS if op in raw]
+    if len(named) != 1:
+        raise BadRequest(f"Invalid change {raw!r}: allowed: an object with exactly one of "
+                         f"{', '.join(OPERATIONS)}, whose value is the path.")
+    return named[0], raw[named[0]]
+
+
+# How each media type spells a change.
+FORMS = {PATCH_V21: _rfc6902, PATCH_V20: _older_draft}
+
+
+def parse(body: JSONValue, media_type: str = PATCH_V21) -> list[Change]:
+    """The changes of a patch body in ``media_type``'s form; 400 naming what is
+    malformed, 403 for a read-only or reserved attribute."""
     if not isinstance(body, list):
         raise BadRequest("The request body must be a JSON array of changes.")
+    operation_and_path = FORMS[media_type]
     changes = []
     for raw in body:
         if not isinstance(raw, dict):
-            raise BadRequest(f"Invalid change {raw!r}: allowed: an object with op and path.")
-        op = raw.get("op")
-        if op not in OPERATIONS:
-            raise BadRequest(f"Invalid operation {op!r}: allowed: {', '.join(OPERATIONS)}.")
-        name = _name(raw.get("path"))
+            raise BadRequest(f"Invalid change {raw!r}: allowed: an object with an "
+                             "operation and a path.")
+        op, path = operation_and_path(raw)
+        name = _name(path)
         refuse_unwritable(name)
         if op != "remove" and "value" not in raw:
             raise BadRequest(f"Operation {op} on /{name} needs a value.")
-        changes.append(Change(str(op), name, raw.get("value")))
+        changes.append(Change(op, name, raw.get("value")))
     return changes
 
 

@@ -18,11 +18,13 @@ UNSET_CONTAINER_FORMAT = DEFAULT_CONTAINER_FORMAT
 
 class ImageStatus(enum.StrEnum):
     """Glance's image states that Moorage reaches: created without data (queued), data
-    being received (saving), data stored (active), gone (deleted)."""
+    being received (saving), data stored (active), data withheld from all but
+    administrators (deactivated: ``moorage.image.actions``), gone (deleted)."""
 
     QUEUED = "queued"
     SAVING = "saving"
     ACTIVE = "active"
+    DEACTIVATED = "deactivated"
     DELETED = "deleted"
 
 

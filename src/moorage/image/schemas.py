@@ -23,7 +23,7 @@ def image_schema() -> dict[str, JSONValue]:
                    "([0-9a-fA-F]){4}-([0-9a-fA-F]){4}-([0-9a-fA-F]){12}$",
                    "description": "An identifier for the image"},
             "name": {"type": ["null", "string"], "maxLength": MAX_NAME},
-            "status": {"type": "string", "enum": [*ImageStatus, "killed", "deactivated",
+            "status": {"type": "string", "enum": [*ImageStatus, "killed",
                                                   "uploading", "importing",
                                                   "pending_delete"], **_READ_ONLY},
             "visibility": {"type": "string", "enum": list(Visibility)},

@@ -182,15 +182,17 @@ def save(conn: Connection, image: StoredImage, changed: OnChange = _no_one) -> b
 
 
 def move_status(conn: Connection, image_id: str, before: ImageStatus, after: ImageStatus,
-                digest: DataDigest | None = None, changed: OnChange = _no_one) -> bool:
+                digest: DataDigest | None = None, changed: OnChange = _no_one, *,
+                keep_data: bool = False) -> bool:
     """Move the image from ``before`` to ``after`` (with the data's digest, or clearing
-    it); False when it was not in ``before`` any more (another upload, a delete)."""
+    it, or with ``keep_data`` leaving it as it is); False when it was not in ``before``
+    any more (another upload, an action, a delete)."""
     # UPDATE images SET status=:after, size=..., ... WHERE id=:id AND status=:before
     #   AND NOT deleted
-    values: dict[str, object] = {
-        "status": after.value, "updated_at": utcnow(),
-        "size": None, "virtual_size": None, "checksum": None, "os_hash_algo": None,
-        "os_hash_value": None}
+    values: dict[str, object] = {"status": after.value, "updated_at": utcnow()}
+    if not keep_data:
+        values.update(size=None, virtual_size=None, checksum=None, os_hash_algo=None,
+                      os_hash_value=None)
     if digest is not None:
         values.update(size=digest.size, virtual_size=digest.virtual_size,
                       checksum=digest.checksum, os_hash_algo=digest.os_hash_algo,

@@ -8,7 +8,7 @@ than ``[image] max_size``: 413; not the declared format or unsafe: 400; a body c
 short: 400) leaves no file and puts the image back in queued.
 
 A download streams the file with ``Content-MD5`` (the hex md5, glance's checksum);
-an image without data is a 204.
+an image without data is a 204, a deactivated one a 403 but to an administrator.
 """
 
 from __future__ import annotations
@@ -17,13 +17,21 @@ from collections.abc import Iterator
 
 from moorage.image import store
 from moorage.image.common import visible_image
-from moorage.image.errors import BadRequest, Conflict, RequestEntityTooLarge, UnsupportedMediaType
+from moorage.image.errors import (
+    BadRequest,
+    Conflict,
+    Forbidden,
+    RequestEntityTooLarge,
+    UnsupportedMediaType,
+)
 from moorage.image.filestore import Staged, TooLarge, UnsafeName, chunks_of
 from moorage.image.http import Answer, ImageRequest, Streamed, no_content
 from moorage.image.inspector import FormatRefused
 from moorage.image.records import ImageStatus
 
 OCTET_STREAM = "application/octet-stream"
+# The states in which an image's data is stored.
+WITH_DATA = (ImageStatus.ACTIVE, ImageStatus.DEACTIVATED)
 
 
 class Truncated(Exception):
@@ -100,7 +108,10 @@ def upload(req: ImageRequest) -> Answer:
 def download(req: ImageRequest) -> Answer:
     image = visible_image(req)
     req.authorize("download_image", owner=image.owner)
-    if image.status is not ImageStatus.ACTIVE or image.size is None:
+    if image.status is ImageStatus.DEACTIVATED and not req.caller.is_admin:
+        raise Forbidden("The requested image has been deactivated. Image data download "
+                        "is forbidden.")
+    if image.status not in WITH_DATA or image.size is None:
         return no_content()
     data = req.service.files.open(image.id)
     if data is None:

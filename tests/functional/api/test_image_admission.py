@@ -115,6 +115,20 @@ def test_a_refused_change_leaves_the_image_unchanged(make_api: Any) -> None:
     assert changed["moorage:bootable"]["hosts"] == 1
 
 
+def test_nova_image_metadata_writes_are_admitted_too(make_api: Any) -> None:
+    """``PUT /images/{id}/metadata/{key}`` (before 2.39) changes properties as a PATCH
+    does: refused the same way, and the image is left as it was."""
+    api = make_api(refuse=True, image_metadata_prefilter=True,
+                   query_placement_for_image_type_support=True)
+    image = create(api, "cirros", "qcow2", hw_vif_model="virtio")
+    item = f"/v2.1/images/{image['id']}/metadata/hw_vif_model"
+    refused = api.admin("PUT", item, headers={"OpenStack-API-Version": "compute 2.38"},
+                        json={"meta": {"hw_vif_model": "e1000"}}, expect=409).json()
+    assert "COMPUTE_NET_VIF_MODEL_E1000" in refused["conflictingRequest"]["message"]
+    shown = api.admin("GET", f"/v2.1/images/{image['id']}", expect=200).json()
+    assert shown["properties"] == {"hw_vif_model": "virtio"}
+
+
 def test_a_few_requests_not_one_per_host(make_api: Any) -> None:
     api = make_api()
     reader = api.state.host_traits()

@@ -55,6 +55,37 @@ def test_patches_that_do_not_fit_the_image(changes: list[dict[str, Any]],
         patch.apply(BASE, patch.parse(changes))
 
 
+@pytest.mark.parametrize(("older", "rfc6902"), [
+    ({"replace": "/name", "value": "b"}, {"op": "replace", "path": "/name", "value": "b"}),
+    ({"add": "/k", "value": "1"}, {"op": "add", "path": "/k", "value": "1"}),
+    ({"remove": "/os_distro"}, {"op": "remove", "path": "/os_distro"}),
+    ({"replace": "/a~1b", "value": "v"}, {"op": "replace", "path": "/a~1b", "value": "v"}),
+])
+def test_the_v2_0_media_type_reads_the_older_form(older: dict[str, Any],
+                                                  rfc6902: dict[str, Any]) -> None:
+    """Tempest's client sends v2.0 changes with the operation as the key."""
+    assert patch.parse([older], patch.PATCH_V20) == patch.parse([rfc6902], patch.PATCH_V21)
+
+
+@pytest.mark.parametrize(("media_type", "change", "error", "message"), [
+    (patch.PATCH_V20, {"op": "replace", "path": "/name", "value": "b"}, BadRequest,
+     "exactly one of add, replace, remove"),
+    (patch.PATCH_V20, {"add": "/a", "remove": "/b"}, BadRequest, "exactly one of"),
+    (patch.PATCH_V20, {"replace": "name", "value": "b"}, BadRequest, "JSON pointer"),
+    (patch.PATCH_V20, {"add": "/os_glance_foo", "value": "bar"}, Forbidden, "reserved"),
+    (patch.PATCH_V20, {"replace": "/status", "value": "active"}, Forbidden, "read-only"),
+    (patch.PATCH_V20, {"replace": "/name"}, BadRequest, "needs a value"),
+    (patch.PATCH_V21, {"replace": "/name", "value": "b"}, BadRequest,
+     "Invalid operation None: allowed: add, replace, remove"),
+    (patch.PATCH_V21, {"op": "replace", "value": "b"}, BadRequest, "needs a path"),
+])
+def test_each_media_type_takes_only_its_own_form(media_type: str, change: dict[str, Any],
+                                                 error: type[ImageError],
+                                                 message: str) -> None:
+    with pytest.raises(error, match=message):
+        patch.parse([change], media_type)
+
+
 def test_the_v2_0_media_type_refuses_adding_a_present_property() -> None:
     changes = patch.parse([{"op": "add", "path": "/os_distro", "value": "x"}])
     with pytest.raises(Conflict, match="already present"):
