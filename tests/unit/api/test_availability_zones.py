@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from moorage.api.availability_zones import ServiceState, Zone, availability_zones
+from moorage.api.availability_zones import ServiceState, Zone, availability_zones, zone_of_host
 from moorage.api.storage.services import ServiceRecord
 from moorage.scheduler.types import Aggregate
 
@@ -63,3 +63,14 @@ CASES = [
 def test_zones(services: list[ServiceRecord], aggregates: list[Aggregate],
                expected: list[Zone]) -> None:
     assert availability_zones(services, aggregates, down_after=60, now=NOW) == expected
+
+
+@pytest.mark.parametrize(("aggregates", "expected"), [
+    ([], "nova"),
+    ([Aggregate("u", "ssd", frozenset({"h1"}), {})], "nova"),
+    ([zone("west", "h1")], "west"),
+    ([zone("west", "h1"), zone("east", "h1")], "east,west"),
+], ids=["in no aggregate", "in an aggregate without a zone", "in a zone",
+        "in two zones, joined as nova does"])
+def test_the_zone_of_a_host(aggregates: list[Aggregate], expected: str) -> None:
+    assert zone_of_host(aggregates) == expected
