@@ -12,8 +12,7 @@ from cliff.lister import Lister
 from moorage.api.client import ComputeApiClient, ComputeApiError, Json
 from moorage.cli.api_options import ListColumn, add_api_arguments, api_client
 from moorage.cli.output import Table
-
-COMPUTE_BINARY = "moorage-compute"
+from moorage.compute import BINARY
 
 
 def _server_count(hypervisor: Json) -> int:
@@ -34,7 +33,7 @@ def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dic
         by_host.setdefault(str(host), []).append(hypervisor)
     rows = []
     for service in services:
-        if service.get("binary", COMPUTE_BINARY) != COMPUTE_BINARY:
+        if service.get("binary", BINARY) != BINARY:
             continue
         host = str(service.get("host"))
         nodes = by_host.get(host, [])
@@ -81,7 +80,7 @@ class HostList(Lister):
 def find_service(client: ComputeApiClient, host: str) -> Json:
     """The compute service of ``host``; a one-line error naming the known hosts."""
     services = [s for s in client.services()
-                if s.get("binary", COMPUTE_BINARY) == COMPUTE_BINARY]
+                if s.get("binary", BINARY) == BINARY]
     for service in services:
         if service.get("host") == host:
             return service

@@ -85,13 +85,13 @@ def test_admins_see_each_zones_hosts_and_services(cloud: ComputeApi) -> None:
     assert sorted(nova_hosts) == ["h2", "h3"] and sorted(zones["west"]["hosts"]) == ["h1"]
     for host, services in [*nova_hosts.items(), *zones["west"]["hosts"].items()]:
         assert HOST_NAME.match(host)
-        assert list(services) == ["moorage-compute"]  # the binary os-services shows
-        state = services["moorage-compute"]
+        assert list(services) == ["nova-compute"]  # the binary os-services shows
+        state = services["nova-compute"]
         assert set(state) == SERVICE_STATE and state["active"] is True
         datetime.datetime.strptime(state["updated_at"], "%Y-%m-%dT%H:%M:%S.%f")
     # Forced down: listed, not available.
-    assert nova_hosts["h3"]["moorage-compute"]["available"] is False
-    assert nova_hosts["h2"]["moorage-compute"]["available"] is True
+    assert nova_hosts["h3"]["nova-compute"]["available"] is False
+    assert nova_hosts["h2"]["nova-compute"]["available"] is True
 
 
 def test_the_detail_is_for_admins(cloud: ComputeApi) -> None:
