@@ -53,6 +53,7 @@ SERVICE_TOKEN = "compute-clients-service-token"
 LATEST = "2.latest"
 SDK_SCRIPT = Path(__file__).with_name("sdk_session.py")
 MARKER = BOOT_MARKER.decode()
+PORT = "5b0d5e8e-3f37-4f2c-9a51-0e7f1f6c2d44"  # a port (or volume) no service knows
 
 
 # -- novaclient's tables ---------------------------------------------------------------
@@ -298,6 +299,15 @@ def test_novaclient_boots_on_qemu_and_drives_the_servers_life(cloud: ClientsClou
     assert (shown["OS-EXT-AZ:availability_zone"], shown["pinned_availability_zone"]) == (
         "nova", "-")
 
+    # No network service, no volume service: no interface, no volume, and an attach
+    # says why.
+    assert table(cloud.nova(member, "interface-list", "vm-nova")).rows == []
+    assert table(cloud.nova(member, "volume-attachments", "vm-nova")).rows == []
+    assert "Moorage has no network service" in cloud.nova_refused(
+        member, "interface-attach", "--port-id", PORT, "vm-nova")
+    assert "Moorage has no volume service" in cloud.nova_refused(
+        member, "volume-attach", "vm-nova", PORT)
+
     deadline, console = time.monotonic() + 60, ""
     while MARKER not in console and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -503,6 +513,8 @@ def test_openstacksdk_cloud_and_proxy_layers_drive_a_server(cloud: ClientsCloud)
         cloud.wait_status(uuid, "ACTIVE")
         output = sdk("compute.get_server_console_output", uuid, length=5)["output"]
         assert len(output.splitlines()) <= 5
+        assert sdk("compute.server_ips", uuid) == []
+        assert sdk("compute.volume_attachments", uuid) == []
         actions = sdk("compute.server_actions", uuid)
         assert sorted(a["action"] for a in actions) == ["create", "reboot", "start", "stop"]
 
