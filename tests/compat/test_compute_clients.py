@@ -308,6 +308,8 @@ def test_novaclient_boots_on_qemu_and_drives_the_servers_life(cloud: ClientsClou
         member, "interface-attach", "--port-id", PORT, "vm-nova")
     assert "Moorage has no volume service" in cloud.nova_refused(
         member, "volume-attach", "vm-nova", PORT)
+    # Moorage makes no live migration: none in progress (an operator's read).
+    assert table(cloud.nova(cloud.admin, "server-migration-list", uuid)).rows == []
 
     deadline, console = time.monotonic() + 60, ""
     while MARKER not in console and time.monotonic() < deadline:

@@ -27,6 +27,7 @@ from moorage.api.handlers import (
     server_attachments,
     server_groups,
     server_metadata,
+    server_migrations,
     server_tags,
     servers,
     services,
@@ -109,6 +110,10 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "GET": server_attachments.list_volume_attachments,
         "POST": server_attachments.attach_volume,
     },
+    "/v2.1/servers/{server_id}/migrations": {
+        "GET": server_migrations.list_server_migrations},
+    "/v2.1/servers/{server_id}/migrations/{migration_id}": {
+        "GET": server_migrations.show_server_migration},
     "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
     "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
