@@ -68,7 +68,7 @@ def host_specs(count: int) -> list[ProviderSpec]:
 
 def record_services(db: Database, specs: Sequence[ProviderSpec]) -> None:
     """One compute service per host, as its first heartbeat records it."""
-    beats = [Heartbeat(host=s.name, binary="moorage-compute", driver="fake", nodes=[s.name],
+    beats = [Heartbeat(host=s.name, binary="nova-compute", driver="fake", nodes=[s.name],
                        agent_url=None, supported_instances=[("x86_64", "qemu", "hvm")],
                        hypervisor_version=7002000, version="bench") for s in specs]
     with db.writer() as writer:

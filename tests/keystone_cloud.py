@@ -6,22 +6,35 @@ tests that need ``[api] auth_strategy = keystone`` start them, and the real
 with keystonemiddleware in front authenticating as its own service user, and puts
 them in Keystone's catalog (``compute`` at ``/v2.1``, ``image`` at ``/image``,
 ``placement``): a client that knows only Keystone's URL finds both.
+
+``qemu_cloud`` adds one libvirt compute agent (libvirt's embedded QEMU driver, TCG
+guests) and the users a client test logs in as: the cloud the real clients drive
+(tests/compat/test_openstack_cli.py, test_compute_clients.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 
 from moorage.api.launcher import ComputeApiProcess
+from moorage.compute.launcher import RunningAgent, agent_config, start_agent
+from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess
+from moorage.virt.libvirt import host as libvirt_host
 from tests.compat.upstream import CompatVenvMissing, venv_tool
+from tests.functional.servers.test_libvirt import domain_exists, libvirt_spec
+from tests.image_standin import boot_disk
 from tests.keystone_fixtures import Keystone, User
 
 Sections = dict[str, dict[str, object]]
@@ -87,25 +100,42 @@ class KeystoneServices:
         self.placement.stop()
 
 
-def openstack_tool() -> Path:
-    """The compat venv's ``openstack``; fails the test when the venv lacks it."""
+def client_tool(name: str) -> Path:
+    """A client of the compat venv (``openstack``, ``nova``, ``python``); fails the test
+    when the venv lacks it."""
     try:
-        return venv_tool("openstack")
+        return venv_tool(name)
     except CompatVenvMissing as exc:
         pytest.fail(str(exc))
 
 
-def openstack_command(keystone: Keystone, user: User, *args: str,
-                      timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
-    """Run the real ``openstack`` CLI (the compat venv's) logged in as ``user`` by the
-    OS_* variables alone (none of the caller's)."""
-    tool = openstack_tool()
+def openstack_tool() -> Path:
+    """The compat venv's ``openstack``; fails the test when the venv lacks it."""
+    return client_tool("openstack")
+
+
+def client_environment(keystone: Keystone, user: User) -> dict[str, str]:
+    """This process's environment without its ``OS_*`` variables, with those that log a
+    client (the ``openstack`` CLI, novaclient, openstacksdk) in as ``user``."""
     environment = {name: value for name, value in os.environ.items()
                    if not name.startswith("OS_")}
-    return subprocess.run([str(tool), *args], env={**environment,
-                                                     **keystone.openstack_env(user)},
+    return {**environment, **keystone.openstack_env(user)}
+
+
+def client_command(tool: str, keystone: Keystone, user: User, *args: str,
+                   timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
+    """Run the compat venv's client ``tool`` logged in as ``user`` by the OS_*
+    variables alone (none of the caller's)."""
+    return subprocess.run([str(client_tool(tool)), *args],
+                          env=client_environment(keystone, user),
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
+
+
+def openstack_command(keystone: Keystone, user: User, *args: str,
+                      timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
+    """Run the real ``openstack`` CLI (the compat venv's) logged in as ``user``."""
+    return client_command("openstack", keystone, user, *args, timeout=timeout)
 
 
 def openstack(keystone: Keystone, user: User, *args: str, timeout: float = 180.0) -> Any:
@@ -113,3 +143,98 @@ def openstack(keystone: Keystone, user: User, *args: str, timeout: float = 180.0
     done = openstack_command(keystone, user, *args, "-f", "json", timeout=timeout)
     assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stderr}"
     return json.loads(done.stdout)
+
+
+@dataclass
+class QemuCloud:
+    """Keystone, the services behind it and one libvirt host, with an operator (admin of
+    the project admin) and a user (member of the project demo) to log in as."""
+
+    keystone: Keystone
+    services: KeystoneServices
+    agent: RunningAgent
+    admin: User
+    member: User
+    disk: Path  # a boot disk (tests.image_standin.boot_disk) to upload as an image
+    libvirt_uri: str
+
+    def cli(self, user: User, *args: str) -> Any:
+        """``openstack ARGS -f json`` as ``user``; its JSON output."""
+        return openstack(self.keystone, user, *args)
+
+    def run(self, user: User, *args: str) -> str:
+        """``openstack ARGS`` (a command that prints no table) as ``user``; its stdout."""
+        done = openstack_command(self.keystone, user, *args)
+        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stderr}"
+        return done.stdout
+
+    def status(self, name: str) -> str:
+        return str(self.cli(self.member, "server", "show", name)["status"])
+
+    def wait_status(self, name: str, wanted: str, timeout: float = 60.0) -> None:
+        deadline, status = time.monotonic() + timeout, ""
+        while time.monotonic() < deadline:
+            status = self.status(name)
+            if status == wanted:
+                return
+            assert status != "ERROR", f"{name} is ERROR, not {wanted}"
+            time.sleep(0.5)
+        raise AssertionError(f"{name} still {status} after {timeout}s, not {wanted}")
+
+
+@contextlib.contextmanager
+def qemu_cloud(keystone: Keystone, libvirt_uri: str, workdir: Path, *,
+               service_token: str) -> Iterator[QemuCloud]:
+    """The cloud of the client tests; on the way out every server left is deleted and
+    its guest destroyed, then the agent and the services end."""
+    services = KeystoneServices.launch(keystone, workdir, service_token=service_token)
+    agent: RunningAgent | None = None
+    try:
+        spec = libvirt_spec(libvirt_uri, workdir / "instances")
+        compute = keystone.service_user("compute")
+        # The agent reaches placement as its service user, the compute API (heartbeats,
+        # the image's data) with the service token.
+        conf = agent_config(spec.name, spec.driver, placement_url=services.placement.url,
+                            api_url=services.api.url, overrides=[
+                                ("DEFAULT", "service_token", service_token),
+                                # The boot sector ignores ACPI: a stop powers it off
+                                # after this many seconds.
+                                ("DEFAULT", "shutdown_timeout", 1),
+                                *((g, o, v) for (g, o), v in spec.options.items())])
+        agent = start_agent(conf, placement=PlacementClient(
+            services.placement.url, keystone.token(compute)), port=0)
+        project = keystone.create_project("demo")
+        disk = workdir / "boot.raw"
+        disk.write_bytes(boot_disk())
+        yield QemuCloud(keystone, services, agent,
+                        admin=keystone.create_user("ops", keystone.project("admin"), "admin"),
+                        member=keystone.create_user("dana", project, "member"), disk=disk,
+                        libvirt_uri=libvirt_uri)
+    finally:
+        if agent is not None:
+            _remove_guests(keystone, services, libvirt_uri)
+            agent.stop()
+        services.stop()
+
+
+def _remove_guests(keystone: Keystone, services: KeystoneServices, uri: str) -> None:
+    """Delete every server a failed test left, and its guest: QEMU outlives the test
+    process otherwise."""
+    import libvirt  # present: libvirt_embed_uri has required it
+
+    admin = {"X-Auth-Token": keystone.admin_token}
+    url = f"{services.api.url}/v2.1/servers"
+    left = [s["id"] for s in requests.get(f"{url}?all_tenants=1", headers=admin,
+                                          timeout=60).json().get("servers", [])]
+    for uuid in left:
+        requests.delete(f"{url}/{uuid}", headers=admin, timeout=60)
+    deadline = time.monotonic() + 30
+    while left and time.monotonic() < deadline and requests.get(
+            f"{url}?all_tenants=1", headers=admin, timeout=60).json().get("servers"):
+        time.sleep(0.5)
+    for uuid in left:
+        if domain_exists(uri, uuid):
+            domain = libvirt_host.connect(uri).lookupByUUIDString(uuid)
+            with contextlib.suppress(libvirt.libvirtError):
+                domain.destroy()
+            domain.undefine()

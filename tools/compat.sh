@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create the throwaway venv of the compatibility tests (tests/compat/): upstream's gabbi
-# runner, and the real clients (the openstack CLI with osc-placement, openstacksdk).
+# runner, and the real clients (the openstack CLI with osc-placement, openstacksdk,
+# novaclient).
 # openstack-placement is installed with its dependencies: its gabbi YAML files
 # (site-packages/placement/tests/functional/gabbits) are read at test time, never copied
 # into this repository; and its service is run (tests/compat/upstream_placement_server.py)
@@ -14,7 +15,8 @@ python=${PYTHON:-python3}
 
 # What the tests were measured with; change together with docs/compatibility.md.
 placement=openstack-placement==16.0.0
-tools=(gabbi==4.2.3 python-openstackclient==10.5.0 osc-placement==4.9.1 openstacksdk==4.22.0)
+tools=(gabbi==4.2.3 python-openstackclient==10.5.0 osc-placement==4.9.1 openstacksdk==4.22.0
+       python-novaclient==18.13.1)
 
 stamp="$venv/.installed-$(echo "$placement ${tools[*]}" | tr ' =' '_-')-with-service"
 if [ ! -f "$stamp" ]; then
@@ -30,7 +32,7 @@ gabbits=$("$venv/bin/python" -c \
   'import pathlib, placement; print(pathlib.Path(placement.__file__).parent / "tests/functional/gabbits")')
 count=$(find "$gabbits" -maxdepth 1 -name '*.yaml' | wc -l)
 [ "$count" -gt 0 ] || { echo "compat.sh: no gabbi files in $gabbits" >&2; exit 1; }
-for tool in gabbi-run openstack; do
+for tool in gabbi-run openstack nova; do
   [ -x "$venv/bin/$tool" ] || { echo "compat.sh: $venv/bin/$tool missing" >&2; exit 1; }
 done
 echo "$venv"

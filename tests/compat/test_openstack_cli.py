@@ -15,126 +15,30 @@ is what the usage read counts.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import pytest
-import requests
 
-from moorage.compute.launcher import RunningAgent, agent_config, start_agent
-from moorage.placement.client import PlacementClient
-from moorage.virt.libvirt import host as libvirt_host
-from tests.functional.servers.test_libvirt import KVM, domain_exists, libvirt_spec
+from tests.functional.servers.test_libvirt import KVM, domain_exists
 from tests.image_standin import BOOT_MARKER, boot_disk
-from tests.keystone_cloud import (
-    KeystoneServices,
-    openstack,
-    openstack_command,
-    openstack_tool,
-)
-from tests.keystone_fixtures import Keystone, User
+from tests.keystone_cloud import QemuCloud, openstack_tool, qemu_cloud
+from tests.keystone_fixtures import Keystone
 
 SERVICE_TOKEN = "openstack-cli-service-token"
 
 
-@dataclass
-class CliCloud:
-    keystone: Keystone
-    services: KeystoneServices
-    agent: RunningAgent
-    admin: User
-    member: User
-    disk: Path  # the boot disk the image is uploaded from
-    libvirt_uri: str
-
-    def cli(self, user: User, *args: str) -> Any:
-        """``openstack ARGS -f json`` as ``user``; its JSON output."""
-        return openstack(self.keystone, user, *args)
-
-    def run(self, user: User, *args: str) -> str:
-        """``openstack ARGS`` (a command that prints no table) as ``user``; its stdout."""
-        done = openstack_command(self.keystone, user, *args)
-        assert done.returncode == 0, f"openstack {' '.join(args)}:\n{done.stderr}"
-        return done.stdout
-
-    def status(self, name: str) -> str:
-        return str(self.cli(self.member, "server", "show", name)["status"])
-
-    def wait_status(self, name: str, wanted: str, timeout: float = 60.0) -> None:
-        deadline, status = time.monotonic() + timeout, ""
-        while time.monotonic() < deadline:
-            status = self.status(name)
-            if status == wanted:
-                return
-            assert status != "ERROR", f"{name} is ERROR, not {wanted}"
-            time.sleep(0.5)
-        raise AssertionError(f"{name} still {status} after {timeout}s, not {wanted}")
-
-
 @pytest.fixture(scope="module")
 def cloud(keystone: Keystone, libvirt_embed_uri: str,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[CliCloud]:
+          tmp_path_factory: pytest.TempPathFactory) -> Iterator[QemuCloud]:
     openstack_tool()  # before any service starts
-    workdir = tmp_path_factory.mktemp("openstack-cli")
-    services = KeystoneServices.launch(keystone, workdir, service_token=SERVICE_TOKEN)
-    agent: RunningAgent | None = None
-    try:
-        spec = libvirt_spec(libvirt_embed_uri, workdir / "instances")
-        compute = keystone.service_user("compute")
-        # The agent reaches placement as its service user, the compute API (heartbeats,
-        # the image's data) with the service token.
-        conf = agent_config(spec.name, spec.driver, placement_url=services.placement.url,
-                            api_url=services.api.url, overrides=[
-                                ("DEFAULT", "service_token", SERVICE_TOKEN),
-                                # The boot sector ignores ACPI: a stop powers it off
-                                # after this many seconds.
-                                ("DEFAULT", "shutdown_timeout", 1),
-                                *((g, o, v) for (g, o), v in spec.options.items())])
-        agent = start_agent(conf, placement=PlacementClient(
-            services.placement.url, keystone.token(compute)), port=0)
-        project = keystone.create_project("demo")
-        disk = workdir / "boot.raw"
-        disk.write_bytes(boot_disk())
-        yield CliCloud(keystone, services, agent,
-                       admin=keystone.create_user("ops", keystone.project("admin"), "admin"),
-                       member=keystone.create_user("dana", project, "member"), disk=disk,
-                       libvirt_uri=libvirt_embed_uri)
-    finally:
-        if agent is not None:
-            _remove_guests(keystone, services, libvirt_embed_uri)
-            agent.stop()
-        services.stop()
-
-
-def _remove_guests(keystone: Keystone, services: KeystoneServices, uri: str) -> None:
-    """Delete every server a failed test left, and its guest: QEMU outlives the test
-    process otherwise."""
-    import libvirt  # present: libvirt_embed_uri has required it
-
-    admin = {"X-Auth-Token": keystone.admin_token}
-    url = f"{services.api.url}/v2.1/servers"
-    left = [s["id"] for s in requests.get(f"{url}?all_tenants=1", headers=admin,
-                                          timeout=60).json().get("servers", [])]
-    for uuid in left:
-        requests.delete(f"{url}/{uuid}", headers=admin, timeout=60)
-    deadline = time.monotonic() + 30
-    while left and time.monotonic() < deadline and requests.get(
-            f"{url}?all_tenants=1", headers=admin, timeout=60).json().get("servers"):
-        time.sleep(0.5)
-    for uuid in left:
-        if domain_exists(uri, uuid):
-            domain = libvirt_host.connect(uri).lookupByUUIDString(uuid)
-            with contextlib.suppress(libvirt.libvirtError):
-                domain.destroy()
-            domain.undefine()
+    with qemu_cloud(keystone, libvirt_embed_uri, tmp_path_factory.mktemp("openstack-cli"),
+                    service_token=SERVICE_TOKEN) as cloud:
+        yield cloud
 
 
 def test_a_freshly_uploaded_image_boots_active_on_qemu_and_lives_its_life(
-        cloud: CliCloud) -> None:
+        cloud: QemuCloud) -> None:
     admin, member = cloud.admin, cloud.member
     image = cloud.cli(admin, "image", "create", "cirros", "--disk-format", "raw",
                       "--container-format", "bare", "--file", str(cloud.disk), "--public")
@@ -179,7 +83,7 @@ def test_a_freshly_uploaded_image_boots_active_on_qemu_and_lives_its_life(
     assert not domain_exists(cloud.libvirt_uri, server["id"])
 
 
-def test_an_operators_reads_answer(cloud: CliCloud) -> None:
+def test_an_operators_reads_answer(cloud: QemuCloud) -> None:
     """After the lifecycle above: its image is listed, its server is in the usage."""
     admin, member = cloud.admin, cloud.member
     limits = {row["Name"]: row["Value"]

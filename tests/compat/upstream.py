@@ -20,7 +20,7 @@ HOW_TO_CREATE = (
     "Create it with `tools/compat.sh` (`./dev test` runs it), or point "
     f"{VENV_ENV} at a venv holding openstack-placement=={PLACEMENT_VERSION} (with its "
     "dependencies), gabbi, "
-    "python-openstackclient, osc-placement and openstacksdk."
+    "python-openstackclient, osc-placement, openstacksdk and python-novaclient."
 )
 
 

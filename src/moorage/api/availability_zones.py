@@ -47,6 +47,15 @@ class Zone:
     hosts: Mapping[str, Mapping[str, ServiceState]] | None
 
 
+def zone_of_host(aggregates: Iterable[Aggregate],
+                 default_zone: str = DEFAULT_AVAILABILITY_ZONE) -> str:
+    """The zone of a host in ``aggregates`` (the host's own aggregates), or the default
+    zone for a host in none: what nova shows as a server's
+    ``OS-EXT-AZ:availability_zone`` once the server has a host."""
+    names = sorted({zone for aggregate in aggregates if (zone := zone_of(aggregate))})
+    return ",".join(names) or default_zone
+
+
 def host_zones(aggregates: Iterable[Aggregate]) -> dict[str, str]:
     """host -> its zone, for the hosts of an availability-zone aggregate."""
     zones: dict[str, set[str]] = {}

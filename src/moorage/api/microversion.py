@@ -230,6 +230,8 @@ HYPERVISOR_NO_STATISTICS = _gate("2.88", "os-hypervisors", "no usage fields; upt
 
 # Migrations and aggregates
 MIGRATION_TYPE = _gate("2.23", "os-migrations", "migrations carry migration_type")
+SERVER_MIGRATIONS = _gate("2.23", "servers/{id}/migrations", "lists the server's "
+                          "live migrations in progress (none: Moorage makes none)")
 MIGRATION_PAGING = _gate("2.59", "os-migrations", "migrations carry uuid and are listed "
                          "newest first, limit, marker and changes-since page them "
                          "(migrations_links), and a query parameter not known is a 400")

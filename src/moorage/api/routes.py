@@ -25,8 +25,10 @@ from moorage.api.handlers import (
     migrations,
     plans,
     quota_sets,
+    server_attachments,
     server_groups,
     server_metadata,
+    server_migrations,
     server_tags,
     servers,
     services,
@@ -108,6 +110,22 @@ ROUTES: dict[str, dict[str, Handler]] = {
         "PUT": server_tags.add_server_tag,
         "DELETE": server_tags.delete_server_tag,
     },
+    # Without a network or a volume service a server has neither (server_attachments).
+    "/v2.1/servers/{server_id}/ips": {"GET": server_attachments.list_addresses},
+    "/v2.1/servers/{server_id}/ips/{network}": {
+        "GET": server_attachments.show_network_addresses},
+    "/v2.1/servers/{server_id}/os-interface": {
+        "GET": server_attachments.list_interfaces,
+        "POST": server_attachments.attach_interface,
+    },
+    "/v2.1/servers/{server_id}/os-volume_attachments": {
+        "GET": server_attachments.list_volume_attachments,
+        "POST": server_attachments.attach_volume,
+    },
+    "/v2.1/servers/{server_id}/migrations": {
+        "GET": server_migrations.list_server_migrations},
+    "/v2.1/servers/{server_id}/migrations/{migration_id}": {
+        "GET": server_migrations.show_server_migration},
     "/v2.1/capabilities": {"GET": capabilities.list_capabilities},
     "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).

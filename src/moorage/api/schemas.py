@@ -178,7 +178,9 @@ _BLOCK_DEVICE: Schema = {
         "source_type": {"type": "string", "enum": ["image", "volume", "snapshot", "blank"]},
         "destination_type": {"type": "string", "enum": ["volume", "local"]},
         "uuid": text(255),
-        "volume_size": {"type": ["integer", "null"], "minimum": 1, "maximum": MAX_INT},
+        # nova's volume_size: an integer, or a string of digits (openstacksdk sends "1").
+        "volume_size": {"type": ["integer", "string", "null"], "pattern": "^[0-9]+$",
+                        "minimum": 1, "maximum": MAX_INT},
         "delete_on_termination": BOOLEAN,
     },
 }
@@ -512,6 +514,18 @@ def quota_class_set_update(version: microversion.Version) -> Schema:
     return wrapped("quota_class_set", some_of(fields))
 
 
+# nova's bodies for attaching a port or a volume: valid ones reach the handler, which
+# refuses them (Moorage has no network or volume service: server_attachments).
+_UUID_TEXT: Schema = {"type": "string", "pattern": _UUID, "description": "a uuid"}
+INTERFACE_ATTACH = wrapped("interfaceAttachment", some_of({
+    "net_id": _UUID_TEXT, "port_id": _UUID_TEXT, "tag": _TAG,
+    "fixed_ips": {"type": "array", "maxItems": 1, "items": some_of(
+        {"ip_address": _IP_ADDRESS}, required=("ip_address",))}}))
+VOLUME_ATTACH = wrapped("volumeAttachment", some_of({
+    "volumeId": _UUID_TEXT, "device": {"type": ["string", "null"]}, "tag": _TAG,
+    "delete_on_termination": BOOLEAN}, required=("volumeId",)))
+
+
 # -- by handler (the operationId of /openapi.json) ----------------------------------
 # The newest version's body; a handler in VERSIONED takes the asked version's.
 
@@ -546,6 +560,8 @@ REQUEST_SCHEMAS: dict[str, Schema] = {
     "create_server_group": server_group_create(microversion.MAX_VERSION),
     "update_quota_set": quota_set_update(microversion.MAX_VERSION),
     "update_quota_class_set": quota_class_set_update(microversion.MAX_VERSION),
+    "attach_interface": INTERFACE_ATTACH,
+    "attach_volume": VOLUME_ATTACH,
 }
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 
 from moorage.api import microversion as mv
+from moorage.api.availability_zones import zone_of_host
 from moorage.api.handlers.server_groups import groups_of
 from moorage.api.handlers.server_records import target
 from moorage.api.http import ApiRequest
@@ -69,6 +70,16 @@ def _image(req: ApiRequest, record: ServerRecord) -> View | str:
     return shown
 
 
+def _zone(req: ApiRequest, record: ServerRecord) -> str:
+    """nova's ``OS-EXT-AZ:availability_zone``: the zone of the server's host, once it
+    has one (its aggregates' zone, else the default zone), before that the zone asked
+    for. ``pinned_availability_zone`` (2.96) is always the zone asked for."""
+    if not record.host:
+        return record.availability_zone or ""
+    req.hosts()  # the catalog, as fresh as this request (read once per request)
+    return zone_of_host(req.state.catalog.aggregates_of(record.host))
+
+
 def _host_status(req: ApiRequest, record: ServerRecord) -> str:
     """nova's host_status: UP, DOWN, MAINTENANCE (disabled), UNKNOWN, or "" (no host)."""
     if not record.host:
@@ -114,7 +125,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
         "accessIPv6": attributes.access_ipv6 or "",
         "links": req.link("servers", record.uuid),
         "OS-DCF:diskConfig": attributes.disk_config,
-        "OS-EXT-AZ:availability_zone": record.availability_zone or "",
+        "OS-EXT-AZ:availability_zone": _zone(req, record),
         "config_drive": "True" if attributes.config_drive else "",
         "key_name": attributes.key_name,
         "OS-SRV-USG:launched_at": iso_time(record.launched_at),

@@ -12,10 +12,7 @@ from cliff.lister import Lister
 from moorage.api.client import ComputeApiClient, ComputeApiError, Json
 from moorage.cli.api_options import ListColumn, add_api_arguments, api_client
 from moorage.cli.output import Table
-
-# The compute agents' service as the compute API shows it (nova's name; a Moorage
-# before it showed its own).
-COMPUTE_BINARIES = frozenset({"nova-compute", "moorage-compute"})
+from moorage.compute import BINARY
 
 
 def _server_count(hypervisor: Json) -> int:
@@ -36,7 +33,7 @@ def host_rows(services: Iterable[Json], hypervisors: Iterable[Json]) -> list[dic
         by_host.setdefault(str(host), []).append(hypervisor)
     rows = []
     for service in services:
-        if service.get("binary", "nova-compute") not in COMPUTE_BINARIES:
+        if service.get("binary", BINARY) != BINARY:
             continue
         host = str(service.get("host"))
         nodes = by_host.get(host, [])
@@ -83,7 +80,7 @@ class HostList(Lister):
 def find_service(client: ComputeApiClient, host: str) -> Json:
     """The compute service of ``host``; a one-line error naming the known hosts."""
     services = [s for s in client.services()
-                if s.get("binary", "nova-compute") in COMPUTE_BINARIES]
+                if s.get("binary", BINARY) == BINARY]
     for service in services:
         if service.get("host") == host:
             return service

@@ -21,13 +21,13 @@ from typing import Any, Self
 
 import moorage
 from moorage import transport
+from moorage.compute import BINARY
 from moorage.compute.agent import ComputeAgent
 from moorage.internal_access import TOKEN_HEADER
 from moorage.model.codec import Json
 
 LOG = logging.getLogger(__name__)
 
-BINARY = "moorage-compute"
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from moorage.placement.provider_names import provider_uuid
 from tests.api_fixtures import SERVICE_TOKEN, ComputeApi
 from tests.lifecycle_paths import bring
 
-BEAT = {"binary": "moorage-compute", "driver": "fake", "agent_url": "http://192.0.2.7:9",
+BEAT = {"binary": "nova-compute", "driver": "fake", "agent_url": "http://192.0.2.7:9",
         "supported_instances": [["x86_64", "qemu", "hvm"]], "hypervisor_version": 7002000}
 BRIEF = {"id", "hypervisor_hostname", "state", "status"}
 DETAIL = BRIEF | {"hypervisor_type", "hypervisor_version", "host_ip", "service"}

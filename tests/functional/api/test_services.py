@@ -25,7 +25,7 @@ from tests.api_fixtures import (
     stop_compute_api,
 )
 
-BEAT = {"binary": "moorage-compute", "driver": "fake", "nodes": ["h1"],
+BEAT = {"binary": "nova-compute", "driver": "fake", "nodes": ["h1"],
         "agent_url": "http://127.0.0.1:9", "supported_instances": [["x86_64", "qemu", "hvm"]],
         "hypervisor_version": 7002000, "version": "0.1"}
 

@@ -18,9 +18,9 @@ from moorage.lifecycle.states import ServerStatus
 from tests.api_fixtures import SERVICE_TOKEN, ComputeApi
 from tests.lifecycle_paths import bring
 
-BEAT = {"binary": "moorage-compute", "driver": "fake", "agent_url": "http://127.0.0.1:9",
+BEAT = {"binary": "nova-compute", "driver": "fake", "agent_url": "http://127.0.0.1:9",
         "supported_instances": [["x86_64", "qemu", "hvm"]], "hypervisor_version": 7002000}
-BINARY = "moorage-compute"
+BINARY = "nova-compute"
 SHAPE_2_1 = {"id", "binary", "host", "zone", "status", "state", "updated_at",
              "disabled_reason"}
 
@@ -140,9 +140,8 @@ def test_each_gate_changes_the_answer_at_its_version(api: ComputeApi, case: Gate
 def test_the_2_1_shape_and_its_values(api: ComputeApi) -> None:
     [h1] = _services(api, Version(2, 1), "?host=h1").json()["services"]
     assert set(h1) == SHAPE_2_1
-    # The agents' service is shown by nova's name, which clients look for.
     assert (h1["binary"], h1["zone"], h1["status"], h1["state"]) == (
-        "nova-compute", "nova", "enabled", "up")
+        BINARY, "nova", "enabled", "up")
     assert h1["disabled_reason"] is None and h1["updated_at"].startswith("20")
     # No header is 2.1.
     plain = api.request("GET", "/v2.1/os-services", headers={"OpenStack-API-Version": ""})
@@ -156,10 +155,6 @@ def test_filters_and_zones(api: ComputeApi) -> None:
     newest = microversion.MAX_VERSION
     assert [s["host"] for s in _services(api, newest, "?host=h2").json()["services"]] == ["h2"]
     assert _services(api, newest, f"?binary={BINARY}&host=").json()["services"][0]["host"]
-    # nova's name of the agents' service filters as Moorage's does.
-    assert {s["host"] for s in _services(api, newest, "?binary=nova-compute").json()[
-        "services"]} == {s["host"] for s in _services(api, newest, f"?binary={BINARY}").json()[
-        "services"]} == {"h1", "h2"}
     assert _services(api, newest, "?binary=nova-scheduler").json()["services"] == []
     aggregate = api.admin("POST", "/v2.1/os-aggregates", json={"aggregate": {
         "name": "fast", "availability_zone": "az1"}}, expect=200).json()["aggregate"]
@@ -190,7 +185,7 @@ def test_the_actions_before_2_53(api: ComputeApi) -> None:
         ("force-down", {"host": "h1", "binary": BINARY}, 400, "Missing forced_down field"),
         ("reboot", {"host": "h1", "binary": BINARY}, 404, "Unknown action"),
         ("disable", {"host": "h9", "binary": BINARY}, 404,
-         "Could not find binary moorage-compute on host h9."),
+         "Could not find binary nova-compute on host h9."),
         ("disable", {"host": "h1"}, 400, "'binary' is a required property"),
         ("disable", {"host": "h 1", "binary": BINARY}, 400, "'host'"),
         ("disable", {"host": "h1", "binary": BINARY, "status": "disabled"}, 400,

@@ -46,7 +46,7 @@ def failed(run: Run) -> str:
 def register(api: ComputeApi, host: str, driver: str, nodes: list[str] | None = None) -> None:
     """What a compute agent does at start: its heartbeat creates its service."""
     api.internal("PUT", f"/internal/services/{host}", expect=200, json={
-        "binary": "moorage-compute", "driver": driver, "nodes": nodes or [host],
+        "binary": "nova-compute", "driver": driver, "nodes": nodes or [host],
         "agent_url": "http://127.0.0.1:9", "supported_instances": [["x86_64", "qemu", "hvm"]],
         "hypervisor_version": 7002000, "version": "test"})
 

@@ -414,7 +414,7 @@ def test_migration_list(moorage: Moorage, stand_in: StandIn) -> None:
 
 # -- hosts and aggregates ----------------------------------------------------------------------
 SERVICES = {"services": [
-    {"id": 7, "binary": "moorage-compute", "host": "kvm-1", "status": "enabled",
+    {"id": 7, "binary": "nova-compute", "host": "kvm-1", "status": "enabled",
      "state": "up", "forced_down": False, "zone": "nova"}]}
 
 

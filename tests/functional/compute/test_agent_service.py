@@ -291,7 +291,7 @@ def test_registration_and_heartbeat(placement: TestClient, agents: list[RunningA
     # Registered before start_agent returned.
     path, headers, body = compute_api.beats[0]
     assert path == "/internal/services/h1" and headers["X-Service-Token"] == "s3cret"
-    assert body == {"binary": "moorage-compute", "driver": "fake", "nodes": ["h1"],
+    assert body == {"binary": "nova-compute", "driver": "fake", "nodes": ["h1"],
                     "agent_url": running.url, "supported_instances": [["x86_64", "fake", "hvm"]],
                     "hypervisor_version": 1000, "version": body["version"]}
     compute_api.wait_for(2)

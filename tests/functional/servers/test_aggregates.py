@@ -258,6 +258,9 @@ def test_availability_zone_by_the_host_filter_only(make_cloud: Any) -> None:
     # Without a zone, "a" (the largest, in the default zone) is fine.
     anywhere = cloud.boot_and_wait(cloud.flavor("small2"), cloud.image("raw2", "raw"))
     assert anywhere["OS-EXT-SRV-ATTR:host"] == "a"
+    # nova shows the zone of the host (the default zone), not the none asked for.
+    assert anywhere["OS-EXT-AZ:availability_zone"] == "nova"
+    assert anywhere["pinned_availability_zone"] is None
 
 
 def test_availability_zone_by_the_placement_query(make_cloud: Any) -> None:

@@ -80,7 +80,7 @@ def test_boot_across_processes(processes: str) -> None:
         time.sleep(0.2)
     # The registration route refuses a caller without the service token.
     forged = requests.put(processes + "/internal/services/evil", json={
-        "binary": "moorage-compute", "driver": "fake", "nodes": ["evil"],
+        "binary": "nova-compute", "driver": "fake", "nodes": ["evil"],
         "agent_url": "http://127.0.0.1:1", "supported_instances": [],
         "hypervisor_version": 1, "version": "x"}, timeout=10)
     assert forged.status_code == 401

@@ -37,6 +37,9 @@ def _nothing_left(cloud: Cloud) -> None:
     ({"block_device_mapping_v2": [{"boot_index": 0, "source_type": "image",
                                    "destination_type": "volume", "uuid": "IMAGE",
                                    "volume_size": 0}]}, "volume_size"),
+    ({"block_device_mapping_v2": [{"boot_index": 0, "source_type": "image",
+                                   "destination_type": "volume", "uuid": "IMAGE",
+                                   "volume_size": "0"}]}, "volume_size"),
     # The local root disk's image (what osc sends beside imageRef) must be imageRef's.
     ({"block_device_mapping_v2": [{"boot_index": 0, "source_type": "image",
                                    "destination_type": "local", "uuid": "other"}]},

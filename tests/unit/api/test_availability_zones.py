@@ -7,7 +7,7 @@ import datetime
 
 import pytest
 
-from moorage.api.availability_zones import ServiceState, Zone, availability_zones
+from moorage.api.availability_zones import ServiceState, Zone, availability_zones, zone_of_host
 from moorage.api.storage.services import ServiceRecord
 from moorage.scheduler.types import Aggregate
 
@@ -18,7 +18,7 @@ STALE = NOW - datetime.timedelta(seconds=600)
 
 def service(host: str, *, disabled: bool = False, forced_down: bool = False,
             updated_at: datetime.datetime = FRESH) -> ServiceRecord:
-    return ServiceRecord(id=0, uuid=f"uuid-{host}", host=host, binary="moorage-compute",
+    return ServiceRecord(id=0, uuid=f"uuid-{host}", host=host, binary="nova-compute",
                          driver="fake",
                          nodes=[host], agent_url=None, disabled=disabled,
                          forced_down=forced_down, updated_at=updated_at)
@@ -30,7 +30,7 @@ def zone(name: str, *hosts: str) -> Aggregate:
 
 
 def up(at: datetime.datetime = FRESH) -> dict[str, ServiceState]:
-    return {"moorage-compute": ServiceState(True, True, at)}
+    return {"nova-compute": ServiceState(True, True, at)}
 
 
 CASES = [
@@ -53,8 +53,8 @@ CASES = [
     ("a down or forced down service stays listed, not available",
      [service("h1", updated_at=STALE), service("h2", forced_down=True)], [],
      [Zone("nova", True, {
-         "h1": {"moorage-compute": ServiceState(False, True, STALE)},
-         "h2": {"moorage-compute": ServiceState(False, True, FRESH)}})]),
+         "h1": {"nova-compute": ServiceState(False, True, STALE)},
+         "h2": {"nova-compute": ServiceState(False, True, FRESH)}})]),
 ]
 
 
@@ -63,3 +63,14 @@ CASES = [
 def test_zones(services: list[ServiceRecord], aggregates: list[Aggregate],
                expected: list[Zone]) -> None:
     assert availability_zones(services, aggregates, down_after=60, now=NOW) == expected
+
+
+@pytest.mark.parametrize(("aggregates", "expected"), [
+    ([], "nova"),
+    ([Aggregate("u", "ssd", frozenset({"h1"}), {})], "nova"),
+    ([zone("west", "h1")], "west"),
+    ([zone("west", "h1"), zone("east", "h1")], "east,west"),
+], ids=["in no aggregate", "in an aggregate without a zone", "in a zone",
+        "in two zones, joined as nova does"])
+def test_the_zone_of_a_host(aggregates: list[Aggregate], expected: str) -> None:
+    assert zone_of_host(aggregates) == expected

@@ -28,7 +28,7 @@ from moorage.model.inventory import Inventory
 from moorage.placement.provider_names import provider_uuid
 
 SERVICE = ServiceRecord(id=7, uuid="5b1c0d5e-8f3a-4b2e-9a61-3d1f7f9e2c10", host="h1",
-                        binary="moorage-compute", driver="libvirt", nodes=["h1"],
+                        binary="nova-compute", driver="libvirt", nodes=["h1"],
                         agent_url="http://10.0.0.5:8775", hypervisor_version=8000000,
                         updated_at=datetime.datetime(2026, 1, 1))
 RESOURCES = NodeResources(vcpus=16, vcpus_used=3, memory_mb=8192, memory_mb_used=2560,

@@ -87,6 +87,10 @@ SERVER = {"name": "vm", "flavorRef": "m1", "imageRef": "cirros", "networks": "no
         {"boot_index": 0, "source_type": "image", "destination_type": "volume",
          "uuid": "x", "volume_size": 0}]}},
      ["'volume_size' at server.block_device_mapping_v2[0].volume_size", "at least 1"]),
+    ("create_server", {"server": {**SERVER, "block_device_mapping_v2": [
+        {"boot_index": 0, "source_type": "image", "destination_type": "volume",
+         "uuid": "x", "volume_size": "1G"}]}},
+     ["'volume_size' at server.block_device_mapping_v2[0].volume_size", "[0-9]+"]),
     ("plan", {"boot": {}}, ["There is no such operation: boot"]),
     ("heartbeat", {"driver": "d" * 65, "nodes": ["n"]}, ["'driver'", "1 to 64 characters"]),
 ])
@@ -107,6 +111,10 @@ def test_long_values_are_cut_in_messages() -> None:
                                   "os-flavor-access:is_public": "False",
                                   "extra_specs": {"hw:cpu_policy": "dedicated"}}}),
     ("create_server", {"server": {**SERVER, "networks": "none", "min_count": 1}}),
+    # openstacksdk's boot from volume: the size as a string, as nova takes it.
+    ("create_server", {"server": {**SERVER, "block_device_mapping_v2": [
+        {"boot_index": "0", "source_type": "image", "destination_type": "volume",
+         "uuid": "x", "volume_size": "1", "delete_on_termination": True}]}}),
     ("server_action", {"confirmResize": None}),
     ("aggregate_action", {"set_metadata": {"metadata": {"a": None, "b": "c"}}}),
     ("update_image", {"properties": {"hw_disk_bus": None}}),

@@ -24,9 +24,9 @@ from moorage.jsonvalue import JSONValue
 from moorage.scheduler.types import Aggregate
 
 SERVICE = ServiceRecord(id=4, uuid="9d0c3b1e-2f4a-4c5d-8e6f-7a8b9c0d1e2f", host="h1",
-                        binary="moorage-compute", driver="fake", nodes=["h1"],
+                        binary="nova-compute", driver="fake", nodes=["h1"],
                         agent_url=None, updated_at=datetime.datetime(2026, 2, 3, 4, 5, 6))
-HOST = {"host": "h1", "binary": "moorage-compute"}
+HOST = {"host": "h1", "binary": "nova-compute"}
 
 
 @pytest.mark.parametrize(("version", "ident", "forced_down"), [

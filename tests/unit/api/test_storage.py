@@ -76,7 +76,7 @@ def test_0007_names_the_services_and_nodes_there_are(tmp_path: Path) -> None:
             conn.execute(sa.text(
                 "INSERT INTO services (host, binary, driver, nodes, supported_instances, "
                 "disabled, forced_down, created_at, updated_at, change_version) VALUES "
-                "(:host, 'moorage-compute', 'fake', :nodes, '[]', 0, 0, :now, :now, 1)"),
+                "(:host, 'nova-compute', 'fake', :nodes, '[]', 0, 0, :now, :now, 1)"),
                 {"host": host, "nodes": nodes, "now": now})
     migration.upgrade(db)
     with db.reader() as conn:
@@ -116,7 +116,7 @@ def test_flavor_round_trip_and_not_found(db: Database) -> None:
 
 
 def _beat(host: str) -> services.Heartbeat:
-    return services.Heartbeat(host=host, binary="moorage-compute", driver="fake",
+    return services.Heartbeat(host=host, binary="nova-compute", driver="fake",
                               nodes=[host], agent_url="http://127.0.0.1:1",
                               supported_instances=[("x86_64", "qemu", "hvm")],
                               hypervisor_version=7002000)

@@ -258,10 +258,10 @@ def test_server_show_value_column(fake_api: Callable[[list[Json]], None],
 # -- hosts ----------------------------------------------------------------------
 def test_host_rows_join_services_and_hypervisors() -> None:
     services = [
-        {"id": 2, "binary": "moorage-compute", "host": "vm-1", "status": "disabled",
+        {"id": 2, "binary": "nova-compute", "host": "vm-1", "status": "disabled",
          "state": "up", "disabled_reason": "maintenance", "forced_down": False,
          "zone": "nova"},
-        {"id": 1, "binary": "moorage-compute", "host": "bm-1", "status": "enabled",
+        {"id": 1, "binary": "nova-compute", "host": "bm-1", "status": "enabled",
          "state": "down", "forced_down": True},
         {"id": 3, "binary": "moorage-conductor", "host": "ctl", "status": "enabled",
          "state": "up"},

@@ -80,7 +80,7 @@ def test_a_report_says_what_each_driver_runs() -> None:
     fake = _heartbeat(FakeDriver(conf, FakeHost(nodes=("h1", "h1b")))).report()
     assert {k: fake[k] for k in ("binary", "driver", "nodes", "agent_url",
                                  "supported_instances", "hypervisor_version")} == {
-        "binary": "moorage-compute", "driver": "fake", "nodes": ["h1", "h1b"],
+        "binary": "nova-compute", "driver": "fake", "nodes": ["h1", "h1b"],
         "agent_url": "http://127.0.0.1:8781",
         "supported_instances": [["x86_64", "fake", "hvm"]], "hypervisor_version": 1000}
     vmware = _heartbeat(VMwareDriver(conf)).report()

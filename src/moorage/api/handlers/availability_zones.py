@@ -6,7 +6,6 @@ the aggregates the scheduler reads."""
 from __future__ import annotations
 
 from moorage.api.availability_zones import Zone, availability_zones
-from moorage.api.handlers.service_views import shown_binary
 from moorage.api.http import ApiRequest, json_response
 from moorage.api.storage import services as service_store
 from moorage.api.timestamps import nova_time
@@ -26,7 +25,7 @@ def _zones(req: ApiRequest) -> list[Zone]:
 def _hosts(zone: Zone) -> JSONValue:
     if zone.hosts is None:
         return None
-    return {host: {shown_binary(binary): {"available": state.available, "active": state.active,
+    return {host: {binary: {"available": state.available, "active": state.active,
                             "updated_at": nova_time(state.updated_at)}
                    for binary, state in services.items()}
             for host, services in zone.hosts.items()}

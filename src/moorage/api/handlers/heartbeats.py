@@ -15,6 +15,7 @@ from moorage.api.http import ApiRequest, json_response
 from moorage.api.schemas import MAX_HEARTBEATS
 from moorage.api.storage import services as store
 from moorage.api.storage.services import Heartbeat, OperatorState
+from moorage.compute import BINARY
 from moorage.lifecycle import operations
 from moorage.lifecycle import store as lifecycle
 from moorage.lifecycle.operations import Operation
@@ -37,7 +38,7 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
         raise BadRequest("'hypervisor_version' must be an integer.")
     return Heartbeat(
         host=host,
-        binary=string(body, "binary") or "moorage-compute",
+        binary=string(body, "binary") or BINARY,
         driver=string(body, "driver", required=True) or "",
         nodes=nodes,
         agent_url=string(body, "agent_url"),

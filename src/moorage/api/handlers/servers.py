@@ -173,6 +173,8 @@ def _boot_mapping(body: Mapping[str, Any]) -> tuple[str | None, int | None]:
     if entry["destination_type"] == "local":
         return image_id, None
     size = entry.get("volume_size")
+    if isinstance(size, str) and size.isdigit():
+        size = int(size)  # nova's volume_size takes a string of digits
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise BadRequest(f"volume_size must be a positive integer (GiB), not {size!r}.")
     return image_id, size

@@ -14,23 +14,8 @@ from __future__ import annotations
 
 from moorage.api.microversion import SERVICE_FORCED_DOWN, SERVICE_UUIDS, Version, at
 from moorage.api.storage.services import ServiceRecord
-from moorage.compute.registration import BINARY as AGENT_BINARY
 from moorage.jsonvalue import JSONValue
 from moorage.scheduler.host_filters import DEFAULT_AVAILABILITY_ZONE
-
-# The compute agents' service as nova names it: the name every client looks for
-# (Tempest, the openstack CLI, the SDK, Ansible). Moorage's own name is taken too.
-NOVA_COMPUTE = "nova-compute"
-
-
-def shown_binary(stored: str) -> str:
-    """A service's binary as the API shows it."""
-    return NOVA_COMPUTE if stored == AGENT_BINARY else stored
-
-
-def stored_binary(asked: str) -> str:
-    """The binary a filter or an action names, as the services table holds it."""
-    return AGENT_BINARY if asked == NOVA_COMPUTE else asked
 
 
 def service_view(service: ServiceRecord, *, up: bool, zone: str, version: Version
@@ -38,7 +23,7 @@ def service_view(service: ServiceRecord, *, up: bool, zone: str, version: Versio
     """A service in the shape ``version`` shows."""
     view: dict[str, JSONValue] = {
         "id": service.uuid if at(version, SERVICE_UUIDS) else service.id,
-        "binary": shown_binary(service.binary),
+        "binary": service.binary,
         "host": service.host,
         "zone": zone,
         "status": "disabled" if service.disabled else "enabled",

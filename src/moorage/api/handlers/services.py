@@ -45,10 +45,8 @@ def list_services(req: ApiRequest) -> Response:
         only_known(req.query, ("host", "binary"))
     with req.state.database.reader() as conn:
         # nova's filters: an empty value filters nothing.
-        binary = req.query.get("binary")
-        found = store.list_services(
-            conn, host=req.query.get("host") or None,
-            binary=service_views.stored_binary(binary) if binary else None)
+        found = store.list_services(conn, host=req.query.get("host") or None,
+                                    binary=req.query.get("binary") or None)
     zones = availability_zones.host_zones(req.state.catalog.aggregates())
     return json_response({"services": [_view(req, s, zones) for s in found]})
 
@@ -84,8 +82,7 @@ def update_service(req: ApiRequest) -> Response:
         request = service_changes.action_request(req.params["service_id"], body,
                                                  req.version)
         with req.state.database.reader() as conn:
-            found = store.find_service_by_host_and_binary(conn, request.host,
-                                                         service_views.stored_binary(request.binary))
+            found = store.find_service_by_host_and_binary(conn, request.host, request.binary)
         if found is None:
             raise NotFound(f"Could not find binary {request.binary} on host "
                            f"{request.host}.")
