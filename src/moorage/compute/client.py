@@ -114,5 +114,9 @@ class AgentClient(Protocol):
     def console_output(self, host: str, instance_uuid: str) -> str:
         """The guest's console output; ConsoleUnavailable (or AgentUnreachable)."""
 
+    def host_uptime(self, host: str) -> str | None:
+        """The host's uptime line; None when its driver cannot tell (or
+        AgentUnreachable)."""
+
     def set_disabled(self, host: str, disabled: bool) -> None:
         """Tell the agent its service is (no longer) disabled."""

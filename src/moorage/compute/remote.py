@@ -124,6 +124,16 @@ class HTTPAgentClient:
                                      missing=answer.status == 404)
         raise _unexpected(host, answer)
 
+    def host_uptime(self, host: str) -> str | None:
+        answer = self._call(host, "GET", "/host/uptime")
+        body = answer.json()
+        if answer.status == 200 and isinstance(body, dict) and isinstance(
+                body.get("uptime"), str):
+            return str(body["uptime"])
+        if answer.status == 501:
+            return None
+        raise _unexpected(host, answer)
+
     def set_disabled(self, host: str, disabled: bool) -> None:
         answer = self._call(host, "PUT", "/service", {"disabled": disabled})
         if answer.status != 200:
@@ -231,6 +241,12 @@ class LocalAgentClient:
             raise ConsoleUnavailable(str(exc), missing=True) from None
         except NotImplementedError as exc:
             raise ConsoleUnavailable(str(exc), missing=False) from None
+
+    def host_uptime(self, host: str) -> str | None:
+        try:
+            return self._agent(host).driver.host_uptime()
+        except NotImplementedError:
+            return None
 
     def set_disabled(self, host: str, disabled: bool) -> None:
         self._agent(host).set_disabled(disabled)

@@ -9,6 +9,7 @@
                            "reboot_hard"}: done, synchronously: 204, or 409 power_failed
     GET    /guests/{uuid}/console  {"console": {"output": ...}}: 404 no such guest, 501
                            its driver keeps no console
+    GET    /host/uptime    {"uptime": "..."} (nova's line): 501 its driver cannot tell
     PUT    /service        {"disabled": bool}: COMPUTE_STATUS_DISABLED follows at once
 
 A call about a guest may carry ``X-Moorage-Fence: OPERATION.TAKEOVER``, the operation
@@ -203,6 +204,14 @@ def show_console(req: AgentRequest) -> Response:
     return json_response(200, {"console": {"output": output}})
 
 
+def show_uptime(req: AgentRequest) -> Response:
+    try:
+        uptime = req.agent.driver.host_uptime()
+    except NotImplementedError as exc:
+        raise HTTPError(501, str(exc)) from None
+    return json_response(200, {"uptime": uptime})
+
+
 def update_service(req: AgentRequest) -> Response:
     body = req.json()
     if not (isinstance(body, dict) and set(body) == {"disabled"}
@@ -224,6 +233,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/guests/{uuid}": {"GET": show_guest, "DELETE": destroy_guest},
     "/guests/{uuid}/power": {"POST": power_guest},
     "/guests/{uuid}/console": {"GET": show_console},
+    "/host/uptime": {"GET": show_uptime},
     "/service": {"PUT": update_service},
 }
 

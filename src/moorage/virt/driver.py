@@ -220,6 +220,13 @@ class ComputeDriver(abc.ABC):
         """What the guest wrote to its console (the last of it, when it wrote much)."""
         raise NotImplementedError(f"the {self.name} driver keeps no console output")
 
+    def host_uptime(self) -> str:
+        """The host's uptime line (``moorage.virt.host_uptime``), as nova's drivers
+        report it; NotImplementedError when the driver cannot tell (a simulated host,
+        a node it does not run on)."""
+        raise NotImplementedError(f"the {self.name} driver does not report its host's "
+                                  "uptime")
+
     def supported_instances(self) -> list[tuple[str, str, str]]:
         """(architecture, hypervisor type, VM mode) triples of the guests this host runs,
         as upstream's compute nodes report them (ImagePropertiesFilter reads them).

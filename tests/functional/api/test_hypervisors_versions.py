@@ -249,7 +249,8 @@ def test_search_servers_and_uptime_before_their_retirement(api: ComputeApi) -> N
         answer = _ask(api, old, path)
         assert answer.status_code == 404, answer.text
         assert "No hypervisor matching 'h9' could be found." in answer.text
-    # Uptime: Moorage's agents do not report it; a down host is a 400, as in nova.
+    # Uptime: no agent this API can reach tells it (501, nova's for a driver that
+    # cannot tell); a down host is a 400, as in nova.
     h1 = _ids(api, old)["h1"]
     answer = _ask(api, old, f"/os-hypervisors/{h1}/uptime")
     assert answer.json()["notImplemented"]["code"] == 501

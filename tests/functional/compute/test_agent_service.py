@@ -113,6 +113,10 @@ def test_spawn_refuse_destroy_over_http(placement: TestClient,
     client.destroy("h1", guest.uuid)
     client.destroy("h1", guest.uuid)  # not there any more: still fine
     assert _listed(running.url) == {"guests": []}
+    # A simulated host tells no uptime: 501 on the wire, None to the client.
+    answer = requests.get(running.url + "/host/uptime", headers=HEADERS, timeout=5)
+    assert answer.status_code == 501 and "uptime" in answer.json()["error"]["message"]
+    assert client.host_uptime("h1") is None
 
 
 def test_the_wire_answers_409_and_400_as_the_contract_says(
@@ -389,6 +393,8 @@ def test_libvirt_agent_over_http(placement: TestClient, agents: list[RunningAgen
     assert ["x86_64", "qemu", "hvm"] in report["supported_instances"]
     assert report["hypervisor_version"] == host.connect(libvirt_embed_uri).getVersion()
     client = HTTPAgentClient(lambda h: running.url, TOKEN, 120)
+    # The host's uptime, as nova's libvirt driver reports it (os-hypervisors/{id}/uptime).
+    assert " up " in (client.host_uptime("kvm1") or "")
     # The flavor and image contradict each other: no host could do better.
     with pytest.raises(SpawnFailed) as caught:
         client.spawn("kvm1", _guest("kvm1", "qcow2", hw_tpm_model="tpm-crb",

@@ -205,3 +205,5 @@ def test_local_client_powers_guests_and_reads_their_console() -> None:
     with pytest.raises(ConsoleUnavailable) as missing:
         client.console_output("h1", "0b5d2c1a-9e8f-4a3b-8c7d-6e5f4a3b2c1d")
     assert missing.value.missing
+    # A simulated host has no uptime to tell: None (the API's 501).
+    assert client.host_uptime("h1") is None

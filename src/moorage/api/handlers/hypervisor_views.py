@@ -87,7 +87,8 @@ class Hypervisor:
     servers: Sequence[HostedServer] = ()
     # None where the answer needs none (lists, and from 2.88).
     resources: NodeResources | None = None
-    # The hypervisor's uptime: Moorage's agents do not report it (see ``detail_view``).
+    # The hypervisor's uptime from 2.88: not asked of the agents there (see
+    # ``detail_view``); before, ``/uptime`` asks the host's agent.
     uptime: str | None = None
 
     def ident(self, version: Version) -> int | str:
@@ -136,8 +137,8 @@ def detail_view(hypervisor: Hypervisor, version: Version) -> dict[str, JSONValue
                     "disabled_reason": service.disabled_reason},
     })
     if at(version, HYPERVISOR_NO_STATISTICS):
-        # Moorage's agents do not report the host's uptime: null, as nova answers for
-        # a driver that cannot tell or a host that does not answer.
+        # The lists and shows do not ask each host's agent for its uptime (before
+        # 2.88 ``/uptime`` does): null, as nova answers for a driver that cannot tell.
         view["uptime"] = hypervisor.uptime
         return view
     resources = hypervisor.resources

@@ -21,6 +21,7 @@ from moorage.api.handlers.hypervisor_views import Hypervisor, Page
 from moorage.api.handlers.paging import MAX_LIMIT, Paging, link_after, paging
 from moorage.api.handlers.path_ids import integer_id, uuid_id
 from moorage.api.http import ApiRequest, json_response
+from moorage.compute.client import AgentUnreachable
 from moorage.jsonvalue import JSONValue
 from moorage.web import Response
 
@@ -153,18 +154,28 @@ def hypervisor_statistics(req: ApiRequest) -> Response:
 
 
 def hypervisor_uptime(req: ApiRequest) -> Response:
-    """A hypervisor's uptime (before 2.88). Moorage's agents do not report it: 501, as
-    nova answers for a driver that cannot tell (clients expect that answer), or 400
-    when the host is down, as nova answers before asking it."""
+    """A hypervisor's uptime (before 2.88), asked of its host's agent: the line nova's
+    drivers report; 501 when the driver cannot tell (a simulated host), as nova
+    answers, or 400 when the host is down or does not answer, as nova does."""
     if req.at(microversion.HYPERVISOR_NO_STATISTICS):
         raise NotFound(_NO_SUCH_ROUTE)
     req.authorize("os_compute_api:os-hypervisors:uptime")
     hypervisor = _hypervisor_of_path(req)
+    unavailable = BadRequest(f"Compute service of {hypervisor.service.host} is "
+                             "unavailable at this time.")
     if not hypervisor.up:
-        raise BadRequest(f"Compute service of {hypervisor.service.host} is unavailable at "
-                         "this time.")
-    raise NotImplementedYet("The requested functionality is not supported: Moorage's "
-                            "compute agents do not report their host's uptime.")
+        raise unavailable
+    agents = req.state.agents
+    try:
+        uptime = agents.host_uptime(hypervisor.service.host) if agents is not None else None
+    except AgentUnreachable:
+        raise unavailable from None
+    if uptime is None:
+        raise NotImplementedYet("The requested functionality is not supported: the "
+                                f"{hypervisor.service.driver} driver of "
+                                f"{hypervisor.service.host} does not report its uptime.")
+    return json_response({"hypervisor": {
+        **hypervisor_views.brief_view(hypervisor, req.version), "uptime": uptime}})
 
 
 def search_hypervisors(req: ApiRequest) -> Response:

@@ -19,6 +19,7 @@ from oslo_config import cfg
 
 from moorage.conf import InvalidOption, option_value
 from moorage.model.inventory import Inventory
+from moorage.virt import host_uptime
 from moorage.virt.capabilities import CAPABILITY_TRAITS
 from moorage.virt.driver import (
     ComputeDriver,
@@ -233,6 +234,11 @@ class LibvirtDriver(ComputeDriver):
     def console_output(self, instance_uuid: str) -> str:
         self._own(instance_uuid)
         return power.console_output(self.host, instance_uuid)
+
+    def host_uptime(self) -> str:
+        """The uptime of the machine libvirt runs on: this one (the agent runs beside
+        its libvirt, as nova-compute does)."""
+        return host_uptime.this_host()
 
     def guests(self) -> list[str]:
         """This host's guests. One libvirt may hold the guests of several hosts (the
