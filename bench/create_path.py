@@ -1,7 +1,7 @@
 """The compute API's POST /servers, timed: what the quota check adds to a create.
 
 Usage: PYTHONPATH=<worktree>/src python bench/create_path.py [--servers N] [--quota MODE]
-       [--database URL]
+       [--database URL] [--admission [--batch K]]
 
 One compute API in this process (threaded HTTP server, no conductor: ``[conductor]
 run_in_api = false``, so a create is the request's validation and its one write
