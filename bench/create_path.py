@@ -1,7 +1,7 @@
 """The compute API's POST /servers, timed: what the quota check adds to a create.
 
 Usage: PYTHONPATH=<worktree>/src python bench/create_path.py [--servers N] [--quota MODE]
-       [--database URL]
+       [--database URL] [--admission [--batch K]]
 
 One compute API in this process (threaded HTTP server, no conductor: ``[conductor]
 run_in_api = false``, so a create is the request's validation and its one write
@@ -18,9 +18,12 @@ the count of the project's servers with their cores and RAM). Older code without
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import statistics
 import tempfile
 import time
+import uuid as uuidlib
 from pathlib import Path
 
 import requests
@@ -47,6 +50,10 @@ def main() -> None:
     parser.add_argument("--admission", action="store_true",
                         help="then time the quota's admission alone (lock, limits, count "
                         "of the N servers), 200 times in write transactions")
+    parser.add_argument("--batch", type=int, default=1,
+                        help="with --admission: that many creates (the admission, then "
+                        "the server's insert) in each write transaction, as a group "
+                        "commit runs them; the time is per create")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database or f"sqlite:///{Path(tmp) / 'api.sqlite'}"
@@ -63,7 +70,7 @@ def main() -> None:
         try:
             latencies = _creates(server.url, args.servers)
             if args.admission:
-                _time_admission(state)
+                _time_admission(state, args.batch)
         finally:
             server.stop()
             state.database.dispose()
@@ -74,19 +81,24 @@ def main() -> None:
               f"p90 {ordered[int(len(ordered) * 0.9)]:.2f} ms")
 
 
-def _time_admission(state: ApiState) -> None:
+def _time_admission(state: ApiState, batch: int) -> None:
     from moorage.api.quotas import admission  # the new code only
     from moorage.lifecycle import store
     with state.database.reader() as conn:
         (record,) = store.list_servers(conn, ServerQuery(limit=1))
     times = []
+    made = itertools.count()
     for _ in range(200):
         with state.database.writer() as writer:
             began = time.perf_counter()
-            admission.admit_servers(writer.conn, state.conf, record, 1, 1)
-            times.append((time.perf_counter() - began) * 1000)
-    print(f"admission alone: median {statistics.median(times):.3f} ms, "
-          f"min {min(times):.3f} ms")
+            for _ in range(batch):
+                admission.admit_servers(writer.conn, state.conf, record, 1, 1)
+                if batch > 1:  # what the next admission in the transaction counts
+                    store.insert_server(writer.conn, dataclasses.replace(
+                        record, uuid=str(uuidlib.uuid4()), name=f"b{next(made)}"))
+            times.append((time.perf_counter() - began) * 1000 / batch)
+    print(f"admission alone ({batch} per transaction{', with the inserts' if batch > 1 else ''}"
+          f"): median {statistics.median(times):.3f} ms, min {min(times):.3f} ms per create")
 
 
 def _creates(url: str, count: int) -> list[float]:

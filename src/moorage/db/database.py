@@ -21,6 +21,7 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.pool import PoolProxiedConnection
 from typing_extensions import TypeVar
 
+from moorage.db import memo
 from moorage.db.engine import WRITE_OPTION, KeptConnection, make_engine, normalize_url, sqlite_file
 from moorage.db.group_commit import SQLiteGroupCommit
 
@@ -114,9 +115,11 @@ class Database(Generic[W]):
         ``kept``: on PostgreSQL, run the block on that connection, kept between the
         caller's blocks, instead of one checked out of the pool each time (with the
         pool's ping, a round trip to the server per transaction). A block that
-        fails drops it; the next opens another."""
+        fails drops it; the next opens another.
+
+        Each block has a memo of its own (``moorage.db.memo``), gone when it ends."""
         if self._group_commit is not None:
-            with self._group_commit.member() as conn:
+            with self._group_commit.member() as conn, memo.scope(conn):
                 transaction = self._transaction(conn)
                 yield transaction
                 transaction.before_commit()
@@ -124,7 +127,7 @@ class Database(Generic[W]):
         if kept is not None:
             conn = kept.connection()
             try:
-                with conn.begin():
+                with conn.begin(), memo.scope(conn):
                     transaction = self._transaction(conn)
                     yield transaction
                     transaction.before_commit()
@@ -134,7 +137,7 @@ class Database(Generic[W]):
             return
         with self.engine.connect() as conn:
             conn = conn.execution_options(**{WRITE_OPTION: True})
-            with conn.begin():
+            with conn.begin(), memo.scope(conn):
                 transaction = self._transaction(conn)
                 yield transaction
                 transaction.before_commit()

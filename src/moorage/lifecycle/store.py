@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.db.clock import utcnow, utcnow_precise
 from moorage.db.statements import Statement
-from moorage.lifecycle import listing
+from moorage.lifecycle import listing, tally
 from moorage.lifecycle import operations as operation_store
 from moorage.lifecycle.attributes import ServerAttributes
 from moorage.lifecycle.history import (
@@ -193,6 +193,7 @@ def insert_server(conn: Connection, record: ServerRecord) -> None:
         raise IllegalTransition(f"{created.name} creates a server in {created.status}/"
                                 f"{created.task}, not {record.status}/{record.task_state}")
     _INSERT_SERVER.run(conn, _to_row(record))
+    tally.added(conn, record)
     if record.attributes.tags:
         _retag(conn, record.uuid, record.attributes.tags)
 
@@ -402,6 +403,8 @@ def apply(conn: Connection, transition: Transition, uuid: str,
     row: dict[str, object] = {str(name): value for name, value in values.items()}
     if isinstance(changes.flavor, Flavor):  # its sizes' columns follow it (quotas)
         row["vcpus"], row["memory_mb"] = changes.flavor.vcpus, changes.flavor.memory_mb
+    if _changes_usage(transition) or isinstance(changes.flavor, Flavor):
+        tally.forget(conn)  # what the project's count kept in this transaction
     if transition.status is not None:
         row["status"] = str(transition.status)
     row["task_state"] = str(transition.task) if transition.task is not None else None
@@ -419,6 +422,14 @@ def apply(conn: Connection, transition: Transition, uuid: str,
             operation_store.finish(conn, fence.operation_id, fence.owner)
         return Applied.APPLIED
     return _why_not(conn, fence)
+
+
+@functools.lru_cache(maxsize=256)
+def _changes_usage(transition: Transition) -> bool:
+    """Whether ``transition`` may make a server count, or stop counting, in its
+    project's usage (live servers are those not DELETED)."""
+    return ServerStatus.DELETED in transition.statuses or \
+        transition.status == ServerStatus.DELETED
 
 
 def _why_not(conn: Connection, fence: Fence | None) -> Applied:

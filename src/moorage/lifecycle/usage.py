@@ -5,40 +5,24 @@ Counted in the transaction that then records a server (``moorage.api.quotas``), 
 statement on the partial index of a project's live servers
 (``ix_servers_project_id_live``). Cores and RAM are read from the flavor each server
 row keeps (its JSON snapshot, the flavor it runs now: a resize's new flavor once
-finished), and only when a limit on them needs them.
+finished), and only when a limit on them needs them. In a write transaction each
+project is counted once (``tally``): the creates of one group commit share its count.
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from moorage.db.statements import Statement
-from moorage.lifecycle import store
+from moorage.lifecycle import store, tally
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.schema import servers
-
-
-@dataclass(frozen=True)
-class ServerUsage:
-    """Servers, their vCPUs and their MiB of RAM (zero when not counted)."""
-
-    instances: int = 0
-    cores: int = 0
-    ram: int = 0
-
-
-@dataclass(frozen=True)
-class ProjectUsage:
-    """A project's live servers, and the part of them one of its users owns."""
-
-    project: ServerUsage
-    user: ServerUsage
+from moorage.lifecycle.tally import ProjectUsage, ServerUsage
 
 
 @functools.lru_cache(maxsize=4)
@@ -63,14 +47,29 @@ def _count_statement(resources: bool, per_user: bool) -> Statement:
             columns += [sa.func.sum(sa.case((mine, c.vcpus), else_=0)),
                         sa.func.sum(sa.case((mine, c.memory_mb), else_=0))]
     statement: sa.Select[Any] = sa.select(*columns)
+    # (Driver SQL on SQLite too: SQLAlchemy's execution path cost as much as the count.)
     return Statement(statement.select_from(servers).where(
-        c.project_id == sa.bindparam("b_project"), sa.text("servers.status <> 'DELETED'")))
+        c.project_id == sa.bindparam("b_project"), sa.text("servers.status <> 'DELETED'")),
+        sqlite_driver=True)
 
 
 def count(conn: Connection, project_id: str, user_id: str, *,
           resources: bool = True, per_user: bool = True) -> ProjectUsage:
     """The project's live servers, and (``per_user``) its user's; ``resources``: their
-    cores and RAM too (else zero). Without ``per_user`` the user's part is zero."""
+    cores and RAM too (else zero). Without ``per_user`` the user's part is zero. In a
+    write transaction, read once and then kept up to date (``tally``)."""
+    # Without the user's part, whose user it is does not matter.
+    counted = tally.Counted(user_id if per_user else "", resources, per_user)
+    kept = tally.recall(conn, project_id, counted)
+    if kept is not None:
+        return kept
+    found = _read(conn, project_id, user_id, resources=resources, per_user=per_user)
+    tally.remember(conn, project_id, counted, found)
+    return found
+
+
+def _read(conn: Connection, project_id: str, user_id: str, *, resources: bool,
+          per_user: bool) -> ProjectUsage:
     statement = _count_statement(resources, per_user)
     params = {"b_project": project_id}
     if per_user:

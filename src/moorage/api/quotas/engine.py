@@ -19,10 +19,9 @@ from dataclasses import dataclass
 from oslo_config import cfg
 from sqlalchemy.engine import Connection
 
-from moorage.api.quotas.resources import SERVER_RESOURCES, Resource, default
+from moorage.api.quotas.resources import SERVER_RESOURCES, Resource, options
 from moorage.api.storage import keypairs as keypair_store
 from moorage.api.storage import quotas as stored
-from moorage.conf.quota import NOOP_DRIVER
 from moorage.lifecycle import server_groups as group_store
 from moorage.lifecycle import usage as server_usage
 
@@ -58,7 +57,7 @@ def register_counter(resource: Resource, counter: Counter) -> None:
 
 def enforced(conf: cfg.ConfigOpts) -> bool:
     """Whether quotas apply at all ([quota] driver)."""
-    return str(conf.quota.driver) != NOOP_DRIVER
+    return options(conf).enforced
 
 
 @dataclass(frozen=True)
@@ -73,10 +72,11 @@ class Limits:
 
 def defaults(conf: cfg.ConfigOpts, stored_defaults: Mapping[str, int]) -> dict[Resource, int]:
     """Every resource's default: [quota]'s option, or the default class's row."""
-    if not enforced(conf):
-        return {resource: UNLIMITED for resource in Resource}
-    return {resource: stored_defaults.get(str(resource), default(conf, resource))
-            for resource in Resource}
+    configured = options(conf)
+    if not configured.enforced:
+        return dict.fromkeys(Resource, UNLIMITED)
+    return {resource: stored_defaults.get(str(resource), value)
+            for resource, value in configured.defaults.items()}
 
 
 def limits(conn: Connection, conf: cfg.ConfigOpts, project_id: str,

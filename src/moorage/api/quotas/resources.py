@@ -7,12 +7,17 @@ and the injected files' until 2.57 (``moorage.api.microversion``'s gates).
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import StrEnum
+from types import MappingProxyType
 
 from oslo_config import cfg
 
 from moorage.api import microversion as mv
 from moorage.api.microversion import Version
+from moorage.conf.quota import NOOP_DRIVER
 
 
 class Resource(StrEnum):
@@ -53,6 +58,37 @@ def default(conf: cfg.ConfigOpts, resource: Resource) -> int:
     if resource in NETWORK:
         return -1
     return int(conf.quota[_OPTION.get(resource, str(resource))])
+
+
+@dataclass(frozen=True)
+class QuotaOptions:
+    """What a configuration's [quota] says: whether quotas apply at all (its driver),
+    and each resource's default."""
+
+    enforced: bool
+    defaults: Mapping[Resource, int]
+
+
+# Each configuration's [quota], read once (by the configuration's id, with a weak
+# reference to tell a live configuration from a dead one's reused id): a create read
+# fourteen options through oslo.config for each admission. Options do not change
+# while a process runs: a new configuration is a new process (a test's, a new
+# ConfigOpts before the first request).
+_OPTIONS: dict[int, tuple[weakref.ref[cfg.ConfigOpts], QuotaOptions]] = {}
+
+
+def options(conf: cfg.ConfigOpts) -> QuotaOptions:
+    """``conf``'s [quota], read on first use."""
+    key = id(conf)
+    kept = _OPTIONS.get(key)
+    if kept is not None and kept[0]() is conf:
+        return kept[1]
+    read = QuotaOptions(
+        enforced=str(conf.quota.driver) != NOOP_DRIVER,
+        defaults=MappingProxyType({resource: default(conf, resource)
+                                   for resource in Resource}))
+    _OPTIONS[key] = (weakref.ref(conf, lambda _gone: _OPTIONS.pop(key, None)), read)
+    return read
 
 
 def hidden(version: Version) -> frozenset[Resource]:

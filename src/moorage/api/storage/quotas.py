@@ -4,6 +4,12 @@ checks lock (``quota_projects``).
 
 Nothing here counts usage (``moorage.lifecycle.usage`` counts servers, the key pairs'
 store its rows) or decides (``moorage.api.quotas``).
+
+In a write transaction a project's limits are read once, and its lock taken once
+(``moorage.db.memo``: kept until the transaction's block ends): the creates of one
+group commit share them. Coherence: the limits' writers here forget what was kept;
+on PostgreSQL another transaction's change of them, committed meanwhile, is read as
+if it had committed after this one.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
 from moorage.api.storage.schema import quota_classes, quota_projects, quotas
+from moorage.db import memo
 from moorage.db.clock import utcnow
 from moorage.db.statements import Statement
 
@@ -24,6 +31,10 @@ from moorage.db.statements import Statement
 DEFAULT_CLASS = "default"
 # The user_id of a project-wide limit.
 WHOLE_PROJECT = ""
+
+# This module's facts in a transaction's memo: the limits read, the projects locked.
+_READ_KIND = "quotas.limits"
+_LOCKED_KIND = "quotas.locked"
 
 
 @dataclass(frozen=True)
@@ -47,17 +58,28 @@ _READ = Statement(sa.union_all(
               quotas.c.resource, quotas.c.hard_limit)
     .where(quotas.c.project_id == sa.bindparam("b_project"),
            sa.or_(quotas.c.user_id == WHOLE_PROJECT,
-                  quotas.c.user_id == sa.bindparam("b_user")))).subquery().select())
+                  quotas.c.user_id == sa.bindparam("b_user")))).subquery().select(),
+    sqlite_driver=True)  # SQLAlchemy's execution path cost more than the statement
 
 
 def read(conn: Connection, project_id: str, user_id: str | None = None) -> StoredLimits:
-    """The stored limits of ``project_id`` (and of ``user_id`` in it), one statement."""
+    """The stored limits of ``project_id`` (and of ``user_id`` in it), one statement;
+    in a write transaction, once."""
+    kept = memo.of(conn)
+    key = (project_id, user_id or WHOLE_PROJECT)
+    if kept is not None:
+        found = kept.facts(_READ_KIND).get(key)
+        if isinstance(found, StoredLimits):
+            return found
     levels: tuple[dict[str, int], dict[str, int], dict[str, int]] = ({}, {}, {})
     for level, resource, limit in _READ.run(conn, {
             "b_class": DEFAULT_CLASS, "b_project": project_id,
             "b_user": user_id or WHOLE_PROJECT}):
         levels[int(level)][str(resource)] = int(limit)
-    return StoredLimits(*levels)
+    read_now = StoredLimits(*levels)
+    if kept is not None:
+        kept.facts(_READ_KIND)[key] = read_now
+    return read_now
 
 
 @functools.lru_cache(maxsize=2)
@@ -76,13 +98,27 @@ def lock_project(conn: Connection, project_id: str) -> None:
     """Serialise the quota checks of ``project_id`` until the caller's transaction
     ends: on PostgreSQL a row lock on its ``quota_projects`` row (made on first use);
     SQLite's writers already take turns on the database (BEGIN IMMEDIATE), so nothing
-    more is needed there."""
-    if conn.dialect.name == "postgresql":
-        _lock_statement(True).run(conn, {"project_id": project_id})
+    more is needed there. Locked once per transaction: the lock holds to its end."""
+    if conn.dialect.name != "postgresql":
+        return
+    kept = memo.of(conn)
+    if kept is not None and project_id in kept.facts(_LOCKED_KIND):
+        return
+    _lock_statement(True).run(conn, {"project_id": project_id})
+    if kept is not None:
+        kept.facts(_LOCKED_KIND)[project_id] = True
+
+
+def _forget_read(conn: Connection) -> None:
+    """Limits change: a read later in this transaction reads them again."""
+    kept = memo.of(conn)
+    if kept is not None:
+        kept.forget(_READ_KIND)
 
 
 def _upsert(conn: Connection, table: sa.Table, keys: Mapping[str, str],
             limits: Mapping[str, int]) -> None:
+    _forget_read(conn)
     dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
     now = utcnow()
     for resource, limit in limits.items():
@@ -104,6 +140,7 @@ def delete_limits(conn: Connection, project_id: str, user_id: str | None) -> Non
     """Forget a user's own limits, or (``user_id`` None) the project's and all its
     users', as nova's delete does: the defaults apply again."""
     # DELETE FROM quotas WHERE project_id = :p [AND user_id = :u]
+    _forget_read(conn)
     statement = quotas.delete().where(quotas.c.project_id == project_id)
     if user_id:
         statement = statement.where(quotas.c.user_id == user_id)
