@@ -78,7 +78,8 @@ def test_no_answer_to_a_user_names_a_host(make_cloud: Any) -> None:
            "service_id": "1", "hypervisor_id": "1", "hypervisor_hostname_pattern": "h",
            "aggregate_id": "1", "key": "x", "tag": "x", "keypair_name": "x",
            "server_group_id": "x", "request_id": "req-x", "project_id": "p",
-           "tenant_id": "p", "class_name": "default", "host": "x"}
+           "tenant_id": "p", "class_name": "default", "host": "x", "network": "x",
+           "migration_id": "1"}
     admin_saw = False
     for template, methods in ROUTES.items():
         if "GET" not in methods or not template.startswith(("/v2.1", "/openapi", "/")):
