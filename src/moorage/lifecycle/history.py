@@ -355,16 +355,22 @@ class ResizeRecord:
     old_flavor: Flavor
     old_node: Annotated[str | None, IDENTIFIES_HOST]
     migration: str
+    # The server was stopped when the move began: its guest on the destination is
+    # kept powered off, and the confirm or revert leaves it SHUTOFF (nova's
+    # old_vm_state).
+    stopped: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"old_flavor_id": self.old_flavor_id,
                 "old_flavor": flavor_to_json(self.old_flavor),
-                "old_node": self.old_node, "migration": self.migration}
+                "old_node": self.old_node, "migration": self.migration,
+                "stopped": self.stopped}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResizeRecord:
         return cls(str(data["old_flavor_id"]), flavor_from_json(data["old_flavor"]),
-                   data.get("old_node"), str(data["migration"]))
+                   data.get("old_node"), str(data["migration"]),
+                   bool(data.get("stopped", False)))
 
 
 @dataclass(frozen=True)

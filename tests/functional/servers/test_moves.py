@@ -139,3 +139,58 @@ def test_evacuate_from_a_down_host_and_clean_up_when_it_returns(make_cloud: Any)
     assert cloud.allocations(migration["uuid"]) == {}
     assert _migration(cloud, server["id"])["status"] == "completed"
     assert _hosts_of(cloud, server["id"]) == ["b"]
+
+
+def _stop(cloud: Cloud, uuid: str) -> None:
+    assert cloud.action(uuid, {"os-stop": None}).status_code == 202
+    assert cloud.wait(uuid)["status"] == "SHUTOFF"
+
+
+def _running(cloud: Cloud, host: str, uuid: str) -> bool:
+    return bool(cloud.agents[host].agent.driver.running(uuid))  # type: ignore[attr-defined]
+
+
+def test_a_stopped_server_resizes_and_stays_stopped_through_confirm_and_revert(
+        make_cloud: Any) -> None:
+    """nova's rule: a server resized (or migrated) while stopped is not powered on at
+    its destination, and is SHUTOFF again after the confirm or the revert."""
+    cloud: Cloud = make_cloud([fake_host("a", memory_mb=65536), fake_host("b")])
+    first = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    second = cloud.boot_and_wait(cloud.flavor("small2"), cloud.image("raw2", "raw"))
+    bigger = cloud.flavor("bigger", ram=1024)
+    moved = {}
+    for server in (first, second):
+        _stop(cloud, server["id"])
+        answer = cloud.action(server["id"], {"resize": {"flavorRef": bigger}})
+        assert answer.status_code == 202, answer.text
+        resized = cloud.wait(server["id"])
+        assert resized["status"] == "VERIFY_RESIZE", resized.get("fault")
+        moved[server["id"]] = resized["OS-EXT-SRV-ATTR:host"]
+        assert moved[server["id"]] != server["OS-EXT-SRV-ATTR:host"]
+        # Powered off where it moved.
+        assert not _running(cloud, moved[server["id"]], server["id"])
+    confirm = cloud.action(first["id"], {"confirmResize": None})
+    assert confirm.status_code in (202, 204), confirm.text
+    confirmed = cloud.wait(first["id"])
+    assert (confirmed["status"], confirmed["OS-EXT-SRV-ATTR:host"],
+            confirmed["flavor"]["original_name"]) == ("SHUTOFF", moved[first["id"]],
+                                                      "bigger")
+    assert cloud.action(second["id"], {"revertResize": None}).status_code == 202
+    reverted = cloud.wait(second["id"])
+    assert (reverted["status"], reverted["OS-EXT-SRV-ATTR:host"],
+            reverted["flavor"]["original_name"]) == (
+        "SHUTOFF", second["OS-EXT-SRV-ATTR:host"], "small2")
+    assert second["id"] not in cloud.guests(moved[second["id"]])
+    # Started again, it runs where it is.
+    assert cloud.action(first["id"], {"os-start": None}).status_code == 202
+    assert cloud.wait(first["id"])["status"] == "ACTIVE"
+    assert _running(cloud, moved[first["id"]], first["id"])
+
+
+def test_a_stopped_server_with_nowhere_to_go_stays_stopped(make_cloud: Any) -> None:
+    cloud: Cloud = make_cloud([fake_host("a")])
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    _stop(cloud, server["id"])
+    assert cloud.action(server["id"], {"migrate": None}).status_code == 202
+    left = cloud.wait(server["id"])
+    assert (left["status"], left["OS-EXT-SRV-ATTR:host"]) == ("SHUTOFF", "a")

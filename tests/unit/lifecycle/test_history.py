@@ -262,7 +262,8 @@ def _record() -> SchedulingRecord:
         hosts_passing_filters=2, alternates=("h3",), decisions=decisions,
         error="spawn on h2 failed", error_for_user="spawn failed", seconds=0.25,
         attempts=(failed("h2"),),
-        resize=ResizeRecord("small", Flavor("small", 1, 512, 1), "h1-node", "m1"),
+        resize=ResizeRecord("small", Flavor("small", 1, 512, 1), "h1-node", "m1",
+                            stopped=True),
         conductor="ctl-1:42:abcdef")
 
 
@@ -283,7 +284,7 @@ def test_a_scheduling_record_as_a_user_reads_it() -> None:
     assert shown["attempts"] == [failed("h2").for_user()]
     assert shown["decisions"]["exclusions"][0]["excluded"] == 1
     assert shown["resize"] == {"old_flavor_id": "small", "migration": "m1",
-                               "old_flavor": shown["resize"]["old_flavor"]}
+                               "old_flavor": shown["resize"]["old_flavor"], "stopped": True}
     assert shown["candidates"] == 2
 
 

@@ -83,7 +83,7 @@ def test_every_action_is_accepted_from_rest_only() -> None:
 
 
 @pytest.mark.parametrize(("name", "needs"), [
-    ("resize.accepted", "status ACTIVE and no task state"),
+    ("resize.accepted", "status ACTIVE or SHUTOFF and no task state"),
     ("rebuild.accepted", "status ACTIVE or ERROR or SHUTOFF and no task state"),
     ("delete.accepted", "any status but DELETED and any task state but deleting"),
     ("delete.done", "any status but DELETED and task state deleting"),

@@ -561,7 +561,8 @@ def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response
     flavor_id, flavor = resize_target(req, record, argument)
     conf = req.state.conf
     _start(req, record, "resize", OperationKind.RESIZE,
-           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor)},
+           {"flavor_id": flavor_id, "flavor": flavor_to_json(flavor),
+            "stopped": record.status == ServerStatus.SHUTOFF},
            admit=lambda conn: admission.admit_resize(conn, conf, record, flavor.vcpus,
                                                      flavor.memory_mb))
     return Response(status=202)
@@ -569,7 +570,8 @@ def _resize(req: ApiRequest, record: ServerRecord, argument: object) -> Response
 
 def _migrate(req: ApiRequest, record: ServerRecord, argument: object) -> Response:
     host = migrate_target(req, record, argument)
-    _start(req, record, "migrate", OperationKind.MIGRATE, {"host": host})
+    _start(req, record, "migrate", OperationKind.MIGRATE,
+           {"host": host, "stopped": record.status == ServerStatus.SHUTOFF})
     return Response(status=202)
 
 

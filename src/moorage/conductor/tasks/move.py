@@ -14,10 +14,12 @@ scheduling record saying why.
 
 from __future__ import annotations
 
+import logging
 import uuid as uuidlib
 from dataclasses import replace
 
 from moorage import failpoints, metrics
+from moorage.compute.client import AgentUnreachable, PowerAction, PowerFailed
 from moorage.conductor.tasks.base import Task
 from moorage.conductor.tasks.spawn import EVACUATE, RESIZE, spawn_somewhere
 from moorage.db.clock import utcnow_precise
@@ -30,6 +32,8 @@ from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKi
 from moorage.lifecycle.store import ServerChanges
 from moorage.model.codec import flavor_from_json
 from moorage.scheduler.types import NoValidHost
+
+LOG = logging.getLogger(__name__)
 
 
 class MoveTask(Task):
@@ -112,8 +116,9 @@ class MoveTask(Task):
                 host=destination.host, node=destination.node, scheduling=scheduling))
             return
         self.migration("migration.finished", migration.uuid, destination.host)
+        stopped = bool(arguments.get("stopped")) and self._power_off(destination.host)
         scheduling = replace(scheduling, resize=ResizeRecord(
-            record.flavor_id, record.flavor, record.node, migration.uuid))
+            record.flavor_id, record.flavor, record.node, migration.uuid, stopped))
         if flavor is not None:
             changes = ServerChanges(host=destination.host, node=destination.node,
                                     scheduling=scheduling,
@@ -122,6 +127,21 @@ class MoveTask(Task):
             changes = ServerChanges(host=destination.host, node=destination.node,
                                     scheduling=scheduling)
         self.apply("resize.finished", changes)
+
+    def _power_off(self, host: str) -> bool:
+        """A server moved while stopped stays stopped (nova powers the destination's
+        guest off): True once its guest there is off. If it cannot be, the server is
+        shown as it is, running (False)."""
+        try:
+            with self._fenced(host):
+                self.clients.agents.power(host, self.uuid, PowerAction.STOP,
+                                          self.job.agent_fence)
+        except (PowerFailed, AgentUnreachable) as exc:
+            LOG.warning("server %s: moved while stopped, but its guest on %s did not "
+                        "stop (%s): it runs, and the server is shown so", self.uuid, host,
+                        exc)
+            return False
+        return True
 
     def abandon(self, fault: Fault) -> None:
         """A move that broke, or kept killing its conductors, keeps nothing it took:
@@ -145,9 +165,12 @@ class MoveTask(Task):
     def _undo(self, record: ServerRecord, migration: MigrationRecord | None,
               scheduling: SchedulingRecord) -> None:
         """No destination worked (or the move was interrupted): the server stays where
-        it was, ACTIVE, with what happened in its scheduling record."""
+        it was, ACTIVE (SHUTOFF when it was moved stopped), with what happened in its
+        scheduling record."""
         self._release_move(record, migration)
-        self.apply(f"{self.phase}.rolled_back", ServerChanges(
+        stopped = not self.evacuating and bool(self.operation.arguments.get("stopped"))
+        self.apply("resize.rolled_back_stopped" if stopped else f"{self.phase}.rolled_back",
+                   ServerChanges(
             host=record.host, node=record.node, scheduling=scheduling))
 
 

@@ -31,7 +31,9 @@ class ConfirmResizeTask(Task):
         scheduling = (replace(record.scheduling, resize=None)
                       if record.scheduling is not None else None)
         step.succeeded()
-        self.apply("confirm_resize.done", ServerChanges(scheduling=scheduling))
+        resize = record.scheduling.resize if record.scheduling is not None else None
+        self.apply("confirm_resize.stopped" if resize is not None and resize.stopped
+                   else "confirm_resize.done", ServerChanges(scheduling=scheduling))
 
 
 class RevertResizeTask(Task):
@@ -44,9 +46,11 @@ class RevertResizeTask(Task):
         migration = self.in_flight_migration()
         resize = record.scheduling.resize if record.scheduling is not None else None
         step = self.events.step(Event.REVERT_RESIZE, record.host)
+        done = ("revert_resize.stopped" if resize is not None and resize.stopped
+                else "revert_resize.done")
         if migration is None or record.host is None:
             step.succeeded()
-            self.apply("revert_resize.done")
+            self.apply(done)
             return
         if record.host != migration.source_host:
             self.destroy(record.host, f"resize of {self.uuid} reverted")
@@ -55,7 +59,7 @@ class RevertResizeTask(Task):
         scheduling = (replace(record.scheduling, resize=None)
                       if record.scheduling is not None else None)
         step.succeeded()
-        self.apply("revert_resize.done", ServerChanges(
+        self.apply(done, ServerChanges(
             host=migration.source_host, node=resize.old_node if resize else None,
             flavor_id=resize.old_flavor_id if resize else record.flavor_id,
             flavor=resize.old_flavor if resize else record.flavor, scheduling=scheduling))
