@@ -334,8 +334,16 @@ _FLAVOR_REF: Schema = {"type": ["string", "integer"], "minLength": 1, "maxLength
 _HOST: Schema = text(nullable=True)
 
 SERVER_ACTION = choice("action", {
-    "rebuild": {"type": "object", "required": ["imageRef"],
-                "properties": {"imageRef": _IMAGE_REF}},
+    # What a rebuild applies besides the image (handlers/servers.py _rebuilt), typed
+    # (preserve_ephemeral too, unread: Moorage's guests have no ephemeral disk); nova's
+    # older fields (personality...) pass unread.
+    "rebuild": {"type": "object", "required": ["imageRef"], "properties": {
+        "imageRef": _IMAGE_REF, "name": text(), "metadata": _METADATA,
+        **{name: SERVER["properties"][name] for name in (
+            "adminPass", "accessIPv4", "accessIPv6", "OS-DCF:diskConfig", "description",
+            "user_data")},
+        "key_name": text(nullable=True), "hostname": _FQDN,
+        "preserve_ephemeral": BOOLEAN}},
     "resize": {"type": "object", "required": ["flavorRef"],
                "properties": {"flavorRef": _FLAVOR_REF}},
     "migrate": {"type": ["object", "null"], "properties": {"host": _HOST}},

@@ -98,3 +98,27 @@ def test_restore_and_force_delete_are_nova_s_409(cloud: Cloud) -> None:
         assert f"Cannot '{action}' instance {server['id']} while it is in vm_state " \
                "active" in answer.json()["conflictingRequest"]["message"]
     assert cloud.show(server["id"])["status"] == "ACTIVE"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("metadata", "not-an-object"), ("name", 5), ("accessIPv4", "nope"),
+    ("OS-DCF:diskConfig", "SOMETIMES"), ("key_name", ""), ("preserve_ephemeral", "maybe")])
+def test_a_rebuild_body_nova_refuses_is_a_400_naming_the_field(
+        cloud: Cloud, field: str, value: Any) -> None:
+    server = _booted(cloud)
+    answer = cloud.action(server["id"], {"rebuild": {
+        "imageRef": server["image"]["id"], field: value}})
+    assert answer.status_code == 400, answer.text
+    assert field in answer.json()["badRequest"]["message"]
+    assert cloud.show(server["id"])["status"] == "ACTIVE"  # nothing was started
+
+
+def test_a_rebuild_s_metadata_counts_against_the_quota(cloud: Cloud) -> None:
+    server = _booted(cloud)
+    project = server["tenant_id"]
+    cloud.ok("PUT", f"/os-quota-sets/{project}", {"quota_set": {"metadata_items": 1}})
+    answer = cloud.action(server["id"], {"rebuild": {
+        "imageRef": server["image"]["id"], "metadata": {"a": "1", "b": "2"}}})
+    assert answer.status_code == 403, answer.text
+    assert "metadata" in answer.json()["forbidden"]["message"].lower()
+    assert cloud.show(server["id"])["metadata"] == {"old": "1"}

@@ -40,6 +40,7 @@ from moorage.api.handlers.paging import page_body
 from moorage.api.handlers.server_records import refuse_locked, rewrite, server_or_404, target
 from moorage.api.http import ApiRequest, json_response, no_content
 from moorage.api.quotas import admission
+from moorage.api.quotas import engine as quota_engine
 from moorage.api.quotas.engine import OverQuota
 from moorage.api.server_view import (
     View,
@@ -491,6 +492,14 @@ def _rebuild(req: ApiRequest, record: ServerRecord, argument: object) -> Respons
         _check_key_name(req, args["key_name"])
     if req.at(mv.REBUILD_USER_DATA):
         _checked_user_data(args.get("user_data"))
+    if "metadata" in args:  # within the caller's metadata_items quota, as nova checks
+        with req.state.database.reader() as conn:
+            limit = quota_engine.metadata_items_limit(
+                conn, req.state.conf, req.context.project_id or "", req.context.user_id)
+        try:
+            quota_engine.check_metadata_items(limit, len(args["metadata"] or {}))
+        except OverQuota as refusal:
+            raise Forbidden(str(refusal)) from None
     _start(req, record, "rebuild", OperationKind.REBUILD,
            {"image_id": image.id, "image": image_to_json(image),
             "stopped": record.status == ServerStatus.SHUTOFF}, ServerChanges(fault=None))
