@@ -36,6 +36,8 @@ from typing import Any
 import pytest
 import requests
 
+from tests import venvs
+
 VENV_ENV = "MOORAGE_KEYSTONE_VENV"
 HOW_TO_CREATE = (
     f"Create it with `tools/keystone.sh` (`./dev test` runs it), or point {VENV_ENV} at "
@@ -58,19 +60,12 @@ class KeystoneMissing(RuntimeError):
 
 def venv_path() -> Path:
     """The keystone venv: $MOORAGE_KEYSTONE_VENV, else tools/keystone.sh's default place."""
-    configured = os.environ.get(VENV_ENV)
-    if configured:
-        return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "moorage" / "keystone-venv"
+    return venvs.venv_path(VENV_ENV, "keystone-venv")
 
 
 def venv_tool(name: str) -> Path:
     """An executable of the keystone venv (keystone-manage, python)."""
-    path = venv_path() / "bin" / name
-    if not os.access(path, os.X_OK):
-        raise KeystoneMissing(f"{path} is missing. {HOW_TO_CREATE}")
-    return path
+    return venvs.executable(venv_path(), name, KeystoneMissing, HOW_TO_CREATE)
 
 
 def write_config(directory: Path) -> Path:

@@ -171,11 +171,7 @@ class Server:
         except BaseException:
             conn.close()
             raise
-        if response.will_close:
-            conn.close()
-        else:
-            self._checkin(conn)
-        return Reply(response.status, response.reason, data)
+        return self._finish(conn, response, data)
 
     def close(self) -> None:
         """Close the idle connections (those in use close when their answer is read)."""
@@ -194,6 +190,12 @@ class Server:
         except BaseException:
             conn.close()
             raise
+        return self._finish(conn, response, data)
+
+    def _finish(self, conn: http.client.HTTPConnection,
+                response: http.client.HTTPResponse, data: bytes) -> Reply:
+        """The answer read: its connection kept for the next request, unless the
+        server said it closes it."""
         if response.will_close:
             conn.close()
         else:

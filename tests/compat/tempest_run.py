@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests import venvs
 from tests.compat import tempest_cloud
 
 SCOPE = (r"^tempest\.api\.(compute\.(flavors|servers|keypairs|limits|test_quotas|"
@@ -60,18 +61,13 @@ class TempestMissing(RuntimeError):
 
 
 def venv_path() -> Path:
-    configured = os.environ.get(VENV_ENV)
-    if configured:
-        return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "moorage" / "tempest-venv"
+    """The tempest venv: $MOORAGE_TEMPEST_VENV, else tools/tempest.sh's default place."""
+    return venvs.venv_path(VENV_ENV, "tempest-venv")
 
 
 def venv_tool(name: str) -> Path:
-    path = venv_path() / "bin" / name
-    if not os.access(path, os.X_OK):
-        raise TempestMissing(f"{path} is missing. {HOW_TO_CREATE}")
-    return path
+    """An executable of the tempest venv (tempest, python)."""
+    return venvs.executable(venv_path(), name, TempestMissing, HOW_TO_CREATE)
 
 
 @dataclass

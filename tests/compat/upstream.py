@@ -9,10 +9,11 @@ of Moorage's clients that must work against it (the scheduler preflight).
 
 from __future__ import annotations
 
-import os
 import select
 import subprocess
 from pathlib import Path
+
+from tests import venvs
 
 VENV_ENV = "MOORAGE_COMPAT_VENV"
 PLACEMENT_VERSION = "16.0.0"
@@ -30,19 +31,12 @@ class CompatVenvMissing(RuntimeError):
 
 def venv_path() -> Path:
     """The compat venv: $MOORAGE_COMPAT_VENV, else tools/compat.sh's default place."""
-    configured = os.environ.get(VENV_ENV)
-    if configured:
-        return Path(configured)
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "moorage" / "compat-venv"
+    return venvs.venv_path(VENV_ENV, "compat-venv")
 
 
 def venv_tool(name: str) -> Path:
     """An executable of the compat venv (gabbi-run, openstack, python)."""
-    path = venv_path() / "bin" / name
-    if not os.access(path, os.X_OK):
-        raise CompatVenvMissing(f"{path} is missing. {HOW_TO_CREATE}")
-    return path
+    return venvs.executable(venv_path(), name, CompatVenvMissing, HOW_TO_CREATE)
 
 
 def gabbits_dir() -> Path:

@@ -35,6 +35,7 @@ from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.db.clock import utcnow_precise
 from moorage.db.statements import Statement
+from moorage.lifecycle import listing
 from moorage.lifecycle.schema import instance_actions, instance_actions_events
 from moorage.lifecycle.states import OperationKind
 
@@ -407,16 +408,14 @@ def list_actions(conn: Connection, server_uuid: str, *, limit: int | None = None
         statement = statement.where(updated >= changes_since)
     if changes_before is not None:
         statement = statement.where(updated <= changes_before)
+    after = None
     if marker is not None:
-        after = find_action(conn, server_uuid, marker)
-        if after is None:
+        found = find_action(conn, server_uuid, marker)
+        if found is None:
             raise LookupError(marker)
-        statement = statement.where(sa.or_(
-            _ACTIONS.start_time < after.start_time,
-            sa.and_(_ACTIONS.start_time == after.start_time, _ACTIONS.id < after.id)))
-    statement = statement.order_by(_ACTIONS.start_time.desc(), _ACTIONS.id.desc())
-    if limit is not None:
-        statement = statement.limit(limit)
+        after = (found.start_time, found.id)
+    statement = listing.newest_first_page(statement, _ACTIONS.start_time, _ACTIONS.id,
+                                          after, limit)
     return [_action(row) for row in conn.execute(statement).mappings()]
 
 

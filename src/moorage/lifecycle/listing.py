@@ -24,6 +24,7 @@ import datetime
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
@@ -263,6 +264,27 @@ def _after(keys: Sequence[Sort], marker: Sequence[object], postgresql: bool
                   else values[index] > bound[index])
         either.append(sa.and_(*same, beyond))
     return sa.or_(*either)
+
+
+# A statement paged newest first, of whatever rows it reads.
+Page = TypeVar("Page", bound=sa.Select[*tuple[object, ...]])
+
+
+def newest_first_page(statement: Page, time: sa.ColumnElement[datetime.datetime],
+                      ident: sa.ColumnElement[int],
+                      after: tuple[datetime.datetime, int] | None,
+                      limit: int | None) -> Page:
+    """``statement`` newest first by ``time`` (then ``ident``, so no two rows tie),
+    from the row after ``after`` (the marker's ``time`` and ``ident``; None: from the
+    newest), at most ``limit`` rows: the keyset page of the lists that only ever
+    sort newest first (instance actions, migrations)."""
+    # [AND (time < :t OR (time = :t AND ident < :id))] ORDER BY time DESC, ident DESC
+    if after is not None:
+        marked_time, marked_id = after
+        statement = statement.where(sa.or_(
+            time < marked_time, sa.and_(time == marked_time, ident < marked_id)))
+    statement = statement.order_by(time.desc(), ident.desc())
+    return statement.limit(limit) if limit is not None else statement
 
 
 def page(query: ServerQuery, marker: Sequence[object] | None, postgresql: bool

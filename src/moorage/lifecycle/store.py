@@ -603,16 +603,13 @@ def list_migrations(conn: Connection, *, server_uuid: str | None = None,
         statement = statement.where(c.updated_at >= changes_since)
     if changes_before is not None:
         statement = statement.where(c.updated_at <= changes_before)
+    after = None
     if marker is not None:
-        after = conn.execute(sa.select(c.created_at, c.id).where(c.uuid == marker)).first()
-        if after is None:
+        found = conn.execute(sa.select(c.created_at, c.id).where(c.uuid == marker)).first()
+        if found is None:
             raise LookupError(marker)
-        statement = statement.where(sa.or_(
-            c.created_at < after.created_at,
-            sa.and_(c.created_at == after.created_at, c.id < after.id)))
-    statement = statement.order_by(c.created_at.desc(), c.id.desc())
-    if limit is not None:
-        statement = statement.limit(limit)
+        after = (found.created_at, found.id)
+    statement = listing.newest_first_page(statement, c.created_at, c.id, after, limit)
     return [_migration_from_row(row) for row in conn.execute(statement).mappings()]
 
 
