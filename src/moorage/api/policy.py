@@ -393,7 +393,7 @@ class Policy:
                target: Mapping[str, PolicyValue] | None = None) -> bool:
         if target is None:
             target = {"project_id": context.project_id, "user_id": context.user_id}
-        return self._cached.allows(rule, target, context.policy_values())
+        return self._cached.allows(rule, target, context)
 
     def authorize(self, rule: str, context: RequestContext,
                   target: Mapping[str, PolicyValue] | None = None) -> None:

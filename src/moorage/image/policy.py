@@ -72,7 +72,8 @@ def list_rules() -> list[oslo_policy.RuleDefault]:
 
 
 class Caller(Protocol):
-    """Who calls (the compute API's ``RequestContext`` is one)."""
+    """Who calls: a frozen value (the compute API's ``RequestContext`` is one), its
+    decisions remembered under it (``moorage.policy.PolicyCaller``)."""
 
     @property
     def user_id(self) -> str | None: ...
@@ -82,6 +83,8 @@ class Caller(Protocol):
 
     @property
     def is_admin(self) -> bool: ...
+
+    def __hash__(self) -> int: ...
 
     def policy_values(self) -> dict[str, PolicyValue]: ...
 
@@ -99,5 +102,5 @@ class ImagePolicy:
         target: Mapping[str, PolicyValue] = {
             "owner": owner, "project_id": owner, "member_id": member_id,
             "user_id": caller.user_id}
-        if not self._cached.allows(rule, target, caller.policy_values()):
+        if not self._cached.allows(rule, target, caller):
             raise Forbidden(f"You are not authorized to complete {rule} action.")

@@ -180,6 +180,20 @@ instance_actions_events = sa.Table(
     sqlite_autoincrement=True,
 )
 
+# Each project's and user's live servers (status not DELETED), their vCPUs and MiB of
+# RAM: what a create's quota check reads on SQLite, where triggers on ``servers`` keep
+# it in the statement that changes a server (migration 0015, their one home). Empty
+# on PostgreSQL, which counts the servers themselves (``lifecycle.usage``).
+server_tallies = sa.Table(
+    "server_tallies",
+    metadata,
+    sa.Column("project_id", sa.String(255), primary_key=True),
+    sa.Column("user_id", sa.String(255), primary_key=True),
+    sa.Column("instances", sa.Integer, nullable=False),
+    sa.Column("cores", sa.Integer, nullable=False),
+    sa.Column("ram", sa.Integer, nullable=False),
+)
+
 # Server groups (nova's instance_groups, os-server-groups): a policy, its rules (JSON:
 # {"max_server_per_host": N} of anti-affinity from 2.64), and an owner. The row is also
 # the lock the conductors' late check takes (lifecycle.server_groups.reserve).

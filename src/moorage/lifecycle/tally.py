@@ -2,9 +2,9 @@
 the store writes servers in it: the creates of one group commit count once.
 
 Why: every create in a group commit runs its own quota admission, and each counted
-the project's live servers again (``lifecycle.usage``: a statement that grows with
-them, 0.17 ms at 3,000 on SQLite), in the one transaction every boot of the process
-waits for.
+the project's live servers again (``lifecycle.usage``: on PostgreSQL a statement that
+grows with them; on SQLite, which reads its triggers' tally, still a statement), in
+the one transaction every boot of the process waits for.
 
 Coherence: an entry is what the transaction's count read, plus every server the
 store inserted in the transaction since (``added``, from ``store.insert_server``).

@@ -165,5 +165,5 @@ class Policy:
         """Raise 403 (Forbidden) unless ``credentials`` may perform ``rule`` on ``target``."""
         if target is None:
             target = {"project_id": credentials.project_id, "user_id": credentials.user_id}
-        if not self._cached.allows(rule, target, credentials.policy_values()):
+        if not self._cached.allows(rule, target, credentials):
             raise Forbidden(f"Policy does not allow {rule} to be performed.")

@@ -73,3 +73,16 @@ def test_a_member_reads_a_flavors_extra_specs_and_a_roleless_caller_does_not(
     rule = "os_compute_api:os-flavor-extra-specs:index"
     assert policy.allows(rule, MEMBER)
     assert not policy.allows(rule, RequestContext("nobody", PROJECT, ()))
+
+
+def test_a_remembered_decision_is_its_callers_alone(policy: Policy) -> None:
+    """Decisions are remembered under the caller itself: the same ids with other roles
+    are another caller, and an equal context built anew is the same one."""
+    rule = "os_compute_api:servers:delete"
+    target = {"project_id": PROJECT, "user_id": OWNER}
+    assert policy.allows(rule, MEMBER, target)
+    assert not policy.allows(rule, RequestContext(OWNER, PROJECT, ("reader",)), target)
+    assert policy.allows(rule, RequestContext(OWNER, PROJECT, ("member", "reader")), target)
+    # The same target built in another order is asked again, with the same answer.
+    assert policy.allows(rule, MEMBER, {"user_id": OWNER, "project_id": PROJECT})
+    assert not policy.allows(rule, MEMBER, {"project_id": "project-b", "user_id": OWNER})
