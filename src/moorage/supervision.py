@@ -13,6 +13,12 @@ a server run with no worker processes, or under another WSGI server, is left alo
 
 ``serve`` runs a service under granian so; ``start_worker`` is the first step of each
 worker's application factory (placement, the compute API, a fleet, an agent).
+
+The same holds one level up: a service a test run, a benchmark or ``moorage run``
+starts (``placement.launcher.ServerProcess``) is named its parent in the environment
+(``child_environment``), and ``die_with_parent``, the first thing the ``moorage``
+command does, asks for SIGTERM when that parent ends: a run killed outright leaves no
+service behind on its ports.
 """
 
 from __future__ import annotations
@@ -22,15 +28,17 @@ import logging
 import os
 import signal
 import sys
+import threading
+from typing import TYPE_CHECKING
 
-from oslo_config import cfg
-
-from moorage import logs
-from moorage.conf.environment import config_from_environment
+if TYPE_CHECKING:
+    from oslo_config import cfg
 
 LOG = logging.getLogger(__name__)
 
 MASTER_ENV = "MOORAGE_SERVER_MASTER_PID"
+# The process that started a Moorage command, which the command ends with.
+PARENT_ENV = "MOORAGE_PARENT_PID"
 # prctl(2): the signal a process gets when its parent ends.
 _PR_SET_PDEATHSIG = 1
 
@@ -45,23 +53,51 @@ def mark_master() -> None:
 
 def die_with_master() -> bool:
     """In a worker of a marked master: SIGKILL when the master exits. True when set."""
-    master = os.environ.get(MASTER_ENV)
-    if sys.platform != "linux" or not master or os.getppid() != int(master):
+    return _die_with(MASTER_ENV, signal.SIGKILL, "its master")
+
+
+def child_environment() -> dict[str, str]:
+    """What to add to the environment of a Moorage command started from this process
+    so that it ends (``die_with_parent``) when this process does. Empty off the main
+    thread: Linux signals the child when the *thread* that started it ends."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {PARENT_ENV: str(os.getpid())}
+
+
+def die_with_parent() -> bool:
+    """In a command started with ``child_environment``: SIGTERM when the process that
+    started it ends, however it ends (SIGTERM: a server stops as it does when told
+    to). True when set."""
+    return _die_with(PARENT_ENV, signal.SIGTERM, "the process that started it")
+
+
+def _die_with(variable: str, sig: int, whom: str) -> bool:
+    """Ask for ``sig`` when the parent named by ``variable`` exits, if this process's
+    parent is the one named."""
+    named = os.environ.get(variable)
+    if sys.platform != "linux" or not named or not named.isdigit() \
+            or os.getppid() != int(named):
         return False
     libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
-        LOG.warning("worker %d cannot ask to die with its master %s: %s", os.getpid(),
-                    master, os.strerror(ctypes.get_errno()))
+    if libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0) != 0:
+        LOG.warning("process %d cannot ask to end with %s (%s): %s", os.getpid(), whom,
+                    named, os.strerror(ctypes.get_errno()))
         return False
-    if os.getppid() != int(master):
-        # The master ended between the check and the request: end now, as it would.
-        os.kill(os.getpid(), signal.SIGKILL)
+    if os.getppid() != int(named):
+        # The parent ended between the check and the request: end now, as asked.
+        os.kill(os.getpid(), sig)
     return True
 
 
 def start_worker() -> cfg.ConfigOpts:
     """The first steps of every granian worker's application factory: die with the
     master, read the configuration the master exported, log as the master does."""
+    # (Imported here: the ``moorage`` command imports this module first of all, for
+    # ``die_with_parent``, and must not pay for the configuration and logging.)
+    from moorage import logs
+    from moorage.conf.environment import config_from_environment
+
     die_with_master()
     conf = config_from_environment()
     logs.setup_worker(conf)
@@ -80,7 +116,7 @@ def serve(target: str, *, host: str, port: int, workers: int, threads: int,
     from granian import Granian
     from granian.constants import Interfaces
 
-    from moorage import systemd
+    from moorage import logs, systemd
 
     mark_master()
     server = Granian(target, address=host, port=port, interface=Interfaces.WSGI,

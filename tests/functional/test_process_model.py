@@ -8,9 +8,12 @@ crash leaves them in (TIME_WAIT, clients still holding kept-alive connections).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,3 +167,36 @@ def _answers(url: str) -> bool:
         return requests.get(url, timeout=2).status_code == 200
     except requests.RequestException:
         return False
+
+
+# A run (a test session, a benchmark, `moorage run`) that starts a placement service,
+# says where it listens and under which pid, then waits to be killed.
+_STARTER = """
+import sys, time
+from pathlib import Path
+from moorage.placement.launcher import PlacementProcess
+server = PlacementProcess(Path(sys.argv[1])).start()
+print(server.pid, server.port, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_service_ends_with_the_run_that_started_it_even_killed(tmp_path: Path) -> None:
+    starter = psutil.Popen([sys.executable, "-c", _STARTER, str(tmp_path / "p")],
+                           stdout=subprocess.PIPE, text=True)
+    pid: int | None = None
+    try:
+        assert starter.stdout is not None
+        pid, port = (int(word) for word in starter.stdout.readline().split())
+        service = psutil.Process(pid)
+        assert _serves(f"http://127.0.0.1:{port}")
+        starter.kill()  # SIGKILL: the run cleans nothing up
+        starter.wait(timeout=10)
+        _wait(lambda: not service.is_running() or service.status() == psutil.STATUS_ZOMBIE,
+              20, "the service outlived the run that started it")
+    finally:
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            starter.kill()
+        if pid is not None:
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()

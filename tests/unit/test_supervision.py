@@ -1,5 +1,6 @@
 """die_with_master only in a worker of a marked master: never in a process run on its
-own (a test, a server with no worker processes, another WSGI server)."""
+own (a test, a server with no worker processes, another WSGI server); die_with_parent
+only in a command its parent named."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -53,3 +55,26 @@ def test_a_worker_dies_with_its_master() -> None:
         time.sleep(0.05)
     os.kill(worker_pid, signal.SIGKILL)
     raise AssertionError("the worker outlived its master")
+
+
+def test_a_command_ends_with_its_parent_only_when_named_so(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(supervision.PARENT_ENV, raising=False)
+    assert supervision.die_with_parent() is False
+    # Named, but not this process's parent (this process itself): left alone.
+    monkeypatch.setenv(supervision.PARENT_ENV, str(os.getpid()))
+    assert supervision.die_with_parent() is False
+    monkeypatch.setenv(supervision.PARENT_ENV, "not-a-pid")
+    assert supervision.die_with_parent() is False
+    # What a launcher adds from the main thread names this process.
+    assert supervision.child_environment() == {supervision.PARENT_ENV: str(os.getpid())}
+
+
+def test_no_parent_is_named_from_a_thread_that_may_end() -> None:
+    """Linux signals the child when the thread that started it ends: a command started
+    from another thread is not told to end with its parent."""
+    found: list[dict[str, str]] = []
+    thread = threading.Thread(target=lambda: found.append(supervision.child_environment()))
+    thread.start()
+    thread.join()
+    assert found == [{}]

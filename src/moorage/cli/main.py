@@ -19,6 +19,7 @@ from cliff.command import Command
 from cliff.commandmanager import CommandManager
 
 import moorage
+from moorage.supervision import die_with_parent
 
 # alembic says "setup plugin ..." at INFO when first imported, which now happens after
 # cliff has set up the console: not news to an operator.
@@ -89,6 +90,8 @@ class MoorageApp(App):
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A service a test run or `moorage run` started ends with it (supervision).
+    die_with_parent()
     return int(MoorageApp().run(sys.argv[1:] if argv is None else argv))
 
 

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from moorage import transport
+from moorage.supervision import child_environment
 
 # Ports this process has handed out: the kernel may offer a port again as soon as
 # the probe closes it, before the server it was picked for binds it, and two
@@ -86,7 +87,9 @@ class ServerProcess:
     headers: dict[str, str] = {}  # sent by the readiness probe (a service token...)
 
     def environment(self) -> dict[str, str]:
-        return {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        # The server ends when this process does, even killed (supervision).
+        return {**os.environ, "PYTHONUNBUFFERED": "1", **child_environment(),
+                **self.extra_env}
 
     def prepare(self) -> None:
         """Anything to do before the server starts (a schema sync, ...)."""
