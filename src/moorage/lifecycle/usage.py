@@ -45,9 +45,9 @@ def _count_statement(resources: bool, per_user: bool, tallied: bool) -> Statemen
     if tallied:
         t = server_tallies.c
         table, owner = server_tallies, t.user_id
-        instances: sa.ColumnElement[Any] = t.instances
-        cores: sa.ColumnElement[Any] = t.cores
-        ram: sa.ColumnElement[Any] = t.ram
+        instances: sa.ColumnElement[int] = t.instances
+        cores: sa.ColumnElement[int] = t.cores
+        ram: sa.ColumnElement[int] = t.ram
         where: list[sa.ColumnElement[bool] | sa.TextClause] = [
             t.project_id == sa.bindparam("b_project")]
     else:
