@@ -69,6 +69,14 @@ def paths() -> dict[State, list[Transition]]:
     return found
 
 
+def flavor_change() -> tuple[Transition, State]:
+    """The conductor's transition that sets a server's flavor (a resize's end), and a
+    state it applies from."""
+    step = next(t for t in machine.TRANSITIONS
+                if machine.Field.FLAVOR in t.fields and t.actor == Actor.CONDUCTOR)
+    return step, next(s for s in paths() if step.allows(*s))
+
+
 def drive(db: Database, uuid: str, steps: list[Transition], host: str = "h1") -> None:
     """Apply ``steps`` to server ``uuid`` as the API and a conductor would: an accept
     records its operation; a conductor's step is fenced on an operation of its kind

@@ -4,30 +4,20 @@ servers a create may make and nova's words when none."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
 from moorage.api.quotas import engine
 from moorage.api.quotas.resources import Resource
-from moorage.api.storage import migration
 from moorage.api.storage import quotas as stored
 from moorage.conf import load_config
 from moorage.db.database import Database
-from moorage.lifecycle import machine, store, usage
-from moorage.lifecycle.machine import Actor
+from moorage.lifecycle import store, usage
 from moorage.lifecycle.states import ServerStatus
 from moorage.model.flavor import Flavor
-from tests.lifecycle_paths import OWNER, bring, hold, new_record, operation_of, paths
+from tests.lifecycle_paths import OWNER, bring, flavor_change, hold, new_record, operation_of
 
 R = Resource
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Database:
-    database = Database(f"sqlite:///{tmp_path / 'api.sqlite'}")
-    migration.upgrade(database)
-    return database
 
 
 def _insert(db: Database, uuid: str, user: str, vcpus: int, ram: int,
@@ -57,9 +47,7 @@ def test_count_sums_the_live_servers_of_the_project_and_the_users_part(db: Datab
 
 
 def test_the_counted_sizes_follow_a_transition_that_changes_the_flavor(db: Database) -> None:
-    step = next(t for t in machine.TRANSITIONS
-                if machine.Field.FLAVOR in t.fields and t.actor == Actor.CONDUCTOR)
-    state = next(s for s in paths() if step.allows(*s))
+    step, state = flavor_change()
     bring(db, "s", state)
     with db.writer() as writer:
         operation = hold(writer.conn, "s", operation_of(step))

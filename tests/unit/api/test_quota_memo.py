@@ -24,10 +24,9 @@ from moorage.db.clock import utcnow
 from moorage.db.database import Database
 from moorage.lifecycle import machine, store, usage
 from moorage.lifecycle.group_commit import GroupCommit
-from moorage.lifecycle.machine import Actor
 from moorage.lifecycle.records import ServerRecord
 from moorage.model.flavor import Flavor
-from tests.lifecycle_paths import OWNER, bring, hold, new_record, operation_of, paths
+from tests.lifecycle_paths import OWNER, bring, flavor_change, hold, new_record, operation_of, paths
 
 # Limits no test here reaches but the one it names.
 ROOMY = {"instances": 100, "cores": 1000, "ram": 10**6}
@@ -134,10 +133,8 @@ def test_nothing_kept_reaches_the_next_transaction(db: Database, tmp_path: Path)
 def test_a_count_in_a_transaction_follows_its_inserts_deletes_and_resizes(
         db: Database) -> None:
     delete_done = machine.transition("delete.done")
-    resized = next(t for t in machine.TRANSITIONS
-                   if machine.Field.FLAVOR in t.fields and t.actor == Actor.CONDUCTOR)
+    resized, resizing = flavor_change()
     deleting = next(s for s in paths() if delete_done.allows(*s))
-    resizing = next(s for s in paths() if resized.allows(*s))
     bring(db, "doomed", deleting)
     bring(db, "growing", resizing)
     with db.writer() as writer:

@@ -8,18 +8,16 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.config import Config
 
 from moorage.api.storage import migration
 from moorage.db.database import Database
-from moorage.lifecycle import machine, store, usage
-from moorage.lifecycle.machine import Actor
+from moorage.lifecycle import store, usage
 from moorage.lifecycle.schema import servers
 from moorage.model.flavor import Flavor
-from tests.lifecycle_paths import OWNER, bring, hold, new_record, operation_of, paths
+from tests.lifecycle_paths import OWNER, bring, flavor_change, hold, new_record, operation_of, paths
 
 # What counting the servers reads, per (project, user): the count's own definition.
 COUNTED = sa.text("SELECT project_id, user_id, count(*), sum(vcpus), sum(memory_mb) "
@@ -36,13 +34,6 @@ def _tallies_match(db: Database) -> dict[tuple[str, str], tuple[int, int, int]]:
     return tallied
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Database:
-    database = Database(f"sqlite:///{tmp_path / 'api.sqlite'}")
-    migration.upgrade(database)
-    return database
-
-
 def test_every_state_of_the_lifecycle_is_tallied_as_counted(db: Database) -> None:
     reached = sorted(paths(), key=str)
     for number, state in enumerate(reached):
@@ -54,9 +45,7 @@ def test_every_state_of_the_lifecycle_is_tallied_as_counted(db: Database) -> Non
 
 
 def test_a_resize_an_owner_change_and_a_removed_row_are_tallied(db: Database) -> None:
-    resized = next(t for t in machine.TRANSITIONS
-                   if machine.Field.FLAVOR in t.fields and t.actor == Actor.CONDUCTOR)
-    resizing = next(s for s in paths() if resized.allows(*s))
+    resized, resizing = flavor_change()
     bring(db, "growing", resizing)
     with db.writer() as writer:
         store.insert_server(writer.conn, dataclasses.replace(

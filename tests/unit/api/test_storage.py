@@ -35,13 +35,6 @@ from moorage.placement.provider_names import provider_uuid
 from tests.lifecycle_paths import bring
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Database:
-    database = Database(f"sqlite:///{tmp_path / 'api.sqlite'}")
-    migration.upgrade(database)
-    return database
-
-
 def test_migrations_match_the_schema(db: Database) -> None:
     assert migration.current_revision(db) == migration.head_revision()
     with db.engine.connect() as conn:
