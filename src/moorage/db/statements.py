@@ -2,16 +2,18 @@
 
 A service's hot statements (a server's transition, an operation's claim, placement's
 allocation claims) run thousands of times a second under a burst of boots; SQLAlchemy's
-execution path cost more CPU than the statements themselves. On PostgreSQL they go
-to the DBAPI cursor of the transaction's connection; on SQLite through SQLAlchemy,
-whose type processing writes timestamps in the form the file's comparisons rely on.
+execution path cost more CPU than the statements themselves. Inside a transaction they
+go to the DBAPI connection of the transaction's connection, compiled once: on
+PostgreSQL as psycopg adapts the values, on SQLite with SQLAlchemy's own bind
+processing of each parameter's type (the timestamps in the text form the file's
+comparisons rely on).
 """
 
 from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -49,11 +51,18 @@ class Statement:
     of the connection, inside its transaction: SQLAlchemy's execution path cost more
     CPU than the statement (a server's transition: 138 µs against 44), and the
     compute API runs several per boot. psycopg adapts the values (str, int, bool,
-    datetime, None) itself. On SQLite it runs through SQLAlchemy, whose type
-    processing writes the timestamps in the form the file's comparisons rely on;
-    ``sqlite_driver``: there too compiled once to the driver's SQL, its datetimes
-    written in that form, for a statement whose values are only str, int,
-    bool, datetime and None (an instance action's event: 68 µs against 25).
+    datetime, None) itself.
+
+    On SQLite, inside a transaction, it is compiled once too and run on the DBAPI
+    connection, each value through the bind processor SQLAlchemy would apply for its
+    type (so a DATETIME is written in the text form the file's comparisons rely on);
+    errors are raised as SQLAlchemy raises them (``sa.exc.IntegrityError``...). Rows
+    come back as SQLAlchemy would give them when no returned column's type needs
+    processing; a statement returning a column that does (a DATETIME read back) runs
+    through SQLAlchemy, unless ``sqlite_driver`` says its caller reads the driver's
+    values (text timestamps). Outside a transaction (SQLAlchemy's autobegin) it runs
+    through SQLAlchemy, which begins one. A server's boot runs about ten of them in
+    the compute API; this path cut each by about three quarters (``bench/statements.py``).
     The statement's IN lists must not be expanding (write ``a = x OR a = y``)."""
 
     def __init__(self, statement: sa.Update | sa.Insert | sa.Delete | sa.Select[Any], *,
@@ -61,12 +70,14 @@ class Statement:
         self.statement = statement
         self.sqlite_driver = sqlite_driver
         self._driver: tuple[str, dict[str, object]] | None = None
-        self._sqlite: tuple[str, tuple[str, ...], dict[str, object]] | None = None
+        self._sqlite: _SQLitePlan | None = None
+        self._sqlite_compiled = False
 
     def run(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
-        if conn.dialect.name != "postgresql" and self.sqlite_driver:
-            return self._run_sqlite(conn, params)
         if conn.dialect.name != "postgresql":
+            plan = self._sqlite_plan(conn.dialect)
+            if plan is not None and conn.in_transaction():
+                return plan.run(conn, params)
             result = conn.execute(self.statement, params)
             return Outcome(result.rowcount, list(result) if result.returns_rows else [])
         if self._driver is None:
@@ -80,28 +91,83 @@ class Statement:
         sql, bound = self._driver
         return on_cursor(conn, sql, {**bound, **params} if bound else params)
 
-    def _run_sqlite(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
-        if self._sqlite is None:
-            compiled = self.statement.compile(dialect=conn.dialect)
-            if compiled.positiontup is None or "POSTCOMPILE" in str(compiled):
-                raise ValueError("not a statement of fixed positional parameters: "
-                                 + str(compiled))
-            self._sqlite = (str(compiled), tuple(compiled.positiontup),
-                            {k: v for k, v in compiled.params.items() if v is not None})
-        sql, names, bound = self._sqlite
-        given = {**bound, **params}
-        written = _sqlite_datetime(conn.dialect)
-        values = tuple(written(value) if isinstance(value, datetime.datetime)
-                       else value for value in (given[name] for name in names))
-        result = conn.exec_driver_sql(sql, values)
-        return Outcome(result.rowcount, list(result) if result.returns_rows else [])
+    def _sqlite_plan(self, dialect: sa.Dialect) -> _SQLitePlan | None:
+        if not self._sqlite_compiled:
+            self._sqlite = _SQLitePlan.of(self.statement, dialect,
+                                          driver_rows=self.sqlite_driver)
+            self._sqlite_compiled = True
+        return self._sqlite
 
 
-@functools.cache
-def _sqlite_datetime(dialect: sa.Dialect) -> Any:
-    """SQLite's DATETIME writer: SQLAlchemy's text form, microseconds always
-    (``2026-01-01 12:00:00.000000``), which the file's comparisons rely on."""
-    return sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
+# A bound value's writer: SQLAlchemy's bind processor for its type, or None.
+_Writer = Callable[[Any], Any] | None
+
+
+class _SQLitePlan:
+    """A statement compiled for SQLite once: its SQL, its parameters' names in order,
+    the values bound in it, and each parameter's writer."""
+
+    __slots__ = ("bound", "names", "sql", "writers")
+
+    def __init__(self, sql: str, names: tuple[str, ...], bound: dict[str, object],
+                 writers: tuple[_Writer, ...]) -> None:
+        self.sql = sql
+        self.names = names
+        self.bound = bound
+        self.writers = writers
+
+    @classmethod
+    def of(cls, statement: sa.Update | sa.Insert | sa.Delete | sa.Select[Any],
+           dialect: sa.Dialect, *, driver_rows: bool) -> _SQLitePlan | None:
+        """The plan, or None when only SQLAlchemy can run it as the caller expects
+        (an expanding IN list; a returned column whose type is processed on reading,
+        unless the caller takes the driver's values)."""
+        compiled = statement.compile(dialect=dialect)
+        sql = str(compiled)
+        if compiled.positiontup is None or "POSTCOMPILE" in sql:
+            if driver_rows:
+                raise ValueError("not a statement of fixed positional parameters: " + sql)
+            return None
+        if not driver_rows and any(
+                column.type.dialect_impl(dialect).result_processor(dialect, None)
+                is not None for column in statement.exported_columns):
+            return None
+        names = tuple(compiled.positiontup)
+        writers = tuple(_writer(compiled.binds[name].type, dialect) for name in names)
+        return cls(sql, names, {k: v for k, v in compiled.params.items() if v is not None},
+                   writers)
+
+    def run(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
+        given = {**self.bound, **params} if self.bound else params
+        values = tuple(value if write is None or value is None else write(value)
+                       for write, value in zip(self.writers,
+                                               (given[name] for name in self.names),
+                                               strict=True))
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        try:
+            cursor = driver.execute(self.sql, values)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            raise sa.exc.DBAPIError.instance(
+                self.sql, values, exc, conn.dialect.loaded_dbapi.Error,
+                dialect=conn.dialect) from exc
+        try:
+            rows = cursor.fetchall() if cursor.description is not None else []
+            return Outcome(cursor.rowcount, rows)
+        finally:
+            cursor.close()
+
+
+def _writer(bound: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> _Writer:
+    """How SQLAlchemy writes a value bound as ``bound`` on ``dialect``. A parameter of
+    no type (a bindparam compared with nothing typed) takes a datetime in SQLite's
+    DATETIME form, microseconds always (``2026-01-01 12:00:00.000000``), which the
+    file's comparisons rely on, and any other value as it is."""
+    if isinstance(bound, sa.types.NullType):
+        written = sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
+        assert written is not None
+        return lambda value: written(value) if isinstance(value, datetime.datetime) else value
+    return bound.dialect_impl(dialect).bind_processor(dialect)
 
 
 def driver_sql(conn: Connection, sql: str, params: Sequence[object] = ()) -> Outcome:

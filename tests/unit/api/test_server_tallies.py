@@ -67,11 +67,15 @@ def test_the_quota_reads_the_tally_on_sqlite(db: Database) -> None:
         for uuid in ("a", "b"):
             store.insert_server(writer.conn, new_record(uuid))
     statements: list[str] = []
-    sa.event.listen(db.engine, "before_cursor_execute",
-                    lambda _c, _cur, sql, *_rest: statements.append(sql))
     with db.reader() as conn:
-        assert usage.count(conn, "p", "u") == usage.ProjectUsage(
-            usage.ServerUsage(2, 2, 1024), usage.ServerUsage(2, 2, 1024))
+        # What SQLite itself ran: the statements that bypass SQLAlchemy's events too.
+        driver = conn.connection.driver_connection
+        driver.set_trace_callback(statements.append)
+        try:
+            assert usage.count(conn, "p", "u") == usage.ProjectUsage(
+                usage.ServerUsage(2, 2, 1024), usage.ServerUsage(2, 2, 1024))
+        finally:
+            driver.set_trace_callback(None)
     assert len(statements) == 1 and "FROM server_tallies" in statements[0]
 
 
