@@ -143,19 +143,31 @@ class _SQLitePlan:
                        for write, value in zip(self.writers,
                                                (given[name] for name in self.names),
                                                strict=True))
-        driver = conn.connection.driver_connection
-        assert driver is not None
-        try:
-            cursor = driver.execute(self.sql, values)
-        except conn.dialect.loaded_dbapi.Error as exc:
-            raise sa.exc.DBAPIError.instance(
-                self.sql, values, exc, conn.dialect.loaded_dbapi.Error,
-                dialect=conn.dialect) from exc
-        try:
-            rows = cursor.fetchall() if cursor.description is not None else []
-            return Outcome(cursor.rowcount, rows)
-        finally:
-            cursor.close()
+        return on_sqlite(conn, self.sql, values)
+
+
+def on_sqlite(conn: Connection, sql: str, values: Sequence[object]) -> Outcome:
+    """Execute SQLite's SQL on the DBAPI connection of ``conn``, inside its transaction
+    (the caller checked there is one); a failure raised as SQLAlchemy raises it."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    try:
+        cursor = driver.execute(sql, values)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _as_sqlalchemy_error(conn, sql, values, exc) from exc
+    try:
+        rows = cursor.fetchall() if cursor.description is not None else []
+        return Outcome(cursor.rowcount, rows)
+    finally:
+        cursor.close()
+
+
+def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[Any],
+                         exc: Exception) -> BaseException:
+    """The DBAPI's ``exc`` as SQLAlchemy raises it (``sa.exc.IntegrityError``...)."""
+    error: BaseException = sa.exc.DBAPIError.instance(
+        sql, values, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect)
+    return error
 
 
 def _writer(bound: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> _Writer:
@@ -171,14 +183,32 @@ def _writer(bound: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> _Writer:
 
 
 def driver_sql(conn: Connection, sql: str, params: Sequence[object] = ()) -> Outcome:
-    """Run SQL written for the driver, with ``?`` placeholders, on either backend: on
-    PostgreSQL on the connection's DBAPI cursor (as ``Statement``), on SQLite through
-    SQLAlchemy's ``exec_driver_sql``. Errors are the DBAPI's on PostgreSQL
-    (``conn.dialect.loaded_dbapi.IntegrityError``...), SQLAlchemy's on SQLite."""
+    """Run SQL written for the driver, with ``?`` placeholders, on either backend, on
+    the connection's DBAPI connection (as ``Statement``; on SQLite outside a
+    transaction through SQLAlchemy's ``exec_driver_sql``, which begins one). Errors
+    are the DBAPI's on PostgreSQL (``conn.dialect.loaded_dbapi.IntegrityError``...),
+    SQLAlchemy's on SQLite."""
     if conn.dialect.name != "postgresql":
+        if conn.in_transaction():
+            return on_sqlite(conn, sql, tuple(params))
         result = conn.exec_driver_sql(sql, tuple(params))
         return Outcome(result.rowcount, list(result) if result.returns_rows else [])
     return on_cursor(conn, _pyformat(sql), tuple(params))
+
+
+def driver_sql_many(conn: Connection, sql: str, rows: Sequence[Sequence[object]]) -> None:
+    """Run SQLite's SQL (``?`` placeholders) once per row of ``rows``, inside the
+    caller's transaction, on the DBAPI connection (SQLAlchemy's ``exec_driver_sql``
+    outside one); errors as SQLAlchemy raises them."""
+    if not conn.in_transaction():
+        conn.exec_driver_sql(sql, list(rows))
+        return
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    try:
+        driver.executemany(sql, rows).close()
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _as_sqlalchemy_error(conn, sql, rows, exc) from exc
 
 
 @functools.lru_cache(maxsize=512)

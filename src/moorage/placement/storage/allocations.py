@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from moorage.db.statements import Outcome, driver_sql
+from moorage.db.statements import Outcome, driver_sql, driver_sql_many
 from moorage.placement.storage import consumers as consumer_store
 from moorage.placement.storage import schema
 from moorage.placement.storage.consumers import ConsumerRow
@@ -153,7 +153,7 @@ def _run(conn: Connection, sql: str, params: Iterable[Param] = ()) -> Outcome:
 def _run_many(conn: Connection, sql: str, rows: Sequence[tuple[Param, ...]]) -> None:
     """Execute driver SQL once for each row of parameters (SQLite: PostgreSQL inserts
     its rows in one statement, ``_insert``)."""
-    conn.exec_driver_sql(sql, rows)
+    driver_sql_many(conn, sql, rows)
 
 
 def _marks(values: Collection[object]) -> str:

@@ -1,0 +1,158 @@
+"""``Statement`` on SQLite: inside a transaction it runs on the DBAPI connection, and
+what it writes, reads and raises is what SQLAlchemy's own execution gives."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from moorage.db.database import Database
+from moorage.db.statements import Statement, driver_sql, driver_sql_many
+
+metadata = sa.MetaData()
+
+
+def _table(name: str, into: sa.MetaData) -> sa.Table:
+    return sa.Table(
+        name, into,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("name", sa.String(32), nullable=False, unique=True),
+        sa.Column("done", sa.Boolean, nullable=False),
+        sa.Column("at", sa.DateTime, nullable=True),
+        sa.Column("note", sa.Text, nullable=True),
+    )
+
+
+things = _table("things", metadata)
+
+# A value of every kind a hot statement binds, the timestamp with and without its
+# microseconds (SQLite compares their text: the form must be SQLAlchemy's exactly).
+VALUES = [
+    {"id": 1, "name": "one", "done": True, "at": datetime.datetime(2026, 1, 2, 3, 4, 5),
+     "note": "é ünïcode"},
+    {"id": 2, "name": "two", "done": False,
+     "at": datetime.datetime(2026, 1, 2, 3, 4, 5, 600), "note": None},
+    {"id": 3, "name": "three", "done": True, "at": None, "note": ""},
+]
+
+_INSERT = Statement(things.insert().values(
+    {name: sa.bindparam(name) for name in ("id", "name", "done", "at", "note")}))
+# A bindparam typed by nothing it is compared with: a datetime value still goes in
+# SQLAlchemy's form.
+_TOUCH = Statement(things.update().where(things.c.name == sa.bindparam("b_name"))
+                   .values(at=sa.bindparam("when", type_=sa.types.NullType())))
+_SINCE = Statement(sa.select(things.c.id, things.c.name)
+                   .where(things.c.at >= sa.bindparam("b_since")).order_by(things.c.id))
+_TIMES = Statement(sa.select(things.c.id, things.c.at).order_by(things.c.id))
+_TIMES_AS_TEXT = Statement(sa.select(things.c.id, things.c.at).order_by(things.c.id),
+                           sqlite_driver=True)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Iterator[Database]:
+    database = Database(f"sqlite:///{tmp_path / 'things.sqlite'}")
+    metadata.create_all(database.engine)
+    yield database
+    database.dispose()
+
+
+def _stored(db: Database, table: str = "things") -> list[tuple[object, ...]]:
+    """The rows as SQLite holds them (the driver's values, no type processing)."""
+    with db.reader() as conn:
+        return [tuple(row) for row in conn.exec_driver_sql(
+            f"SELECT id, name, done, at, note FROM {table} ORDER BY id")]
+
+
+def _executed(db: Database) -> list[str]:
+    """Every statement SQLAlchemy's execution path runs from now on."""
+    seen: list[str] = []
+    sa.event.listen(db.engine, "before_cursor_execute",
+                    lambda _c, _cur, sql, *_rest: seen.append(sql))
+    return seen
+
+
+def test_a_statement_writes_what_sqlalchemy_writes(db: Database) -> None:
+    twins = _table("twins", sa.MetaData())
+    twins.create(db.engine)
+    executed = _executed(db)
+    with db.writer() as writer:
+        for row in VALUES:
+            assert _INSERT.run(writer.conn, row).rowcount == 1
+    assert executed == [], "a Statement in a transaction went through SQLAlchemy"
+    with db.writer() as writer:
+        writer.conn.execute(twins.insert(), VALUES)
+    assert _stored(db) == _stored(db, "twins")
+    assert _stored(db)[1][3] == "2026-01-02 03:04:05.000600"
+
+
+def test_a_datetime_bound_without_a_type_is_written_as_sqlalchemy_writes_one(
+        db: Database) -> None:
+    with db.writer() as writer:
+        for row in VALUES:
+            _INSERT.run(writer.conn, row)
+        when = datetime.datetime(2026, 5, 6, 7, 8, 9)
+        assert _TOUCH.run(writer.conn, {"b_name": "three", "when": when}).rowcount == 1
+    assert _stored(db)[2][3] == "2026-05-06 07:08:09.000000"
+    with db.reader() as conn:
+        # Compared as text with a typed bound value: found only in the same form.
+        found = _SINCE.run(conn, {"b_since": datetime.datetime(2026, 1, 2, 3, 4, 5, 1)})
+    assert [tuple(row) for row in found] == [(2, "two"), (3, "three")]
+
+
+def test_rows_come_back_as_sqlalchemy_gives_them(db: Database) -> None:
+    with db.writer() as writer:
+        for row in VALUES:
+            _INSERT.run(writer.conn, row)
+    with db.reader() as conn:
+        typed = [tuple(row) for row in _TIMES.run(conn, {})]
+        text = [tuple(row) for row in _TIMES_AS_TEXT.run(conn, {})]
+    # A DATETIME read back is SQLAlchemy's to process: a datetime, as conn.execute gives.
+    assert typed == [(row["id"], row["at"]) for row in VALUES]
+    # The caller that asked for the driver's values gets SQLite's text.
+    assert text == [(1, "2026-01-02 03:04:05.000000"), (2, "2026-01-02 03:04:05.000600"),
+                    (3, None)]
+
+
+def test_an_error_is_sqlalchemys_and_nothing_is_half_written(db: Database) -> None:
+    with db.writer() as writer:
+        _INSERT.run(writer.conn, VALUES[0])
+    with pytest.raises(sa.exc.IntegrityError, match=r"UNIQUE constraint failed: things\.name"), \
+            db.writer() as writer:
+        _INSERT.run(writer.conn, VALUES[1])
+        _INSERT.run(writer.conn, {**VALUES[2], "name": "one"})
+    assert [row[0] for row in _stored(db)] == [1]
+
+
+def test_outside_a_transaction_sqlalchemy_begins_one(db: Database) -> None:
+    executed = _executed(db)
+    with db.engine.connect() as conn:
+        assert not conn.in_transaction()
+        _INSERT.run(conn, VALUES[0])
+        assert conn.in_transaction()  # SQLAlchemy's autobegin
+        conn.rollback()
+    assert len(executed) == 1 and executed[0].startswith("INSERT INTO things")
+    assert _stored(db) == []
+
+
+def test_driver_sql_runs_in_the_transaction_and_fails_as_sqlalchemy_does(
+        db: Database) -> None:
+    insert = "INSERT INTO things (id, name, done, at, note) VALUES (?, ?, ?, ?, ?)"
+    executed = _executed(db)
+    with db.writer() as writer:
+        driver_sql_many(writer.conn, insert, [(1, "one", 1, None, None),
+                                              (2, "two", 0, None, "x")])
+        assert [tuple(row) for row in driver_sql(
+            writer.conn, "SELECT id, note FROM things WHERE done = ? ORDER BY id", (0,))
+        ] == [(2, "x")]
+    assert executed == [], "driver SQL in a transaction went through SQLAlchemy"
+    with pytest.raises(sa.exc.IntegrityError, match=r"UNIQUE constraint failed"), \
+            db.writer() as writer:
+        driver_sql(writer.conn, "DELETE FROM things WHERE id = ?", (1,))
+        driver_sql_many(writer.conn, insert, [(3, "three", 1, None, None),
+                                              (4, "two", 1, None, None)])
+    # The failed transaction undid its delete and its first insert.
+    assert [row[:2] for row in _stored(db)] == [(1, "one"), (2, "two")]
