@@ -14,16 +14,18 @@ The engines, readers and writers are ``moorage.db``'s, as for every service.
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 
 from moorage.db.clock import utcnow
 from moorage.db.database import Database as SharedDatabase
 from moorage.db.database import Transaction
-from moorage.db.statements import on_cursor
+from moorage.db.statements import driver_sql, on_cursor
 from moorage.placement.storage import schema
 
 
@@ -77,20 +79,21 @@ class Writer(Transaction):
                 {"ids": touched, "generations": list(generations),
                  "increments": list(generations.values()), "now": self.now}).rows
         else:
+            # Driver SQL on the transaction's DBAPI connection: these run in every
+            # write transaction, and SQLAlchemy's compiling of their IN lists cost
+            # more than SQLite's running them.
             by_increment: dict[int, list[int]] = {}
             for rp, n in sorted(generations.items()):
                 by_increment.setdefault(n, []).append(rp)
+            now = _sqlite_datetime(self.now)
             for n, ids in by_increment.items():
-                # UPDATE resource_providers SET generation = generation + :n,
-                # updated_at = :now WHERE id IN (...)
-                self.conn.execute(_NEW_GENERATIONS, {"ids": ids, "n": n, "now": self.now})
-            # UPDATE placement_state SET version = version + 1 [, catalog_version = ...]
-            # WHERE id = 1 RETURNING version
-            version = int(self.conn.execute(
-                _BUMP_CATALOG if self.catalog_changed else _BUMP).scalar_one())
+                for chunk in _chunks(ids):
+                    driver_sql(self.conn, _NEW_GENERATIONS_SQLITE + _marks(chunk),
+                               (n, now, *chunk))
+            [(version,)] = driver_sql(
+                self.conn, _BUMP_CATALOG_SQLITE if self.catalog_changed else _BUMP_SQLITE).rows
             for chunk in _chunks(touched):
-                # UPDATE resource_providers SET change_version = :v WHERE id IN (...)
-                self.conn.execute(_STAMP, {"ids": chunk, "stamp": version})
+                driver_sql(self.conn, _STAMP_SQLITE + _marks(chunk), (version, *chunk))
         self.version = int(version)
         if self.deleted:
             tomb = schema.deleted_providers
@@ -102,29 +105,27 @@ class Writer(Transaction):
 
 
 # Built once: they run in every write transaction.
-_state = schema.placement_state
-_BUMP = (
-    sa.update(_state).where(_state.c.id == 1)
-    .values(version=_state.c.version + 1).returning(_state.c.version)
-)
-_BUMP_CATALOG = (
-    sa.update(_state).where(_state.c.id == 1)
-    .values(version=_state.c.version + 1, catalog_version=_state.c.version + 1)
-    .returning(_state.c.version)
-)
-_STAMP = (
-    sa.update(schema.resource_providers)
-    .where(schema.resource_providers.c.id.in_(sa.bindparam("ids", expanding=True)))
-    .values(change_version=sa.bindparam("stamp"))
-)
+# SQLite's, completed by the IN list's placeholders (``_marks``).
+_NEW_GENERATIONS_SQLITE = ("UPDATE resource_providers SET generation = generation + ?, "
+                           "updated_at = ? WHERE id IN ")
+_BUMP_SQLITE = "UPDATE placement_state SET version = version + 1 WHERE id = 1 RETURNING version"
+_BUMP_CATALOG_SQLITE = ("UPDATE placement_state SET version = version + 1, "
+                        "catalog_version = version + 1 WHERE id = 1 RETURNING version")
+_STAMP_SQLITE = "UPDATE resource_providers SET change_version = ? WHERE id IN "
 
 
-_NEW_GENERATIONS = (
-    sa.update(schema.resource_providers)
-    .where(schema.resource_providers.c.id.in_(sa.bindparam("ids", expanding=True)))
-    .values(generation=schema.resource_providers.c.generation + sa.bindparam("n"),
-            updated_at=sa.bindparam("now"))
-)
+def _marks(ids: list[int]) -> str:
+    """``(?, ?, ?)``: the placeholders of an IN list of ``ids``."""
+    return "(" + ", ".join("?" * len(ids)) + ")"
+
+
+def _sqlite_datetime(moment: datetime.datetime) -> str:
+    """``moment`` in SQLite's DATETIME form, SQLAlchemy's text (which the file compares)."""
+    return str(_DATETIME_WRITER(moment))
+
+
+_SQLITE = sqlite.dialect()
+_DATETIME_WRITER = sa.DateTime().dialect_impl(_SQLITE).bind_processor(_SQLITE) or str
 
 
 def _bump_and_stamp(version_values: str) -> str:
