@@ -24,6 +24,9 @@ from sqlalchemy.engine import Connection
 # tuple on PostgreSQL. Read it by position.
 Row = Sequence[Any]
 
+# What a Statement holds: a DML statement or a SELECT.
+Buildable = sa.Update | sa.Insert | sa.Delete | sa.Select[Any]
+
 # The parameters of driver SQL: by name (``%(name)s``) or by position (``?``).
 Parameters = Mapping[str, object] | Sequence[object]
 
@@ -65,7 +68,7 @@ class Statement:
     the compute API; this path cut each by about three quarters (``bench/statements.py``).
     The statement's IN lists must not be expanding (write ``a = x OR a = y``)."""
 
-    def __init__(self, statement: sa.Update | sa.Insert | sa.Delete | sa.Select[Any], *,
+    def __init__(self, statement: Buildable, *,
                  sqlite_driver: bool = False) -> None:
         self.statement = statement
         self.sqlite_driver = sqlite_driver
@@ -100,7 +103,7 @@ class Statement:
 
 
 # A bound value's writer: SQLAlchemy's bind processor for its type, or None.
-_Writer = Callable[[Any], Any] | None
+_Writer = Callable[[object], object] | None
 
 
 class _SQLitePlan:
@@ -117,8 +120,8 @@ class _SQLitePlan:
         self.writers = writers
 
     @classmethod
-    def of(cls, statement: sa.Update | sa.Insert | sa.Delete | sa.Select[Any],
-           dialect: sa.Dialect, *, driver_rows: bool) -> _SQLitePlan | None:
+    def of(cls, statement: Buildable, dialect: sa.Dialect, *,
+           driver_rows: bool) -> _SQLitePlan | None:
         """The plan, or None when only SQLAlchemy can run it as the caller expects
         (an expanding IN list; a returned column whose type is processed on reading,
         unless the caller takes the driver's values)."""
@@ -162,7 +165,7 @@ def on_sqlite(conn: Connection, sql: str, values: Sequence[object]) -> Outcome:
         cursor.close()
 
 
-def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[Any],
+def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[object],
                          exc: Exception) -> BaseException:
     """The DBAPI's ``exc`` as SQLAlchemy raises it (``sa.exc.IntegrityError``...)."""
     error: BaseException = sa.exc.DBAPIError.instance(
@@ -170,7 +173,7 @@ def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[Any],
     return error
 
 
-def _writer(bound: sa.types.TypeEngine[Any], dialect: sa.Dialect) -> _Writer:
+def _writer(bound: sa.types.TypeEngine[object], dialect: sa.Dialect) -> _Writer:
     """How SQLAlchemy writes a value bound as ``bound`` on ``dialect``. A parameter of
     no type (a bindparam compared with nothing typed) takes a datetime in SQLite's
     DATETIME form, microseconds always (``2026-01-01 12:00:00.000000``), which the
