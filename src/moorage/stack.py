@@ -26,18 +26,21 @@ from collections.abc import Callable
 
 from oslo_config import cfg
 
-from moorage import heap
+from moorage import heap, keystone, logs
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import make_state
 from moorage.api.state import ApiState
+from moorage.api.storage import migration as api_migration
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor.manager import Conductor
+from moorage.conf import check_all_options
+from moorage.conf.environment import deployed_config
 from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
-from moorage.scheduler.manager import Scheduler
-from moorage.supervision import start_worker
+from moorage.scheduler.manager import Scheduler, check_configuration
+from moorage.supervision import StartRefused, start_worker
 
 LOG = logging.getLogger(__name__)
 
@@ -102,5 +105,33 @@ def create_api_app() -> WSGIApp:
     if conductor is not None:
         atexit.register(conductor.stop)
     app = build_app(state)
+    heap.settle()
+    return app
+
+
+def deployed_api_app() -> WSGIApp:
+    """The compute API for a WSGI server of the operator's (``moorage.wsgi.compute_api``):
+    one process's state, conductor and app, its configuration found as upstream's is
+    (``moorage.conf.environment.deployed_config``) and checked before anything else.
+    StartRefused (one line, logged too) when its configuration or its database cannot
+    serve."""
+    try:
+        conf = deployed_config(placement=False)
+        check_all_options(conf)
+        logs.setup(conf)
+        keystone.require(conf)
+        check_configuration(conf)
+        state = make_state(conf)
+        if not conf.database.sync_on_startup:
+            api_migration.MIGRATIONS.require_current(state.database, "compute API database",
+                                                     "moorage api db sync")
+        app = build_app(state)
+        check_all_options(conf)  # and the options the middleware registered
+    except (ValueError, RuntimeError) as exc:
+        LOG.error("the compute API cannot start: %s", exc)
+        raise StartRefused(f"the compute API cannot start: {exc}") from None
+    conductor = attach_workers(state)
+    if conductor is not None:
+        atexit.register(conductor.stop)
     heap.settle()
     return app

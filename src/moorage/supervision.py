@@ -90,6 +90,12 @@ def _die_with(variable: str, sig: int, whom: str) -> bool:
     return True
 
 
+class StartRefused(RuntimeError):
+    """An application a WSGI server imported that cannot start, in one line: a bad
+    option, a missing configuration file, a database not at the newest schema
+    (``moorage.wsgi``). The server's worker fails to boot with it."""
+
+
 def start_worker() -> cfg.ConfigOpts:
     """The first steps of every granian worker's application factory: die with the
     master, read the configuration the master exported, log as the master does."""

@@ -25,6 +25,7 @@ from wsgiref.types import WSGIApplication, WSGIEnvironment
 
 if TYPE_CHECKING:
     from _typeshed import OptExcInfo
+    from oslo_config.cfg import ConfigOpts
 
 JSON = "application/json"
 STATUS_LINES = {s.value: f"{s.value} {s.phrase}" for s in http.HTTPStatus}
@@ -38,6 +39,21 @@ class Response:
     body: bytes = b""
     headers: list[tuple[str, str]] = field(default_factory=list)
     content_type: str | None = None
+
+
+def behind_proxy(app: WSGIApplication, conf: ConfigOpts) -> WSGIApplication:
+    """``app`` behind a TLS-terminating proxy when ``[oslo_middleware]
+    enable_proxy_headers_parsing`` is set: oslo.middleware's HTTPProxyToWSGI takes
+    the scheme, host and path prefix from the proxy's headers (``X-Forwarded-Proto``,
+    ``X-Forwarded-Host``, ``X-Forwarded-Prefix``, ``Forwarded``), so that links and
+    Location headers name the proxy's URL. Unset (the default, as upstream: only a
+    proxy may set those headers), ``app`` itself, and a request pays nothing."""
+    if not conf.oslo_middleware.enable_proxy_headers_parsing:
+        return app
+    from oslo_middleware import http_proxy_to_wsgi  # webob's import: only when used
+
+    wrapped: WSGIApplication = http_proxy_to_wsgi.HTTPProxyToWSGI(app, conf)
+    return wrapped
 
 
 def http_date(moment: datetime.datetime) -> str:

@@ -76,6 +76,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # (the stack), and the single process that assembles every service (embedded).
     ("stack",),
     ("embedded",),
+    # The applications a WSGI server of the operator's imports: placement's and the
+    # stack's, built at import.
+    ("wsgi",),
     # `moorage run`: a described cloud played against the services, with its report.
     ("run",),
     # The `moorage` command drives everything; `python -m moorage` runs it.

@@ -39,7 +39,7 @@ from moorage.internal_access import InternalAccess
 from moorage.lifecycle.history import CorruptHistory
 from moorage.metrics import UNMATCHED, conductor_metrics
 from moorage.placement.client import PlacementError
-from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router
+from moorage.web import JSON, NUL_REFUSED, STATUS_LINES, Response, Router, behind_proxy
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.api.requests")
@@ -164,4 +164,5 @@ def build_app(state: ApiState) -> WSGIApplication:
                                                authenticate)
     if state.conf.api.auth_strategy == auth.KEYSTONE:
         app = auth.wrap_keystone(app, state.conf)
-    return app
+    # Outermost: every layer sees the scheme and host the client used.
+    return behind_proxy(app, state.conf)

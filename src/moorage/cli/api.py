@@ -15,10 +15,10 @@ from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import migration
 from moorage.api.storage.database import database_url, open_database
 from moorage.cli import db_sync
+from moorage.cli.config_files import configuration, export
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
-from moorage.conf import load_config
-from moorage.conf.environment import export_config
+from moorage.conf import check_all_options
 from moorage.db.engine import redacted
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
@@ -52,7 +52,7 @@ def _overrides(args: argparse.Namespace) -> list[tuple[str, str, object]]:
 
 def _configuration(args: argparse.Namespace) -> cfg.ConfigOpts:
     """The configuration of the files given, with the command line's overrides."""
-    return load_config(args.config_file, _overrides(args))
+    return configuration(args, _overrides(args))
 
 
 class Serve(Command):
@@ -77,7 +77,8 @@ class Serve(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
         overrides = _overrides(parsed_args)
-        conf = load_config(parsed_args.config_file, overrides)
+        conf = configuration(parsed_args, overrides)
+        check_all_options(conf)  # a bad value is one line now, not a 500 later
         start_logging(self, conf)
         check_configuration(conf)  # before any worker starts: one line, not a dead worker
         check_prefilter_traits(conf)  # warnings only: it never stops the start
@@ -97,7 +98,7 @@ class Serve(Command):
                 f"with {conf.osapi_compute_workers} worker(s), {conductor} (auth: "
                 f"{conf.api.auth_strategy}; placement: {placement})\n")
             self.app.stdout.flush()
-            export_config(parsed_args.config_file, overrides)
+            export(parsed_args, overrides)
             supervision.serve("moorage.stack:create_api_app", host=host, port=port,
                               workers=conf.osapi_compute_workers,
                               threads=conf.osapi_compute_threads,
@@ -116,6 +117,7 @@ class ConductorServe(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
         conf = _configuration(parsed_args)
+        check_all_options(conf)
         start_logging(self, conf)
         if conf.database.sync_on_startup:
             DATABASE.migrate(conf)

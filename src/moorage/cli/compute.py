@@ -8,8 +8,8 @@ import argparse
 from cliff.columns import FormattableColumn
 from cliff.lister import Lister
 
+from moorage.cli.config_files import add_config_arguments, configuration
 from moorage.cli.output import Table
-from moorage.conf import load_config
 from moorage.virt.driver import ComputeDriver
 from moorage.virt.loader import load_driver
 
@@ -29,8 +29,7 @@ class Traits(Lister):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                            help="INI configuration file (repeatable; later files win)")
+        add_config_arguments(parser)
         parser.add_argument("--node", metavar="NAME",
                             help="the node to list, for drivers with several (ironic)")
         files = parser.add_argument_group(
@@ -72,7 +71,7 @@ def _driver(args: argparse.Namespace) -> ComputeDriver:
     overrides: list[tuple[str, str, object]] = []
     if args.virt_type:
         overrides.append(("libvirt", "virt_type", args.virt_type))
-    conf = load_config(args.config_file, overrides)
+    conf = configuration(args, overrides)
     if not args.domcaps:
         if args.arch or args.machine or args.devices or args.cpu:
             raise ValueError("--arch, --machine, --devices and --cpu describe --domcaps "

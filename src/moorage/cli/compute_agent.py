@@ -14,12 +14,12 @@ import os
 from cliff.command import Command
 
 from moorage import supervision
+from moorage.cli.config_files import add_config_arguments, configuration, export
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.agent_wsgi import DISABLED_ENV
-from moorage.conf import load_config
-from moorage.conf.environment import export_config
+from moorage.conf import check_all_options
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import free_port
 from moorage.virt.loader import driver_name, load_driver
@@ -33,8 +33,7 @@ class Run(Command):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                            help="INI configuration file (repeatable; later files win)")
+        add_config_arguments(parser)
         parser.add_argument("--host", help="this host's name (default: [DEFAULT] host)")
         parser.add_argument("--driver", help="override [DEFAULT] compute_driver")
         parser.add_argument("--placement-url", metavar="URL",
@@ -70,7 +69,8 @@ class Run(Command):
             overrides.append(("compute_agent", "port", parsed_args.port))
         if parsed_args.api_url:
             overrides.append(("compute_agent", "api_url", parsed_args.api_url))
-        conf = load_config(parsed_args.config_file, overrides)
+        conf = configuration(parsed_args, overrides)
+        check_all_options(conf)  # a bad value is one line now, not a failure later
         if not parsed_args.once:  # a service; --once is a command that prints
             start_logging(self, conf)
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
@@ -88,7 +88,7 @@ class Run(Command):
         opts = conf.compute_agent
         if not opts.port:  # any free port: chosen here, so the URL is known
             overrides.append(("compute_agent", "port", free_port(opts.listen)))
-            conf = load_config(parsed_args.config_file, overrides)
+            conf = configuration(parsed_args, overrides)
             opts = conf.compute_agent
         host = f"[{opts.listen}]" if ":" in opts.listen else opts.listen
         url = opts.advertise_url or f"http://{host}:{opts.port}"
@@ -99,7 +99,7 @@ class Run(Command):
                 f"{conf.update_resources_interval}s, registering with "
                 f"{opts.api_url or 'no compute API'}\n")
             self.app.stdout.flush()
-            export_config(parsed_args.config_file, overrides)
+            export(parsed_args, overrides)
             os.environ[DISABLED_ENV] = "1" if parsed_args.disabled else ""
             # One worker: the agent (its driver's guests, its hypervisor connection)
             # lives in it. Its threads answer the conductors' spawns, which can take

@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage.conf import load_config
+from moorage.cli.config_files import add_config_arguments, configuration
 from moorage.db.database import Database
 from moorage.db.engine import redacted
 
@@ -32,9 +32,9 @@ class ServiceDatabase(Generic[D]):
     upgrade: Callable[[D], None]
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None:
-        """``--config-file`` and ``--db``, which every command of the service takes."""
-        parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                            help="INI configuration file (repeatable; later files win)")
+        """``--config-file``, ``--config-dir`` and ``--db``, which every command of the
+        service takes."""
+        add_config_arguments(parser)
         parser.add_argument("--db", metavar="URL",
                             help=f"database URL, overriding [{self.option_group}] connection "
                             "(default: SQLite in the user's data directory)")
@@ -73,7 +73,7 @@ class DbSync(Command):
         overrides: list[tuple[str, str, object]] = (
             [(self.database.option_group, "connection", parsed_args.db)]
             if parsed_args.db else [])
-        conf = load_config(parsed_args.config_file, overrides)
+        conf = configuration(parsed_args, overrides)
         before, after = self.database.migrate(conf)
         self.app.stdout.write(f"{self.database.title} {redacted(self.database.url(conf))}: "
                               f"{before or 'empty'} -> {after}\n")

@@ -10,6 +10,7 @@ from pathlib import Path
 from cliff.command import Command
 
 from moorage import supervision
+from moorage.cli.config_files import add_config_arguments
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.service import AGENT_WRITES
@@ -33,8 +34,8 @@ class FleetRun(Command):
         parser.add_argument("fleet", metavar="FLEET.yaml",
                             help="host groups, as a cloud file's host_groups "
                             "(docs/cloud-file.md): name, count, driver, capacity, traits...")
-        parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                            help="INI configuration file for every host (repeatable)")
+        add_config_arguments(parser, dirs=False,
+                             help="INI configuration file for every host (repeatable)")
         parser.add_argument("--placement-url", metavar="URL",
                             help="override [placement] endpoint_override")
         parser.add_argument("--api-url", metavar="URL",

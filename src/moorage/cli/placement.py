@@ -9,12 +9,12 @@ from cliff.command import Command
 
 from moorage import keystone, supervision
 from moorage.cli import candidates, db_sync, demo, provider
+from moorage.cli.config_files import configuration, export
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
-from moorage.conf import load_config
+from moorage.conf import check_all_options
 from moorage.db.engine import redacted
 from moorage.metrics import multiprocess_directory
-from moorage.placement import wsgi
 from moorage.placement.service import database_url, open_database
 from moorage.placement.storage import migration
 
@@ -57,7 +57,8 @@ class Serve(Command):
     def take_action(self, parsed_args: argparse.Namespace) -> int:
 
         overrides = _config_overrides(parsed_args)
-        conf = load_config(parsed_args.config_file, overrides)
+        conf = configuration(parsed_args, overrides)
+        check_all_options(conf)  # a bad value is one line now, not a 500 later
         start_logging(self, conf)
         server = conf.placement_server
         # The workers count in one directory, so that /metrics sums them all.
@@ -72,7 +73,7 @@ class Serve(Command):
                 f"http://{server.host}:{server.port} (auth: {conf.api.auth_strategy})\n"
             )
             self.app.stdout.flush()
-            wsgi.export_config(parsed_args.config_file, overrides)
+            export(parsed_args, overrides)
             supervision.serve("moorage.placement.wsgi:create_app", host=server.host,
                               port=server.port, workers=server.workers,
                               threads=server.threads,

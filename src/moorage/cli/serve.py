@@ -12,6 +12,7 @@ from types import FrameType
 
 from cliff.command import Command
 
+from moorage.cli.config_files import add_config_arguments
 from moorage.cli.service_logging import start_logging
 from moorage.conf import load_config
 from moorage.embedded import SAMPLE_HOSTS, EmbeddedCloud, HostPlan, parse_host
@@ -49,9 +50,9 @@ class Serve(Command):
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
-        parser.add_argument("--config-file", action="append", default=[], metavar="PATH",
-                            help="INI configuration file for every service (repeatable), "
-                            "e.g. with [scheduler] image_metadata_prefilter = true")
+        add_config_arguments(parser, dirs=False,
+                             help="INI configuration file for every service (repeatable), "
+                             "e.g. with [scheduler] image_metadata_prefilter = true")
         parser.add_argument("--prefilters", action="store_true",
                             help="turn both prefilters on: [scheduler] "
                             "image_metadata_prefilter and "

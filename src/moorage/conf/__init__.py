@@ -6,6 +6,9 @@ services, and the tests, can hold different configurations in one process.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import re
 from collections.abc import Iterable, Sequence
 
@@ -27,6 +30,7 @@ from moorage.conf import (
     ironic,
     libvirt,
     log,
+    oslo_middleware,
     placement,
     placement_database,
     placement_server,
@@ -35,10 +39,13 @@ from moorage.conf import (
     vmware,
 )
 
+# The group name of the options outside any group, as messages and overrides name it.
+DEFAULT_GROUP = "DEFAULT"
+
 # [DEFAULT] and [log] first, then the groups by name: the order of the reference.
 _GROUPS = (default, log, api, compute, compute_agent, conductor, cors, database, fake_driver,
-           filter_scheduler, glance, image, image_cache, ironic, libvirt, placement,
-           placement_database, placement_server, quota, scheduler, vmware)
+           filter_scheduler, glance, image, image_cache, ironic, libvirt, oslo_middleware,
+           placement, placement_database, placement_server, quota, scheduler, vmware)
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
@@ -50,23 +57,48 @@ def register_opts(conf: cfg.ConfigOpts) -> None:
 def load_config(
     config_files: Sequence[str] = (),
     overrides: Iterable[tuple[str, str, object]] = (),
+    config_dirs: Sequence[str] = (),
 ) -> cfg.ConfigOpts:
-    """Return a new ConfigOpts read from ``config_files`` with ``overrides`` applied.
+    """Return a new ConfigOpts read from ``config_files``, then every ``*.conf`` of each
+    of ``config_dirs`` in name order (oslo.config's ``--config-dir``: later files
+    win), with ``overrides`` applied.
 
     ``overrides`` are ``(group, option, value)`` triples, for command-line flags
     that take precedence over the files.
     """
+    for directory in config_dirs:
+        if not os.path.isdir(directory):
+            raise ValueError(f"--config-dir {directory}: no such directory")
     conf = cfg.ConfigOpts()
     register_opts(conf)
-    conf(
-        args=[],
-        project="moorage",
-        default_config_files=list(config_files),
-        validate_default_values=True,
-    )
+    refused = io.StringIO()
+    try:
+        # oslo.config hands the files' values of command-line options ([DEFAULT]
+        # debug...) to argparse, which prints its complaint and exits: caught here.
+        with contextlib.redirect_stderr(refused):
+            conf(
+                args=[],
+                project="moorage",
+                default_config_files=list(config_files),
+                default_config_dirs=list(config_dirs),
+                validate_default_values=True,
+            )
+    except SystemExit:
+        # "argument --debug: Invalid Boolean value: maybe"
+        complaint = " ".join(refused.getvalue().split()) or "a value is not valid"
+        option, _, reason = complaint.removeprefix("argument --").partition(": ")
+        name = option.replace("-", "_")
+        raise InvalidOption(f"[{DEFAULT_GROUP}] {name}: {reason}{_allowed(DEFAULT_GROUP, name)}"
+                            if reason else f"[{DEFAULT_GROUP}] {complaint}") from None
+    except cfg.ConfigFilesNotFoundError as exc:
+        raise ValueError(f"configuration file not found: {', '.join(exc.config_files)}"
+                         ) from None
+    except cfg.ConfigFileParseError as exc:
+        raise ValueError(f"configuration file {exc.config_file}: not an INI file: "
+                         f"{' '.join(str(exc.msg).split())}") from None
     for group, name, value in overrides:
         try:
-            conf.set_override(name, value, group=None if group == "DEFAULT" else group)
+            conf.set_override(name, value, group=None if group == DEFAULT_GROUP else group)
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
     return conf
@@ -86,7 +118,7 @@ def option_value(conf: cfg.ConfigOpts, group: str, name: str) -> object:
     one, a choice outside the choices) is InvalidOption naming the option, the file and
     what is allowed."""
     try:
-        return conf[group][name]
+        return conf[name] if group == DEFAULT_GROUP else conf[group][name]
     except (cfg.ConfigSourceValueError, cfg.ConfigFileValueError) as exc:
         match = _FILE_VALUE.search(str(exc))
         where, reason = (f" in {match['file']}", match["reason"]) if match else ("", str(exc))
@@ -95,13 +127,27 @@ def option_value(conf: cfg.ConfigOpts, group: str, name: str) -> object:
 
 
 def _allowed(group: str, name: str) -> str:
-    """``; allowed: true or false`` for a boolean (oslo.config's message does not say)."""
+    """``; allowed: ...`` for a boolean or a number (oslo.config's message does not
+    say what would do)."""
     for found_group, opts in list_opts():
         if found_group == group:
             for opt in opts:
-                if opt.dest == name and isinstance(opt, cfg.BoolOpt):
-                    return "; allowed: true or false (also yes/no, on/off, 1/0)"
+                if opt.dest == name:
+                    return _allowed_values(opt)
     return ""
+
+
+def _allowed_values(opt: cfg.Opt) -> str:
+    if isinstance(opt, cfg.BoolOpt):
+        return "; allowed: true or false (also yes/no, on/off, 1/0)"
+    kind = {cfg.IntOpt: "an integer", cfg.FloatOpt: "a number"}.get(type(opt))
+    if kind is None:
+        return ""
+    low, high = getattr(opt.type, "min", None), getattr(opt.type, "max", None)
+    bounds = (f" from {low} to {high}" if low is not None and high is not None
+              else f" of at least {low}" if low is not None
+              else f" of at most {high}" if high is not None else "")
+    return f"; allowed: {kind}{bounds}"
 
 
 def check_options(conf: cfg.ConfigOpts, groups: Iterable[str]) -> None:
@@ -110,6 +156,21 @@ def check_options(conf: cfg.ConfigOpts, groups: Iterable[str]) -> None:
     for group in groups:
         for name in sorted(conf[group]):
             option_value(conf, group, name)
+
+
+def check_all_options(conf: cfg.ConfigOpts) -> None:
+    """Read every option registered on ``conf`` now, [DEFAULT]'s and every group's
+    (Moorage's and the libraries' a service registered: oslo.log's, keystonemiddleware's,
+    oslo.middleware's), so that a service refuses a bad value before it listens:
+    InvalidOption, one line naming the option, the file and what is allowed."""
+    groups = []
+    for name in sorted(conf):
+        try:
+            if isinstance(conf[name], cfg.ConfigOpts.GroupAttr):
+                groups.append(name)
+        except (cfg.ConfigSourceValueError, cfg.ConfigFileValueError):
+            option_value(conf, DEFAULT_GROUP, name)  # raises InvalidOption
+    check_options(conf, groups)
 
 
 def list_opts() -> list[tuple[str, list[cfg.Opt]]]:

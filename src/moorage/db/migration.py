@@ -51,6 +51,15 @@ class Migrations:
                 conn, opts={"version_table": self.version_table})
             return context.get_current_revision()
 
+    def require_current(self, db: Database, what: str, sync: str) -> None:
+        """RuntimeError in one line unless the database is at the newest revision:
+        ``what`` it is, and the command (``sync``) that brings it there."""
+        current, head = self.current_revision(db), self.head_revision()
+        if current != head:
+            found = f"at revision {current}" if current else "empty (no schema)"
+            raise RuntimeError(f"the {what} is {found}; this Moorage needs revision {head}: "
+                               f"run `{sync}` first (or set sync_on_startup)")
+
     def upgrade(self, db: Database) -> None:
         """Bring the schema to the newest revision; nothing when it is current."""
         config = self._config()

@@ -40,7 +40,7 @@ from moorage.placement.http import (
 from moorage.placement.routes import ROUTES
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import errors as storage_errors
-from moorage.web import NUL_REFUSED, STATUS_LINES, Router
+from moorage.web import NUL_REFUSED, STATUS_LINES, Router, behind_proxy
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.placement.requests")
@@ -155,4 +155,5 @@ def make_app(service: PlacementService) -> WSGIApplication:
     # CORS sits outside authentication so that preflight requests need no token.
     if service.conf.cors.allowed_origin:
         app = cors.CORS(app, service.conf)
-    return app
+    # Outermost: every layer sees the scheme and host the client used.
+    return behind_proxy(app, service.conf)

@@ -1,21 +1,30 @@
 """WSGI entry points.
 
-``create_app`` is the factory the server workers call. Configuration comes from
-the environment so that it crosses into worker processes
-(``moorage.conf.environment``). Other WSGI servers (uwsgi, gunicorn) can use
-``moorage.placement.wsgi:create_app`` the same way.
+``create_app`` is the factory Moorage's own server workers call (``moorage placement
+serve``, granian). Configuration comes from the environment so that it crosses into
+worker processes (``moorage.conf.environment``).
+
+``deployed_app`` builds the application a WSGI server of the operator's imports
+(``moorage.wsgi.placement:application``): its configuration found as upstream's is,
+checked before anything else.
 """
 
 from __future__ import annotations
 
+import logging
 from wsgiref.types import WSGIApplication
 
-from moorage.conf.environment import export_config
+from moorage import keystone, logs
+from moorage.conf import check_all_options
+from moorage.conf.environment import deployed_config, export_config
 from moorage.placement.app import make_app
 from moorage.placement.service import PlacementService
-from moorage.supervision import start_worker
+from moorage.placement.storage import migration
+from moorage.supervision import StartRefused, start_worker
 
-__all__ = ["create_app", "export_config"]
+__all__ = ["create_app", "deployed_app", "export_config"]
+
+LOG = logging.getLogger(__name__)
 
 
 def create_app() -> WSGIApplication:
@@ -24,3 +33,24 @@ def create_app() -> WSGIApplication:
     # Migrations ran once in the launching process; workers only load the index.
     service.prepare(migrate=False)
     return make_app(service)
+
+
+def deployed_app() -> WSGIApplication:
+    """The placement application for a WSGI server of the operator's. StartRefused
+    (one line, logged too) when its configuration or its database cannot serve."""
+    try:
+        conf = deployed_config(placement=True)
+        check_all_options(conf)
+        logs.setup(conf)
+        keystone.require(conf)
+        service = PlacementService(conf)
+        if not conf.placement_database.sync_on_startup:
+            migration.MIGRATIONS.require_current(service.db, "placement database",
+                                                 "moorage placement db sync")
+        service.prepare()
+        app = make_app(service)
+        check_all_options(conf)  # and the options the middleware registered
+    except (ValueError, RuntimeError) as exc:
+        LOG.error("placement cannot start: %s", exc)
+        raise StartRefused(f"placement cannot start: {exc}") from None
+    return app
