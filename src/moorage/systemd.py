@@ -1,4 +1,4 @@
-"""Telling systemd how a service is doing (``Type=notify`` units, etc/systemd/).
+"""Telling systemd how a service is doing (``Type=notify`` units, ``units``).
 
 systemd starts a ``Type=notify`` service with ``$NOTIFY_SOCKET`` set and counts it
 started only when it says ``READY=1``, so units that need it (the compute API needs
@@ -19,8 +19,11 @@ import logging
 import os
 import signal
 import socket
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from importlib import resources
+from pathlib import Path
 from types import FrameType
 from typing import Protocol
 
@@ -191,3 +194,33 @@ def stop_on_signal(what: str) -> threading.Event:
     signal.signal(signal.SIGTERM, handle)
     signal.signal(signal.SIGINT, handle)
     return stopping
+
+
+# -- the unit files -------------------------------------------------------------------------
+
+# The units ship in the package (systemd_units/), naming these two paths, which
+# ``units`` replaces with the install's own.
+UNIT_PROGRAM = "/usr/local/bin/moorage"
+UNIT_CONFIG_FILE = "/etc/moorage/moorage.conf"
+
+
+def installed_command() -> str:
+    """How this install runs ``moorage``: the script beside its interpreter (a virtual
+    environment's ``bin/``, ``/usr/local/bin``), else the interpreter with ``-m
+    moorage``."""
+    script = Path(sys.executable).with_name("moorage")
+    if script.is_file() and os.access(script, os.X_OK):
+        return str(script)
+    return f"{sys.executable} -m moorage"
+
+
+def units(command: str, config_files: Sequence[str] = (UNIT_CONFIG_FILE,)) -> dict[str, str]:
+    """The unit of each service (file name -> text), starting ``command`` (this
+    install's, ``installed_command``) with ``config_files``."""
+    flags = " ".join(f"--config-file {path}" for path in config_files)
+    shipped = resources.files("moorage") / "systemd_units"
+    return {unit.name: unit.read_text().replace(
+                f"ExecStart={UNIT_PROGRAM} ", f"ExecStart={command} ").replace(
+                f"--config-file {UNIT_CONFIG_FILE}", flags)
+            for unit in sorted(shipped.iterdir(), key=lambda found: found.name)
+            if unit.name.endswith(".service")}

@@ -294,7 +294,9 @@ def test_compute_api_conductor_and_fleet_tell_systemd(
 
 # -- the unit files ------------------------------------------------------------------------
 
-UNITS = Path(__file__).resolve().parents[2] / "etc" / "systemd"
+# The units as the package ships them; `moorage config systemd` writes them for an
+# install (its own moorage, the configuration files given).
+UNITS = Path(__file__).resolve().parents[2] / "src" / "moorage" / "systemd_units"
 SERVICES = {"moorage-placement.service": "placement serve",
             "moorage-api.service": "api serve",
             "moorage-conductor.service": "conductor serve",
@@ -392,12 +394,43 @@ def test_systemd_analyze_verifies_the_units(tmp_path: Path) -> None:
                     assert allowed is None or value in allowed, (
                         f"{unit.name}: [{section}] {key}={value}")
         return
-    # verify checks that ExecStart's program is executable: this checkout's moorage.
-    program = shutil.which("moorage") or sys.executable
-    for unit in UNITS.glob("*.service"):
-        text = unit.read_text().replace("/usr/local/bin/moorage", program)
-        (tmp_path / unit.name).write_text(text)
+    # verify checks that ExecStart's program is executable: this install's moorage,
+    # as `moorage config systemd` writes the units for it.
+    written = subprocess.run([sys.executable, "-m", "moorage", "config", "systemd",
+                              "--output-dir", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60)
+    assert written.returncode == 0, written.stderr
     done = subprocess.run([analyze, "verify", *sorted(str(p) for p in tmp_path.iterdir())],
                           capture_output=True, text=True, timeout=120)
     # Unknown keys and unparsable values are only warnings: any output is a failure.
     assert done.returncode == 0 and not done.stderr.strip(), done.stderr
+
+
+def test_config_systemd_writes_the_units_for_this_install(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "moorage", "config", "systemd",
+                           "--output-dir", str(tmp_path), "--config-file", "/srv/a.conf",
+                           "--config-file", "/srv/b.conf"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(SERVICES)
+    for name, command in SERVICES.items():
+        written = _unit(tmp_path / name)
+        shipped = _unit(UNITS / name)
+        program, *argv = shlex.split(written["Service"]["ExecStart"])
+        # This install's moorage, which runs: not the template's /usr/local/bin.
+        assert Path(program).parent == Path(sys.executable).parent
+        assert os.access(program, os.X_OK)
+        assert argv == [*command.split(), "--config-file", "/srv/a.conf",
+                        "--config-file", "/srv/b.conf"]
+        helped = subprocess.run([program, *command.split(), "--help"], capture_output=True,
+                                text=True, timeout=60)
+        assert helped.returncode == 0, helped.stderr
+        # Everything else is the shipped unit's.
+        for section in shipped.sections():
+            rest = {k: v for k, v in shipped[section].items() if k != "ExecStart"}
+            assert {k: v for k, v in written[section].items() if k != "ExecStart"} == rest
+    missing = subprocess.run([sys.executable, "-m", "moorage", "config", "systemd",
+                              "--output-dir", str(tmp_path / "absent")],
+                             capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == f"--output-dir {tmp_path / 'absent'}: no such directory"

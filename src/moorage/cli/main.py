@@ -30,7 +30,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "placement": ("placement candidates", "placement db sync", "placement demo",
                   "placement provider list", "placement provider show",
                   "placement provider tree", "placement serve"),
-    "config": ("config reference", "config sample"),
+    "config": ("config reference", "config sample", "config systemd"),
     "compute_agent": ("compute run",),
     "compute": ("compute traits",),
     "fleet": ("compute fleet",),
