@@ -105,6 +105,7 @@ def test_a_prefilter_on_with_placement_unreachable_is_a_warning(tmp_path: Path) 
     code, checks = _checks(conf)
     result, details = checks["Prefilters and placement's traits"]
     assert result == WARNING and "127.0.0.1:9" in details
+    assert code == WARNING  # the databases' absence is a warning too, no worse
 
 
 def test_a_configuration_that_cannot_be_read_is_one_line(tmp_path: Path) -> None:
