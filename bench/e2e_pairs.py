@@ -46,16 +46,18 @@ class Run:
         return sum(self.cpu.values())
 
 
-def _role(command_line: str) -> str:
+def _role(command_line: str) -> str | None:
     for needle, role in ROLES:
         if needle in command_line:
             return role
-    return "other"
+    return None
 
 
 def _sample(pids: dict[int, tuple[str, float]], root: int) -> None:
     """The CPU seconds so far of ``root`` and every process below it, by pid (the last
-    value seen: a process's own, its reaped children's not included)."""
+    value seen: a process's own, its reaped children's not included), each under the
+    role of the nearest process of its line that names one (a server's workers run
+    under their master's)."""
     seen: dict[int, tuple[int, str, float]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -68,12 +70,14 @@ def _sample(pids: dict[int, tuple[str, float]], root: int) -> None:
             continue
         seen[int(entry)] = (int(fields[1]), command_line,
                             (int(fields[11]) + int(fields[12])) / TICK)
-    for pid, (_parent, command_line, seconds) in seen.items():
-        ancestor, steps = pid, 0
-        while ancestor in seen and ancestor != root and steps < 64:
+    for pid, (_parent, _line, seconds) in seen.items():
+        role, ancestor, steps = None, pid, 0
+        while ancestor in seen and steps < 64:
+            role = role or _role(seen[ancestor][1])
+            if ancestor == root:
+                pids[pid] = (role or "other", seconds)
+                break
             ancestor, steps = seen[ancestor][0], steps + 1
-        if ancestor == root:
-            pids[pid] = (_role(command_line), seconds)
 
 
 def run_once(tree: Path, label: str, args: argparse.Namespace, workdir: Path) -> Run:
