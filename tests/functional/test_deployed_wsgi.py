@@ -39,7 +39,11 @@ class Gunicorn(ServerProcess):
                 "--workers", "1", "--timeout", "60", self.target]
 
     def environment(self) -> dict[str, str]:
-        return {**super().environment(), **self.variables}
+        # Only the variables given choose the configuration: none a launcher of this
+        # test process may have exported (MOORAGE_CONFIG_FILES...).
+        inherited = {name: value for name, value in super().environment().items()
+                     if not name.startswith(("MOORAGE_CONFIG_", "OS_MOORAGE_", "OS_PLACEMENT_"))}
+        return {**inherited, **self.variables}
 
     def ready(self) -> bool:
         try:

@@ -78,16 +78,18 @@ def deployed_files(environ: Mapping[str, str], *, placement: bool) -> list[str]:
 
 
 def deployed_config(*, placement: bool) -> cfg.ConfigOpts:
-    """The configuration of an application a WSGI server imported: what a Moorage
-    launcher exported, else the files upstream's variables name (``deployed_files``).
+    """The configuration of an application a WSGI server imported: the files upstream's
+    variables name (``deployed_files``); with none of them set, what
+    ``MOORAGE_CONFIG_FILES`` says (``export_config``'s form), else the default file.
     A missing file is a ValueError naming it and the variables that choose it."""
-    if CONFIG_FILES_ENV in os.environ:
+    variables = ([PLACEMENT_CONFIG_DIR_ENV] if placement else []) + [
+        DEPLOYED_CONFIG_DIR_ENV, DEPLOYED_CONFIG_FILES_ENV]
+    if not any(os.environ.get(name, "").strip() for name in variables) \
+            and CONFIG_FILES_ENV in os.environ:
         return config_from_environment()
     files = deployed_files(os.environ, placement=placement)
     missing = [path for path in files if not os.path.isfile(path)]
     if missing:
-        variables = ", ".join(([PLACEMENT_CONFIG_DIR_ENV] if placement else [])
-                              + [DEPLOYED_CONFIG_DIR_ENV, DEPLOYED_CONFIG_FILES_ENV])
         raise ValueError(f"configuration file not found: {', '.join(missing)} "
-                         f"(chosen by {variables})")
+                         f"(chosen by {', '.join(variables)})")
     return load_config(files)

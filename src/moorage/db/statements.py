@@ -65,7 +65,7 @@ class Statement:
     through SQLAlchemy, unless ``sqlite_driver`` says its caller reads the driver's
     values (text timestamps). Outside a transaction (SQLAlchemy's autobegin) it runs
     through SQLAlchemy, which begins one. A server's boot runs about ten of them in
-    the compute API; this path cut each by about three quarters (``bench/statements.py``).
+    the compute API; this path cut each by about two thirds (``bench/statements.py``).
     The statement's IN lists must not be expanding (write ``a = x OR a = y``)."""
 
     def __init__(self, statement: Buildable, *,

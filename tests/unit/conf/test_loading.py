@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from moorage.conf import InvalidOption, check_all_options, load_config
-from moorage.conf.environment import deployed_files
+from moorage.conf.environment import deployed_config, deployed_files
 
 
 def _file(path: Path, text: str) -> str:
@@ -96,3 +96,16 @@ def test_files_that_cannot_be_read_are_named(tmp_path: Path, files: list[str],
 def test_an_imported_application_finds_its_files_as_upstreams_do(
         environ: dict[str, str], placement: bool, files: list[str]) -> None:
     assert deployed_files(environ, placement=placement) == files
+
+
+def test_upstreams_variables_win_over_a_launchers_export(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    exported = _file(tmp_path / "exported.conf", "[placement]\nmax_allocation_candidates = 1\n")
+    _file(tmp_path / "etc" / "moorage.conf", "[placement]\nmax_allocation_candidates = 2\n")
+    for name in ("OS_PLACEMENT_CONFIG_DIR", "OS_MOORAGE_CONFIG_DIR", "OS_MOORAGE_CONFIG_FILES",
+                 "MOORAGE_CONFIG_DIRS", "MOORAGE_CONFIG_OVERRIDES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MOORAGE_CONFIG_FILES", exported)
+    assert deployed_config(placement=True).placement.max_allocation_candidates == 1
+    monkeypatch.setenv("OS_MOORAGE_CONFIG_DIR", str(tmp_path / "etc"))
+    assert deployed_config(placement=True).placement.max_allocation_candidates == 2
