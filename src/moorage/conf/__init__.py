@@ -10,6 +10,8 @@ import contextlib
 import io
 import os
 import re
+import sys
+import threading
 from collections.abc import Iterable, Sequence
 
 from oslo_config import cfg
@@ -41,6 +43,9 @@ from moorage.conf import (
 
 # The group name of the options outside any group, as messages and overrides name it.
 DEFAULT_GROUP = "DEFAULT"
+
+# Held while load_config has the process's stderr swapped for its own buffer.
+_STDERR_SWAP = threading.Lock()
 
 # [DEFAULT] and [log] first, then the groups by name: the order of the reference.
 _GROUPS = (default, log, api, compute, compute_agent, conductor, cors, database, fake_driver,
@@ -75,7 +80,9 @@ def load_config(
     try:
         # oslo.config hands the files' values of command-line options ([DEFAULT]
         # debug...) to argparse, which prints its complaint and exits: caught here.
-        with contextlib.redirect_stderr(refused):
+        # stderr is the process's: one load at a time swaps it, and what other threads
+        # wrote meanwhile is written on afterwards.
+        with _STDERR_SWAP, contextlib.redirect_stderr(refused):
             conf(
                 args=[],
                 project="moorage",
@@ -83,6 +90,8 @@ def load_config(
                 default_config_dirs=list(config_dirs),
                 validate_default_values=True,
             )
+        if refused.getvalue():
+            sys.stderr.write(refused.getvalue())
     except SystemExit:
         # "argument --debug: Invalid Boolean value: maybe"
         complaint = " ".join(refused.getvalue().split()) or "a value is not valid"

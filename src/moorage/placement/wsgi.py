@@ -16,13 +16,13 @@ from wsgiref.types import WSGIApplication
 
 from moorage import keystone, logs
 from moorage.conf import check_all_options
-from moorage.conf.environment import deployed_config, export_config
+from moorage.conf.environment import deployed_config
 from moorage.placement.app import make_app
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import migration
 from moorage.supervision import StartRefused, start_worker
 
-__all__ = ["create_app", "deployed_app", "export_config"]
+__all__ = ["create_app", "deployed_app"]
 
 LOG = logging.getLogger(__name__)
 
