@@ -13,6 +13,7 @@ or the API's own message from its nova-style error body
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 from urllib.parse import quote, urlencode
@@ -99,12 +100,24 @@ def _segment(value: str | int) -> str:
     return quote(str(value), safe=":@")
 
 
+# A catalog's compute endpoint names its version, and the legacy one the project too:
+# http://host:8774/v2.1, https://cloud/compute/v2.1, http://host:8774/v2/<project id>.
+_VERSIONED = re.compile(r"/v2(?:\.1)?(?:/[0-9A-Fa-f-]{32,36})?/*$")
+
+
+def service_root(url: str) -> str:
+    """The compute API's root from ``url``, a catalog's endpoint included: its version
+    (``/v2.1``, ``/v2/<project id>``) taken off, since the client adds ``/v2.1`` itself."""
+    return _VERSIONED.sub("", url.rstrip("/"))
+
+
 class ComputeApiClient:
-    """Talks to one compute API as one token."""
+    """Talks to one compute API as one token. ``url``: its root, or its endpoint as a
+    catalog names it (``.../v2.1``)."""
 
     def __init__(self, url: str | None = None, token: str | None = None, *,
                  timeout: float = 60.0) -> None:
-        self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
+        self.url = service_root(url or os.environ.get(URL_ENV) or DEFAULT_URL)
         self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
         self.timeout = timeout
         self._server = transport.Server(self.url, timeout=timeout, maxsize=4)

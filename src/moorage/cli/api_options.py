@@ -24,7 +24,8 @@ def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("compute API")
     group.add_argument(
         "--os-compute-url", metavar="URL", default=None,
-        help=f"compute API endpoint (env {URL_ENV}; default {DEFAULT_URL})",
+        help=f"compute API endpoint: its root, or as the catalog names it (.../v2.1) "
+        f"(env {URL_ENV}; default {DEFAULT_URL})",
     )
     group.add_argument(
         "--os-token", metavar="TOKEN", default=None,

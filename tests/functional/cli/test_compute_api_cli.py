@@ -194,3 +194,13 @@ def test_server_create_with_unknown_flavor_or_image(moorage: Moorage) -> None:
     assert ok(moorage("server", "list", "-f", "json")) == []
     assert failed(moorage("server", "show", "web")) == (
         "No server with a name or ID of 'web' exists.")
+
+
+# -- the endpoint as a catalog names it --------------------------------------------------
+@pytest.mark.parametrize("suffix", ["/v2.1", "/v2.1/", "/v2/0123456789abcdef0123456789abcdef"])
+def test_a_catalog_url_ending_in_its_version_is_understood(
+        capsys: pytest.CaptureFixture[str], compute_api: ComputeApi, suffix: str) -> None:
+    # Before, the client added /v2.1 to it again and the API answered a bare 404.
+    flavors = ok(run_moorage(capsys, ["flavor", "list", "-f", "json", "--os-compute-url",
+                                      compute_api.url + suffix]))
+    assert isinstance(flavors, list)
