@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 from oslo_config import cfg
 
-from moorage import heap, keystone, logs
+from moorage import heap
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import make_state
@@ -36,11 +36,10 @@ from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor.manager import Conductor
 from moorage.conf import check_all_options
-from moorage.conf.environment import deployed_config
 from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import Scheduler, check_configuration
-from moorage.supervision import StartRefused, start_worker
+from moorage.supervision import refused_unless_started, start_deployed, start_worker
 
 LOG = logging.getLogger(__name__)
 
@@ -115,11 +114,8 @@ def deployed_api_app() -> WSGIApp:
     (``moorage.conf.environment.deployed_config``) and checked before anything else.
     StartRefused (one line, logged too) when its configuration or its database cannot
     serve."""
-    try:
-        conf = deployed_config(placement=False)
-        check_all_options(conf)
-        logs.setup(conf)
-        keystone.require(conf)
+    with refused_unless_started("the compute API"):
+        conf = start_deployed(placement=False)
         check_configuration(conf)
         state = make_state(conf)
         if not conf.database.sync_on_startup:
@@ -127,9 +123,6 @@ def deployed_api_app() -> WSGIApp:
                                                      "moorage api db sync")
         app = build_app(state)
         check_all_options(conf)  # and the options the middleware registered
-    except (ValueError, RuntimeError) as exc:
-        LOG.error("the compute API cannot start: %s", exc)
-        raise StartRefused(f"the compute API cannot start: {exc}") from None
     conductor = attach_workers(state)
     if conductor is not None:
         atexit.register(conductor.stop)

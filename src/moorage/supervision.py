@@ -12,7 +12,9 @@ made) asks Linux to send the worker SIGKILL the moment its parent exits
 a server run with no worker processes, or under another WSGI server, is left alone.
 
 ``serve`` runs a service under granian so; ``start_worker`` is the first step of each
-worker's application factory (placement, the compute API, a fleet, an agent).
+worker's application factory (placement, the compute API, a fleet, an agent), and
+``start_deployed`` that of an application another WSGI server imports
+(``moorage.wsgi``).
 
 The same holds one level up: a service a test run, a benchmark or ``moorage run``
 starts (``placement.launcher.ServerProcess``) is named its parent in the environment
@@ -23,12 +25,14 @@ service behind on its ports.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -108,6 +112,35 @@ def start_worker() -> cfg.ConfigOpts:
     conf = config_from_environment()
     logs.setup_worker(conf)
     return conf
+
+
+def start_deployed(*, placement: bool) -> cfg.ConfigOpts:
+    """The first steps of an application a WSGI server of the operator's imported
+    (``moorage.wsgi``), as ``start_worker``'s for Moorage's own: the configuration
+    found as upstream's is (``placement``: the placement application's variables),
+    every option's value read, logging set up, keystonemiddleware there if the
+    strategy needs it. A ValueError or RuntimeError of one line otherwise."""
+    from moorage import keystone, logs
+    from moorage.conf import check_all_options
+    from moorage.conf.environment import deployed_config
+
+    conf = deployed_config(placement=placement)
+    check_all_options(conf)
+    logs.setup(conf)
+    keystone.require(conf)
+    return conf
+
+
+@contextlib.contextmanager
+def refused_unless_started(what: str) -> Iterator[None]:
+    """Around the making of a deployed application: a ValueError or RuntimeError (a
+    bad option, a missing file, a database not at the newest schema) is StartRefused,
+    one line, ``what cannot start: why``, logged too."""
+    try:
+        yield
+    except (ValueError, RuntimeError) as exc:
+        LOG.error("%s cannot start: %s", what, exc)
+        raise StartRefused(f"{what} cannot start: {exc}") from None
 
 
 def serve(target: str, *, host: str, port: int, workers: int, threads: int,

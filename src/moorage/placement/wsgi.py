@@ -11,20 +11,15 @@ checked before anything else.
 
 from __future__ import annotations
 
-import logging
 from wsgiref.types import WSGIApplication
 
-from moorage import keystone, logs
 from moorage.conf import check_all_options
-from moorage.conf.environment import deployed_config
 from moorage.placement.app import make_app
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import migration
-from moorage.supervision import StartRefused, start_worker
+from moorage.supervision import refused_unless_started, start_deployed, start_worker
 
 __all__ = ["create_app", "deployed_app"]
-
-LOG = logging.getLogger(__name__)
 
 
 def create_app() -> WSGIApplication:
@@ -38,11 +33,8 @@ def create_app() -> WSGIApplication:
 def deployed_app() -> WSGIApplication:
     """The placement application for a WSGI server of the operator's. StartRefused
     (one line, logged too) when its configuration or its database cannot serve."""
-    try:
-        conf = deployed_config(placement=True)
-        check_all_options(conf)
-        logs.setup(conf)
-        keystone.require(conf)
+    with refused_unless_started("placement"):
+        conf = start_deployed(placement=True)
         service = PlacementService(conf)
         if not conf.placement_database.sync_on_startup:
             migration.MIGRATIONS.require_current(service.db, "placement database",
@@ -50,7 +42,4 @@ def deployed_app() -> WSGIApplication:
         service.prepare()
         app = make_app(service)
         check_all_options(conf)  # and the options the middleware registered
-    except (ValueError, RuntimeError) as exc:
-        LOG.error("placement cannot start: %s", exc)
-        raise StartRefused(f"placement cannot start: {exc}") from None
     return app
