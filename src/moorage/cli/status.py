@@ -23,7 +23,7 @@ from oslo_upgradecheck import upgradecheck
 from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import database as api_database
 from moorage.api.storage import migration as api_migration
-from moorage.conf import InvalidOption, check_all_options, register_opts
+from moorage.conf import InvalidOption, check_all_options, register_opts, unreadable
 from moorage.db.database import Database
 from moorage.db.engine import redacted, sqlite_file
 from moorage.db.migration import Migrations
@@ -123,17 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         conf(args=list(sys.argv[1:] if argv is None else argv), project="moorage",
              prog="moorage-status",
              default_config_files=[])
-    except cfg.ConfigFilesNotFoundError as exc:
-        print(f"moorage-status: configuration file not found: "
-              f"{', '.join(exc.config_files)}", file=sys.stderr)
-        return CANNOT_RUN
-    except cfg.ConfigFileParseError as exc:
-        print(f"moorage-status: configuration file {exc.config_file}: not an INI file",
-              file=sys.stderr)
-        return CANNOT_RUN
-    except cfg.ConfigDirNotFoundError as exc:
-        print(f"moorage-status: --config-dir {exc.config_dir}: no such directory",
-              file=sys.stderr)
+    except (cfg.ConfigFilesNotFoundError, cfg.ConfigFileParseError,
+            cfg.ConfigDirNotFoundError) as exc:
+        print(f"moorage-status: {unreadable(exc)}", file=sys.stderr)
         return CANNOT_RUN
     # The library reads --json from its module's CONF, which its own main() sets.
     upgradecheck.CONF = conf

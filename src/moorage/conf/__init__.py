@@ -99,18 +99,28 @@ def load_config(
         name = option.replace("-", "_")
         raise InvalidOption(f"[{DEFAULT_GROUP}] {name}: {reason}{_allowed(DEFAULT_GROUP, name)}"
                             if reason else f"[{DEFAULT_GROUP}] {complaint}") from None
-    except cfg.ConfigFilesNotFoundError as exc:
-        raise ValueError(f"configuration file not found: {', '.join(exc.config_files)}"
-                         ) from None
-    except cfg.ConfigFileParseError as exc:
-        raise ValueError(f"configuration file {exc.config_file}: not an INI file: "
-                         f"{' '.join(str(exc.msg).split())}") from None
+    except cfg.Error as exc:
+        raise unreadable(exc) from None
     for group, name, value in overrides:
         try:
             conf.set_override(name, value, group=None if group == DEFAULT_GROUP else group)
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
     return conf
+
+
+def unreadable(exc: cfg.Error) -> Exception:
+    """oslo.config's failure to read the configuration's files, in one line: a
+    ValueError naming the file (or directory) and what is wrong; ``exc`` itself when
+    it is another error."""
+    if isinstance(exc, cfg.ConfigFilesNotFoundError):
+        return ValueError(f"configuration file not found: {', '.join(exc.config_files)}")
+    if isinstance(exc, cfg.ConfigFileParseError):
+        return ValueError(f"configuration file {exc.config_file}: not an INI file: "
+                          f"{' '.join(str(exc.msg).split())}")
+    if isinstance(exc, cfg.ConfigDirNotFoundError):
+        return ValueError(f"--config-dir {exc.config_dir}: no such directory")
+    return exc
 
 
 class InvalidOption(ValueError):
