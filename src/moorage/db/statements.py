@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -175,14 +175,30 @@ def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[object],
 
 def _writer(bound: sa.types.TypeEngine[object], dialect: sa.Dialect) -> _Writer:
     """How SQLAlchemy writes a value bound as ``bound`` on ``dialect``. A parameter of
-    no type (a bindparam compared with nothing typed) takes a datetime in SQLite's
-    DATETIME form, microseconds always (``2026-01-01 12:00:00.000000``), which the
-    file's comparisons rely on, and any other value as it is."""
+    no type (a bindparam compared with nothing typed) takes a datetime as
+    ``driver_datetime`` writes it, and any other value as it is."""
     if isinstance(bound, sa.types.NullType):
-        written = sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
-        assert written is not None
-        return lambda value: written(value) if isinstance(value, datetime.datetime) else value
+        return lambda value: (driver_datetime(dialect, value)
+                              if isinstance(value, datetime.datetime) else value)
     return bound.dialect_impl(dialect).bind_processor(dialect)
+
+
+@functools.cache
+def _datetime_writer(dialect: sa.Dialect) -> _Writer:
+    return sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
+
+
+def driver_datetime(dialect: sa.Dialect, moment: datetime.datetime) -> str | datetime.datetime:
+    """``moment`` as the backend's driver takes it in driver SQL: on SQLite SQLAlchemy's
+    DATETIME text, microseconds always (``2026-01-01 12:00:00.000000``), which the
+    file's comparisons rely on; on PostgreSQL the datetime itself."""
+    write = _datetime_writer(dialect)
+    return moment if write is None else str(write(moment))
+
+
+def marks(values: Collection[object]) -> str:
+    """``?, ?, ?``: the placeholders of an IN list of ``values`` in driver SQL."""
+    return ", ".join("?" * len(values))
 
 
 def driver_sql(conn: Connection, sql: str, params: Sequence[object] = ()) -> Outcome:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from moorage.db.statements import Outcome, driver_sql, driver_sql_many
+from moorage.db.statements import Outcome, driver_datetime, driver_sql, driver_sql_many, marks
 from moorage.placement.storage import consumers as consumer_store
 from moorage.placement.storage import schema
 from moorage.placement.storage.consumers import ConsumerRow
@@ -141,7 +141,7 @@ class Plan:
 # written with SQLite's ``?`` placeholders.
 
 # A value the claim's SQL binds: ids, uuids, amounts, and timestamps (in the form the
-# backend's driver takes them, ``_stamp``).
+# backend's driver takes them, ``driver_datetime``).
 Param = int | str | float | datetime.datetime | None
 
 
@@ -156,19 +156,6 @@ def _run_many(conn: Connection, sql: str, rows: Sequence[tuple[Param, ...]]) -> 
     driver_sql_many(conn, sql, rows)
 
 
-def _marks(values: Collection[object]) -> str:
-    """``?, ?, ?``: the placeholders of an IN list."""
-    return ", ".join("?" * len(values))
-
-
-def _stamp(conn: Connection, moment: datetime.datetime) -> Param:
-    """A timestamp as the backend's driver takes it (SQLite stores SQLAlchemy's text form)."""
-    to_db = _DATETIME.bind_processor(conn.dialect)
-    stamped: Param = to_db(moment) if to_db is not None else moment
-    return stamped
-
-
-_DATETIME = sa.DateTime()
 
 
 def lock_providers(
@@ -181,9 +168,9 @@ def lock_providers(
     providers it touches before the commit-time version stamp writes them, or two
     writers could wait on each other.
     """
-    found = [f"uuid IN ({_marks(uuids)})"] if uuids else []
+    found = [f"uuid IN ({marks(uuids)})"] if uuids else []
     if ids:
-        found.append(f"id IN ({_marks(ids)})")
+        found.append(f"id IN ({marks(ids)})")
     if not found:
         return {}
     lock = " FOR UPDATE" if conn.dialect.name == "postgresql" else ""
@@ -204,7 +191,7 @@ def _consumers_and_holdings(
         "SELECT c.uuid, c.id, c.generation, c.project_id, c.user_id, c.consumer_type_id, "
         "a.resource_provider_id, a.resource_class_id, a.used "
         "FROM consumers c LEFT JOIN allocations a ON a.consumer_id = c.uuid "
-        f"WHERE c.uuid IN ({_marks(uuids)}) ORDER BY c.uuid{lock}"
+        f"WHERE c.uuid IN ({marks(uuids)}) ORDER BY c.uuid{lock}"
     ), uuids)
     stored: dict[str, ConsumerRow] = {}
     held: list[_Held] = []
@@ -276,7 +263,7 @@ def _stock(conn: Connection, provider_ids: Collection[int]) -> dict[tuple[int, s
         " WHERE a.resource_provider_id = inv.resource_provider_id "
         " AND a.resource_class_id = inv.resource_class_id) "
         "FROM inventories inv JOIN resource_classes rc ON rc.id = inv.resource_class_id "
-        f"WHERE inv.resource_provider_id IN ({_marks(provider_ids)})"
+        f"WHERE inv.resource_provider_id IN ({marks(provider_ids)})"
     ), provider_ids)
     return {
         (row[0], row[1]): _Stock(
@@ -297,7 +284,7 @@ def _check_classes_exist(conn: Connection, claims: Sequence[Claim],
     if not unsure:
         return
     known = {row[0] for row in _run(
-        conn, f"SELECT name FROM resource_classes WHERE name IN ({_marks(unsure)})", unsure)}
+        conn, f"SELECT name FROM resource_classes WHERE name IN ({marks(unsure)})", unsure)}
     for rc in unsure:
         if rc not in known:
             raise UnknownResourceClass(f"No such resource class {rc}.")
@@ -343,10 +330,10 @@ def apply(w: Writer, plan: Plan) -> None:
     _check_classes_exist(conn, plan.claims, {rc for _, rc in stock})
     _check(plan, stock)
 
-    now = _stamp(conn, w.now)
+    now = driver_datetime(conn.dialect, w.now)
     if plan.held:
         holders = list({h.consumer_uuid for h in plan.held})
-        _run(conn, f"DELETE FROM allocations WHERE consumer_id IN ({_marks(holders)})", holders)
+        _run(conn, f"DELETE FROM allocations WHERE consumer_id IN ({marks(holders)})", holders)
     rows = [
         (rp_id, claim.consumer_uuid, stock[(rp_id, rc)].rc_id, amount, now, now)
         for claim in plan.claims
@@ -433,7 +420,7 @@ def _write_consumers(w: Writer, plan: Plan, emptied: set[str], now: Param
             if bumped.rowcount != 1:
                 raise ConcurrentClaim()
     if gone:
-        _run(conn, f"DELETE FROM consumers WHERE id IN ({_marks(gone)})", gone)
+        _run(conn, f"DELETE FROM consumers WHERE id IN ({marks(gone)})", gone)
     return created
 
 

@@ -14,18 +14,16 @@ The engines, readers and writers are ``moorage.db``'s, as for every service.
 
 from __future__ import annotations
 
-import datetime
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import Connection
 
 from moorage.db.clock import utcnow
 from moorage.db.database import Database as SharedDatabase
 from moorage.db.database import Transaction
-from moorage.db.statements import driver_sql, on_cursor
+from moorage.db.statements import driver_datetime, driver_sql, marks, on_cursor
 from moorage.placement.storage import schema
 
 
@@ -85,15 +83,15 @@ class Writer(Transaction):
             by_increment: dict[int, list[int]] = {}
             for rp, n in sorted(generations.items()):
                 by_increment.setdefault(n, []).append(rp)
-            now = _sqlite_datetime(self.now)
+            now = driver_datetime(self.conn.dialect, self.now)
             for n, ids in by_increment.items():
                 for chunk in _chunks(ids):
-                    driver_sql(self.conn, _NEW_GENERATIONS_SQLITE + _marks(chunk),
+                    driver_sql(self.conn, f"{_NEW_GENERATIONS_SQLITE}({marks(chunk)})",
                                (n, now, *chunk))
             [(version,)] = driver_sql(
                 self.conn, _BUMP_CATALOG_SQLITE if self.catalog_changed else _BUMP_SQLITE).rows
             for chunk in _chunks(touched):
-                driver_sql(self.conn, _STAMP_SQLITE + _marks(chunk), (version, *chunk))
+                driver_sql(self.conn, f"{_STAMP_SQLITE}({marks(chunk)})", (version, *chunk))
         self.version = int(version)
         if self.deleted:
             tomb = schema.deleted_providers
@@ -105,27 +103,13 @@ class Writer(Transaction):
 
 
 # Built once: they run in every write transaction.
-# SQLite's, completed by the IN list's placeholders (``_marks``).
+# SQLite's, completed by the IN list's placeholders (``marks``).
 _NEW_GENERATIONS_SQLITE = ("UPDATE resource_providers SET generation = generation + ?, "
                            "updated_at = ? WHERE id IN ")
 _BUMP_SQLITE = "UPDATE placement_state SET version = version + 1 WHERE id = 1 RETURNING version"
 _BUMP_CATALOG_SQLITE = ("UPDATE placement_state SET version = version + 1, "
                         "catalog_version = version + 1 WHERE id = 1 RETURNING version")
 _STAMP_SQLITE = "UPDATE resource_providers SET change_version = ? WHERE id IN "
-
-
-def _marks(ids: list[int]) -> str:
-    """``(?, ?, ?)``: the placeholders of an IN list of ``ids``."""
-    return "(" + ", ".join("?" * len(ids)) + ")"
-
-
-def _sqlite_datetime(moment: datetime.datetime) -> str:
-    """``moment`` in SQLite's DATETIME form, SQLAlchemy's text (which the file compares)."""
-    return str(_DATETIME_WRITER(moment))
-
-
-_SQLITE = sqlite.dialect()
-_DATETIME_WRITER = sa.DateTime().dialect_impl(_SQLITE).bind_processor(_SQLITE) or str
 
 
 def _bump_and_stamp(version_values: str) -> str:
