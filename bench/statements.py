@@ -73,12 +73,7 @@ def _exec_driver_sql(statement: Statement) -> Callable[[Connection, Mapping[str,
     def run(conn: Connection, params: Mapping[str, object]) -> object:
         plan = statement._sqlite_plan(conn.dialect)
         assert plan is not None
-        given = {**plan.bound, **params}
-        values = tuple(value if write is None or value is None else write(value)
-                       for write, value in zip(plan.writers,
-                                               (given[name] for name in plan.names),
-                                               strict=True))
-        result = conn.exec_driver_sql(plan.sql, values)
+        result = conn.exec_driver_sql(plan.sql, plan.values(params))
         return list(result) if result.returns_rows else []
     return run
 

@@ -140,13 +140,16 @@ class _SQLitePlan:
         return cls(sql, names, {k: v for k, v in compiled.params.items() if v is not None},
                    writers)
 
-    def run(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
+    def values(self, params: Mapping[str, object]) -> tuple[object, ...]:
+        """The driver's values for ``params``, in the SQL's order, each written."""
         given = {**self.bound, **params} if self.bound else params
-        values = tuple(value if write is None or value is None else write(value)
-                       for write, value in zip(self.writers,
-                                               (given[name] for name in self.names),
-                                               strict=True))
-        return on_sqlite(conn, self.sql, values)
+        return tuple(value if write is None or value is None else write(value)
+                     for write, value in zip(self.writers,
+                                             (given[name] for name in self.names),
+                                             strict=True))
+
+    def run(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
+        return on_sqlite(conn, self.sql, self.values(params))
 
 
 def on_sqlite(conn: Connection, sql: str, values: Sequence[object]) -> Outcome:
