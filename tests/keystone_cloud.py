@@ -29,7 +29,6 @@ import requests
 
 from moorage.api.launcher import ComputeApiProcess
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
-from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import PlacementProcess
 from moorage.virt.libvirt import host as libvirt_host
 from tests.compat.upstream import CompatVenvMissing, venv_tool
@@ -70,15 +69,20 @@ class KeystoneServices:
         """Start both (side by side), wait until they serve and register them in the
         catalog. The compute API reaches placement as its service user ``nova`` with a
         token of its own; ``api_config`` adds to its configuration. ``stop()`` ends
-        them (also when they fail to start)."""
+        them (also when they fail to start).
+
+        The compute API finds placement in the catalog and authenticates to it with
+        keystoneauth1, password of its service user ``nova`` (nova's ``[placement]``
+        options); its tokens are renewed before they expire."""
         placement = PlacementProcess(
             workdir / "placement",
             config=keystone_auth(keystone, keystone.service_user("placement")))
+        keystone.register("placement", "placement", placement.url)
         nova = keystone.service_user("nova")
-        api = ComputeApiProcess(workdir / "api", placement_url=placement.url, config=_merged(
+        api = ComputeApiProcess(workdir / "api", placement_url=None, config=_merged(
             keystone_auth(keystone, nova),
             {"DEFAULT": {"service_token": service_token},
-             "placement": {"token": keystone.token(nova)},
+             "placement": keystone.keystoneauth_section(nova),
              "image": {"filesystem_store_datadir": str(workdir / "images")}},
             api_config or {}))
         services = cls(keystone, placement, api, service_token)
@@ -92,7 +96,6 @@ class KeystoneServices:
             raise
         keystone.register("compute", "nova", f"{api.url}/v2.1")
         keystone.register("image", "glance", f"{api.url}/image")
-        keystone.register("placement", "placement", placement.url)
         return services
 
     def stop(self) -> None:
@@ -192,17 +195,18 @@ def qemu_cloud(keystone: Keystone, libvirt_uri: str, workdir: Path, *,
     try:
         spec = libvirt_spec(libvirt_uri, workdir / "instances")
         compute = keystone.service_user("compute")
-        # The agent reaches placement as its service user, the compute API (heartbeats,
-        # the image's data) with the service token.
-        conf = agent_config(spec.name, spec.driver, placement_url=services.placement.url,
-                            api_url=services.api.url, overrides=[
+        # The agent reaches placement as its service user (keystoneauth1, password; the
+        # endpoint from the catalog), the compute API (heartbeats, the image's data)
+        # with the service token.
+        conf = agent_config(spec.name, spec.driver, api_url=services.api.url, overrides=[
+                                *(("placement", option, value) for option, value in
+                                  keystone.keystoneauth_section(compute).items()),
                                 ("DEFAULT", "service_token", service_token),
                                 # The boot sector ignores ACPI: a stop powers it off
                                 # after this many seconds.
                                 ("DEFAULT", "shutdown_timeout", 1),
                                 *((g, o, v) for (g, o), v in spec.options.items())])
-        agent = start_agent(conf, placement=PlacementClient(
-            services.placement.url, keystone.token(compute)), port=0)
+        agent = start_agent(conf, port=0)
         project = keystone.create_project("demo")
         disk = workdir / "boot.raw"
         disk.write_bytes(boot_disk())

@@ -26,6 +26,7 @@ import os
 import select
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -68,14 +69,16 @@ def venv_tool(name: str) -> Path:
     return venvs.executable(venv_path(), name, KeystoneMissing, HOW_TO_CREATE)
 
 
-def write_config(directory: Path) -> Path:
+def write_config(directory: Path, token_expiration: int | None = None) -> Path:
     """keystone.conf for the database and key repositories in ``directory``. Passwords
     are hashed with bcrypt's fewest rounds (a password's token costs milliseconds, not
     a quarter of a second), and Keystone caches in its process (validating a token
-    then costs 8 ms, not 100: the server is one process)."""
+    then costs 8 ms, not 100: the server is one process). ``token_expiration``: a
+    token's life in seconds (Keystone's default: an hour)."""
     path = directory / "keystone.conf"
     path.write_text(
-        "[DEFAULT]\n"
+        ("" if token_expiration is None else f"[token]\nexpiration = {token_expiration}\n")
+        + "[DEFAULT]\n"
         f"log_file = {directory / 'keystone.log'}\n"
         "[database]\n"
         f"connection = sqlite:///{directory / 'keystone.sqlite'}\n"
@@ -137,15 +140,20 @@ class User:
 
 
 class Keystone:
-    """One Keystone process serving a copy of the template, and its admin's client."""
+    """One Keystone process serving a copy of the template, and its admin's client.
+    ``token_expiration``: tokens live that many seconds (an hour by default); the
+    admin's own is then renewed at half its life."""
 
-    def __init__(self, template: Path, workdir: Path) -> None:
+    def __init__(self, template: Path, workdir: Path, *,
+                 token_expiration: int | None = None) -> None:
+        self.token_expiration = token_expiration
+        self._admin: tuple[str, float] | None = None
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         shutil.copy2(template / "keystone.sqlite", workdir / "keystone.sqlite")
         for keys in ("fernet-keys", "credential-keys"):
             shutil.copytree(template / keys, workdir / keys)
-        self.config = write_config(workdir)
+        self.config = write_config(workdir, token_expiration)
         self.session = requests.Session()
         self._process: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -217,13 +225,18 @@ class Keystone:
         assert answer.status_code == 201, answer.text
         return answer.headers["X-Subject-Token"]
 
-    @cached_property
+    @property
     def admin_token(self) -> str:
-        """A token of bootstrap's admin, on the admin project."""
-        domain = {"id": DEFAULT_DOMAIN}
-        return self.password_token(
-            {"name": "admin", "domain": domain, "password": ADMIN_PASSWORD},
-            {"name": "admin", "domain": domain})
+        """A token of bootstrap's admin, on the admin project; a new one once half the
+        life of short-lived tokens has passed."""
+        life = self.token_expiration
+        if self._admin is None or (life is not None
+                                   and time.monotonic() - self._admin[1] > life / 2):
+            domain = {"id": DEFAULT_DOMAIN}
+            self._admin = (self.password_token(
+                {"name": "admin", "domain": domain, "password": ADMIN_PASSWORD},
+                {"name": "admin", "domain": domain}), time.monotonic())
+        return self._admin[0]
 
     def token(self, user: User) -> str:
         """A new token of ``user``, scoped to its project."""
@@ -276,13 +289,19 @@ class Keystone:
                 "region_id": region}})
 
     # -- pointing clients at it ----------------------------------------------------------
+    def keystoneauth_section(self, user: User) -> dict[str, object]:
+        """The keystoneauth1 options (nova's ``[placement]`` ones) that make a Moorage
+        service or command authenticate as ``user`` with its password, and find the
+        other services in this Keystone's catalog."""
+        return {"auth_type": "password", "auth_url": self.v3, "username": user.name,
+                "password": user.password, "project_name": user.project.name,
+                "user_domain_id": DEFAULT_DOMAIN, "project_domain_id": DEFAULT_DOMAIN,
+                "region_name": REGION}
+
     def authtoken_section(self, user: User) -> dict[str, object]:
         """The ``[keystone_authtoken]`` options that make a service's keystonemiddleware
         authenticate as ``user`` and validate tokens here."""
-        return {"www_authenticate_uri": self.v3, "auth_url": self.v3,
-                "auth_type": "password", "username": user.name, "password": user.password,
-                "project_name": user.project.name, "user_domain_id": DEFAULT_DOMAIN,
-                "project_domain_id": DEFAULT_DOMAIN, "region_name": REGION}
+        return {"www_authenticate_uri": self.v3, **self.keystoneauth_section(user)}
 
     def openstack_env(self, user: User) -> dict[str, str]:
         """The ``OS_*`` variables that make the ``openstack`` CLI log in as ``user`` (no

@@ -97,9 +97,11 @@ def _closed_by_server(conn: http.client.HTTPConnection) -> bool:
 class Server:
     """Connections to the server of ``url`` (scheme, host and port; a path in it is
     the ``prefix`` of every request's), shared by the threads that call
-    ``request``."""
+    ``request``. ``tls``: how an https server is verified (and this side's certificate,
+    if any); the system's certificate authorities by default."""
 
-    def __init__(self, url: str, *, timeout: float, maxsize: int = 16) -> None:
+    def __init__(self, url: str, *, timeout: float, maxsize: int = 16,
+                 tls: ssl.SSLContext | None = None) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http or https URL: {url!r}")
@@ -109,7 +111,8 @@ class Server:
         self.maxsize = maxsize
         self._host = parts.hostname
         self._port = parts.port
-        self._tls = ssl.create_default_context() if parts.scheme == "https" else None
+        self._tls = ((tls or ssl.create_default_context()) if parts.scheme == "https"
+                     else None)
         self._idle: list[http.client.HTTPConnection] = []
         self._lock = threading.Lock()
 

@@ -30,7 +30,6 @@ import requests
 
 from moorage.api.launcher import AgentProcess
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
-from moorage.placement.client import PlacementClient
 from tests.image_standin import boot_disk
 from tests.keystone_cloud import KeystoneServices
 from tests.keystone_fixtures import (
@@ -107,7 +106,8 @@ def launch(workdir: Path) -> TempestCloud:
                                                   str(workdir / SECOND_HOST / "instances")},
                                   "libvirt": {"virt_type": "qemu",
                                               "connection_uri": second_uri},
-                                  "placement": {"token": keystone.token(compute)}})
+                                  # keystoneauth1, as nova-compute reaches placement
+                                  "placement": keystone.keystoneauth_section(compute)})
         second.launch()
         undo.callback(second.stop)
         conf = agent_config(HOST, "libvirt", placement_url=services.placement.url,
@@ -118,9 +118,10 @@ def launch(workdir: Path) -> TempestCloud:
                                 ("DEFAULT", "shutdown_timeout", 1),
                                 ("DEFAULT", "instances_path", str(workdir / "instances")),
                                 ("libvirt", "virt_type", "qemu"),
-                                ("libvirt", "connection_uri", uri)])
-        agent = start_agent(conf, placement=PlacementClient(
-            services.placement.url, keystone.token(compute)), port=0)
+                                ("libvirt", "connection_uri", uri),
+                                *(("placement", option, value) for option, value in
+                                  keystone.keystoneauth_section(compute).items())])
+        agent = start_agent(conf, port=0)
         undo.callback(agent.stop)
         second.wait_ready()
         undo.pop_all()

@@ -46,8 +46,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Option definitions read model's vocabulary; the one HTTP client and the log setup carry
     # the request's context; keystone's middleware wraps a WSGI application of web's.
     ("conf", "transport", "logs", "keystone"),
-    # systemd's readiness probe speaks through transport.
-    ("systemd",),
+    # systemd's readiness probe speaks through transport; the credentials of outgoing
+    # calls (keystoneauth1) read conf's keystoneauth options.
+    ("systemd", "service_auth"),
     # How every server process starts: configuration, logging, systemd.
     ("supervision",),
     # The database layer (engine, statements, clock, migrations) under every service's storage.

@@ -20,11 +20,14 @@ def _sections(base: Mapping[str, Mapping[str, object]],
 
 
 class ComputeApiProcess(ServerProcess):
-    """One ``moorage api serve`` (granian, ``workers`` processes), noauth2."""
+    """One ``moorage api serve`` (granian, ``workers`` processes), noauth2. It reaches
+    placement at ``placement_url``; None: as ``config``'s ``[placement]`` says (Keystone's
+    catalog)."""
 
     name = "compute-api"
 
-    def __init__(self, workdir: Path, *, placement_url: str, database_url: str | None = None,
+    def __init__(self, workdir: Path, *, placement_url: str | None,
+                 database_url: str | None = None,
                  config: Mapping[str, Mapping[str, object]] | None = None,
                  host: str = "127.0.0.1", port: int | None = None, workers: int = 1,
                  name: str | None = None) -> None:
@@ -37,7 +40,8 @@ class ComputeApiProcess(ServerProcess):
             "api": {"auth_strategy": "noauth2"},
             "database": {"connection": database_url
                          or f"sqlite:///{self.workdir / 'compute-api.sqlite'}"},
-            "placement": {"endpoint_override": placement_url},
+            "placement": {} if placement_url is None else {
+                "endpoint_override": placement_url},
         }, config))
 
     def command(self) -> list[str]:

@@ -35,8 +35,7 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
     db = database if database is not None else open_database(conf)
     if migrate if migrate is not None else conf.database.sync_on_startup:
         migration.upgrade(db)
-    client = placement if placement is not None else PlacementClient(
-        conf.placement.endpoint_override, conf.placement.token)
+    client = placement if placement is not None else PlacementClient.from_conf(conf)
     return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf),
                     catalog=ApiCatalog(db, float(conf.service_down_time)),
                     definitions=Definitions(db))
@@ -55,9 +54,8 @@ def check_prefilter_traits(conf: cfg.ConfigOpts,
     prefilters = configured_prefilters(conf)
     if not prefilters:
         return []
-    client = placement if placement is not None else PlacementClient(
-        conf.placement.endpoint_override, conf.placement.token,
-        timeout=PREFILTER_CHECK_TIMEOUT)
+    client = placement if placement is not None else PlacementClient.from_conf(
+        conf, timeout=PREFILTER_CHECK_TIMEOUT)
     lines = startup_warnings(prefilters, client)
     for line in lines:
         LOG.warning("%s", line)

@@ -9,7 +9,7 @@ import logging
 from cliff.command import Command
 from oslo_config import cfg
 
-from moorage import keystone, supervision, systemd
+from moorage import keystone, service_auth, supervision, systemd
 from moorage.api.catalog import ApiCatalog
 from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import migration
@@ -19,6 +19,7 @@ from moorage.cli.config_files import configuration, export
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.conf import check_all_options
+from moorage.conf.placement import DEVELOPMENT_URL as PLACEMENT_URL
 from moorage.db.engine import redacted
 from moorage.metrics import multiprocess_directory
 from moorage.placement.client import PlacementClient
@@ -90,7 +91,8 @@ class Serve(Command):
             keystone.require(conf)  # before listening: one line, not a dead worker
             if conf.api.auth_strategy == "noauth2":
                 LOG.warning("auth_strategy = noauth2: DEVELOPMENT MODE, tokens are not checked")
-            placement = conf.placement.endpoint_override or "(none configured)"
+            placement = service_auth.destination(conf, "placement",
+                                                 development_url=PLACEMENT_URL)
             conductor = ("a conductor in each worker" if conf.conductor.run_in_api
                          else "no conductor: work is left to `moorage conductor serve`")
             self.app.stdout.write(
@@ -122,7 +124,7 @@ class ConductorServe(Command):
         if conf.database.sync_on_startup:
             DATABASE.migrate(conf)
         database = open_database(conf)
-        placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
+        placement = PlacementClient.from_conf(conf)
         token = str(conf.service_token) if conf.service_token else None
         catalog = ApiCatalog(database, float(conf.service_down_time))
         agents = http_agents(conf, catalog, token)

@@ -75,7 +75,7 @@ class Run(Command):
             start_logging(self, conf)
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
         driver = load_driver(conf)
-        placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token)
+        placement = PlacementClient.from_conf(conf)
         if parsed_args.once:
             agent = ComputeAgent(conf, driver, placement, disabled=parsed_args.disabled)
             result = agent.sync()

@@ -9,13 +9,14 @@ from pathlib import Path
 
 from cliff.command import Command
 
-from moorage import supervision
+from moorage import service_auth, supervision
 from moorage.cli.config_files import add_config_arguments
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.service import AGENT_WRITES
 from moorage.conf import load_config
 from moorage.conf.environment import export_config
+from moorage.conf.placement import DEVELOPMENT_URL as PLACEMENT_URL
 from moorage.internal_access import InternalAccess
 from moorage.run.description import load_fleet
 from moorage.run.fleet_hosts import fleet_hosts
@@ -78,7 +79,8 @@ class FleetRun(Command):
             self.app.stdout.write(
                 f"fleet {description.name}: {sum(g.count for g in description.host_groups):,} "
                 f"hosts in {len(description.host_groups)} groups, registering with placement "
-                f"at {conf.placement.endpoint_override}, then serving "
+                f"at {service_auth.destination(conf, 'placement', development_url=PLACEMENT_URL)}"
+                ", then serving "
                 f"http://{opts.listen}:{opts.port}\n")
             self.app.stdout.flush()
             export_config(parsed_args.config_file, overrides)

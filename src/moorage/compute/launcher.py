@@ -99,8 +99,7 @@ def start_agent(conf: cfg.ConfigOpts, driver: ComputeDriver | None = None,
     """
     opts = conf.compute_agent
     driver = driver if driver is not None else load_driver(conf)
-    placement = placement if placement is not None else PlacementClient(
-        conf.placement.endpoint_override, conf.placement.token)
+    placement = placement if placement is not None else PlacementClient.from_conf(conf)
     api_url = api_url or opts.api_url
     if disabled is None and not api_url:
         disabled = False

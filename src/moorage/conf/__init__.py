@@ -30,6 +30,7 @@ from moorage.conf import (
     image,
     image_cache,
     ironic,
+    keystoneauth,
     libvirt,
     log,
     oslo_middleware,
@@ -43,6 +44,11 @@ from moorage.conf import (
 
 # The group name of the options outside any group, as messages and overrides name it.
 DEFAULT_GROUP = "DEFAULT"
+
+# The groups holding keystoneauth1's options (conf.keystoneauth), and the options that
+# choose a plugin.
+_KEYSTONEAUTH_GROUPS = (placement.GROUP,)
+_PLUGIN_CHOICE = frozenset({"auth_type", "auth_section"})
 
 # Held while load_config has the process's stderr swapped for its own buffer.
 _STDERR_SWAP = threading.Lock()
@@ -101,12 +107,25 @@ def load_config(
                             if reason else f"[{DEFAULT_GROUP}] {complaint}") from None
     except cfg.Error as exc:
         raise unreadable(exc) from None
+    # auth_type first: the options of the plugin it names exist only once it is known.
+    overrides = sorted(overrides, key=lambda item: item[1] not in _PLUGIN_CHOICE)
+    plugins_registered = False
     for group, name, value in overrides:
+        if name not in _PLUGIN_CHOICE and not plugins_registered:
+            _register_plugin_options(conf)
+            plugins_registered = True
         try:
             conf.set_override(name, value, group=None if group == DEFAULT_GROUP else group)
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
+    if not plugins_registered:
+        _register_plugin_options(conf)
     return conf
+
+
+def _register_plugin_options(conf: cfg.ConfigOpts) -> None:
+    for group in _KEYSTONEAUTH_GROUPS:
+        keystoneauth.register_plugin_options(conf, group)
 
 
 def unreadable(exc: cfg.Error) -> Exception:
@@ -197,5 +216,6 @@ def list_opts() -> list[tuple[str, list[cfg.Opt]]]:
     per group ([DEFAULT] gathers ours and oslo.log's)."""
     merged: dict[str, list[cfg.Opt]] = {}
     for module in _GROUPS:
-        merged.setdefault(module.GROUP, []).extend(module.OPTS)
+        merged.setdefault(module.GROUP, []).extend(
+            [*module.OPTS, *getattr(module, "LISTED_OPTS", ())])
     return list(merged.items())

@@ -1,10 +1,17 @@
-"""[placement]: behaviour of the placement service, with upstream's option names."""
+"""[placement]: behaviour of the placement service, and how Moorage's services and
+commands reach it, with upstream's option names (placement's own; nova's keystoneauth1
+options, conf.keystoneauth)."""
 
 from __future__ import annotations
 
 from oslo_config import cfg
 
+from moorage.conf.keystoneauth import options, plugin_options
+
 GROUP = "placement"
+SERVICE_TYPE = "placement"
+# Where the DEVELOPMENT token goes when endpoint_override is unset and auth_type too.
+DEVELOPMENT_URL = "http://127.0.0.1:8778"
 
 INCOMPLETE_CONSUMER_ID = "00000000-0000-0000-0000-000000000000"
 
@@ -41,25 +48,28 @@ OPTS = (
         "which did not require a project.",
     ),
     cfg.StrOpt(
-        "endpoint_override",
-        default="http://127.0.0.1:8778",
-        help="Where Moorage's services (compute agents, scheduler) reach the placement "
-        "API.",
-    ),
-    cfg.StrOpt(
         "token",
         default="admin",
         secret=True,
-        help="X-Auth-Token Moorage's services send to placement. The default suits only a "
-        "placement service in the DEVELOPMENT noauth2 mode (which reads the token as "
-        "user[:project]; 'admin' is an administrator).",
+        help="DEVELOPMENT ONLY: with auth_type unset, the X-Auth-Token Moorage's services "
+        f"send to placement at endpoint_override (default {DEVELOPMENT_URL}). The "
+        "default suits only a placement service in the DEVELOPMENT noauth2 mode (which "
+        "reads the token as user[:project]; 'admin' is an administrator). With auth_type "
+        "set (password, v3applicationcredential...), tokens come from Keystone and are "
+        "renewed before they expire, and the endpoint from its catalog unless "
+        "endpoint_override names it.",
     ),
     cfg.StrOpt(
         "incomplete_consumer_user_id",
         default=INCOMPLETE_CONSUMER_ID,
         help="User recorded for consumers written before microversion 1.8.",
     ),
+    # How Moorage's services reach placement: keystoneauth1's options, as nova's.
+    *options(SERVICE_TYPE, ["internal", "public"]),
 )
+# Listed in the reference and the sample; registered by keystoneauth1 when it loads
+# the plugin auth_type names.
+LISTED_OPTS = tuple(plugin_options())
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -12,6 +12,7 @@ for many providers run concurrently, sharing one pool of keep-alive connections.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -19,8 +20,10 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 import orjson
+from oslo_config import cfg
 
-from moorage import transport
+from moorage import service_auth, transport
+from moorage.conf.placement import DEVELOPMENT_URL
 from moorage.jsonvalue import JSONValue
 from moorage.placement.answers import (
     Aggregates,
@@ -41,7 +44,7 @@ from moorage.placement.storage.records import Inventory
 
 URL_ENV = "MOORAGE_PLACEMENT_URL"
 TOKEN_ENV = "MOORAGE_PLACEMENT_TOKEN"
-DEFAULT_URL = "http://127.0.0.1:8778"
+DEFAULT_URL = DEVELOPMENT_URL
 # The development noauth2 mode reads the token as "user[:project]"; the token
 # "admin" is an administrator. A keystone-protected service needs a real token.
 DEFAULT_TOKEN = "admin"
@@ -176,26 +179,66 @@ _IDEMPOTENT = frozenset({"GET", "HEAD", "PUT", "DELETE", "OPTIONS"})
 
 
 class PlacementClient:
-    """Talks to one placement service as one token, at the latest microversion."""
+    """Talks to one placement service, at the latest microversion, as ``credentials``
+    say (moorage.service_auth: Keystone's renewed tokens and catalog), or as the one
+    ``token`` at ``url`` (DEVELOPMENT; the environment's, then the defaults)."""
 
     def __init__(
         self,
         url: str | None = None,
         token: str | None = None,
         *,
+        credentials: service_auth.Credentials | None = None,
         timeout: float = 30.0,
         concurrency: int = CONCURRENCY,
     ) -> None:
-        self.url = (url or os.environ.get(URL_ENV) or DEFAULT_URL).rstrip("/")
-        self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
-        self.timeout = timeout
+        self.credentials = credentials or service_auth.DevelopmentToken(
+            (url or os.environ.get(URL_ENV) or DEFAULT_URL),
+            token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN)
+        self.timeout = self.credentials.timeout() or timeout
         self.concurrency = concurrency
-        self._server = transport.Server(self.url, timeout=timeout, maxsize=concurrency)
+        self._server: transport.Server | None = None
+        self._lock = threading.Lock()
         self._headers = {
-            "x-auth-token": self.token,
             "openstack-api-version": f"placement {MICROVERSION}",
             "accept": "application/json",
         }
+        # The credentials' headers last seen, and _headers with them.
+        self._memo: tuple[Mapping[str, str], dict[str, str]] = ({}, dict(self._headers))
+
+    @property
+    def url(self) -> str:
+        """Placement's endpoint (Keystone's catalog asked the first time);
+        PlacementError when it cannot be found."""
+        return self._connection().url
+
+    def _connection(self) -> transport.Server:
+        server = self._server
+        if server is None:
+            with self._lock:
+                if self._server is None:
+                    try:
+                        url = self.credentials.endpoint().rstrip("/")
+                        self._server = transport.Server(
+                            url, timeout=self.timeout, maxsize=self.concurrency,
+                            tls=self.credentials.tls())
+                    except service_auth.CredentialsError as exc:
+                        raise PlacementError(str(exc)) from None
+                    except ValueError as exc:
+                        raise PlacementError(f"placement endpoint: {exc}") from None
+                server = self._server
+        return server
+
+    def _with_auth(self) -> tuple[Mapping[str, str], dict[str, str]]:
+        """The credentials' headers now, and every header a request carries with them."""
+        try:
+            auth = self.credentials.headers()
+        except service_auth.CredentialsError as exc:
+            raise PlacementError(str(exc)) from None
+        memo = self._memo
+        if auth is not memo[0]:
+            memo = self._memo = (auth, {**self._headers, **auth})
+        return memo
 
     # -- transport ------------------------------------------------------------
     def request(
@@ -212,30 +255,18 @@ class PlacementClient:
         Typed by the caller, which knows the answer's shape (the typed methods below
         annotate it with the TypedDicts above).
 
-        ``microversion`` pins the request to one version (the latest by default)."""
+        ``microversion`` pins the request to one version (the latest by default). A
+        request whose token is refused (401) is sent once more when the credentials
+        have a newer one."""
+        server = self._server or self._connection()
         url = path + (("&" if "?" in path else "?") + urlencode(params) if params else "")
         body = None if json is None else orjson.dumps(json)
-        sent = dict(headers or {})
-        headers = {**self._headers, **sent} if body is None else {
-            **self._headers, **sent, "content-type": "application/json"}
-        if microversion is not None:
-            headers = {**headers, "openstack-api-version": f"placement {microversion}"}
-        try:
-            # A request safe to repeat is sent once more should the server close a
-            # kept-alive connection just as it went out on it.
-            response = self._server.request(method, url, body=body, headers=headers,
-                                            resend=method in _IDEMPOTENT)
-        except transport.TransportError as exc:
-            if exc.unreachable:
-                raise PlacementError(f"placement at {self.url} is not reachable: {exc}"
-                                     ) from None
-            if exc.timed_out:
-                raise PlacementError(
-                    f"placement at {self.url} did not answer {method} {path} "
-                    f"within {self.timeout:g}s"
-                ) from None
-            raise PlacementError(
-                f"placement at {self.url}: {method} {path} failed: {exc}") from None
+        auth, sent = self._with_auth()
+        response = self._send(server, method, path, url, body, microversion, sent, headers)
+        if response.status == 401 and self.credentials.renew(auth):
+            sent = self._with_auth()[1]
+            response = self._send(server, method, path, url, body, microversion, sent,
+                                  headers)
         if response.status >= 400:
             raise PlacementError(
                 f"{method} {path}: {response.status} {response.reason}: "
@@ -249,9 +280,44 @@ class PlacementClient:
             return orjson.loads(response.data)
         except orjson.JSONDecodeError:
             raise PlacementError(
-                f"{method} {path}: {self.url} answered {response.status} with a body "
+                f"{method} {path}: {server.url} answered {response.status} with a body "
                 "that is not JSON; is it a placement service?"
             ) from None
+
+    def _send(self, server: transport.Server, method: str, path: str, url: str,
+              body: bytes | None, microversion: str | None, headers: dict[str, str],
+              extra: Mapping[str, str] | None) -> transport.Reply:
+        if extra or body is not None or microversion is not None:
+            headers = {**headers, **(extra or {})}
+            if body is not None:
+                headers["content-type"] = "application/json"
+            if microversion is not None:
+                headers["openstack-api-version"] = f"placement {microversion}"
+        try:
+            # A request safe to repeat is sent once more should the server close a
+            # kept-alive connection just as it went out on it.
+            return server.request(method, url, body=body, headers=headers,
+                                  resend=method in _IDEMPOTENT)
+        except transport.TransportError as exc:
+            if exc.unreachable:
+                raise PlacementError(f"placement at {server.url} is not reachable: {exc}"
+                                     ) from None
+            if exc.timed_out:
+                raise PlacementError(
+                    f"placement at {server.url} did not answer {method} {path} "
+                    f"within {self.timeout:g}s"
+                ) from None
+            raise PlacementError(
+                f"placement at {server.url}: {method} {path} failed: {exc}") from None
+
+    @classmethod
+    def from_conf(cls, conf: cfg.ConfigOpts, *, timeout: float = 30.0) -> PlacementClient:
+        """The client ``[placement]`` configures (Keystone's tokens and catalog when
+        ``auth_type`` is set; else DEVELOPMENT's token to ``endpoint_override``).
+        CredentialsError, a ValueError of one line, for an unusable configuration."""
+        return cls(credentials=service_auth.from_conf(conf, "placement",
+                                                      development_url=DEFAULT_URL),
+                   timeout=timeout)
 
     def concurrently(self, function: Callable[[_T], _R], items: Iterable[_T]) -> list[_R]:
         """``[function(item) for item in items]``, run on the worker threads."""

@@ -38,8 +38,7 @@ def create_app() -> WSGIApplication:
                         overrides=overrides)
     opts = conf.compute_agent
     url = opts.advertise_url or f"http://{opts.listen}:{opts.port}"
-    placement = PlacementClient(conf.placement.endpoint_override, conf.placement.token,
-                                concurrency=16)
+    placement = PlacementClient.from_conf(conf)
     fleet = Fleet(hosts, placement, api_url=opts.api_url or None,
                   access=InternalAccess.of(conf), advertise_url=url,
                   report_interval=float(conf.report_interval),
