@@ -13,13 +13,14 @@ import os
 
 from cliff.command import Command
 
-from moorage import supervision
+from moorage import service_auth, supervision
 from moorage.cli.config_files import add_config_arguments, configuration, export
 from moorage.cli.listen import claim_port
 from moorage.cli.service_logging import start_logging
 from moorage.compute.agent import ComputeAgent
 from moorage.compute.agent_wsgi import DISABLED_ENV
 from moorage.conf import check_all_options
+from moorage.conf.placement import DEVELOPMENT_URL as PLACEMENT_URL
 from moorage.placement.client import PlacementClient
 from moorage.placement.launcher import free_port
 from moorage.virt.loader import driver_name, load_driver
@@ -76,6 +77,8 @@ class Run(Command):
         driver_name(conf.compute_driver)  # refuses an unknown driver in one line
         driver = load_driver(conf)
         placement = PlacementClient.from_conf(conf)
+        placement_at = service_auth.destination(conf, "placement",
+                                                development_url=PLACEMENT_URL)
         if parsed_args.once:
             agent = ComputeAgent(conf, driver, placement, disabled=parsed_args.disabled)
             result = agent.sync()
@@ -95,7 +98,7 @@ class Run(Command):
         with claim_port(opts.listen, opts.port):
             self.app.stdout.write(
                 f"compute agent of {conf.host} ({driver.name} driver): serving {url}, "
-                f"syncing with placement at {placement.url} every "
+                f"syncing with placement at {placement_at} every "
                 f"{conf.update_resources_interval}s, registering with "
                 f"{opts.api_url or 'no compute API'}\n")
             self.app.stdout.flush()
