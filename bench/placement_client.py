@@ -58,7 +58,7 @@ def keystone_client(url: str) -> PlacementClient | None:
     auth = token_endpoint.Token(url, "admin")
     ks_session = session.Session(auth=auth)
     credentials = KeystoneCredentials(
-        "placement", auth, ks_session, adapter.Adapter(ks_session, auth=auth),
+        "[placement]", auth, ks_session, adapter.Adapter(ks_session, auth=auth),
         tls=None, timeout=None)
     return PlacementClient(credentials=credentials, concurrency=1)
 

@@ -22,20 +22,24 @@ the renewal time, so authentication costs one clock read per request. Every fail
 
 from __future__ import annotations
 
+import logging
 import math
 import ssl
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from oslo_config import cfg
 
+from moorage import transport
 from moorage.conf import keystoneauth
 
 if TYPE_CHECKING:
     from keystoneauth1 import adapter, plugin, session
+
+LOG = logging.getLogger(__name__)
 
 # Renew a token when this share of its life, or RENEW_BEFORE seconds, is left (the less).
 RENEW_SHARE = 1 / 3
@@ -115,13 +119,14 @@ class DevelopmentToken(Credentials):
 
 
 class KeystoneCredentials(Credentials):
-    """A keystoneauth1 plugin's tokens and catalog, for the service of ``service``
-    (its group's name, for messages). Thread-safe: one renewal at a time."""
+    """A keystoneauth1 plugin's tokens and catalog; ``label`` names where they were
+    configured, for messages (``[placement]``, ``cloud 'prod'``). Thread-safe: one
+    renewal at a time."""
 
-    def __init__(self, service: str, auth: plugin.BaseAuthPlugin, session: session.Session,
+    def __init__(self, label: str, auth: plugin.BaseAuthPlugin, session: session.Session,
                  adapter: adapter.Adapter, *, tls: ssl.SSLContext | None,
                  timeout: float | None) -> None:
-        self.service = service
+        self.label = label
         self._auth = auth
         self._session = session
         self._adapter = adapter
@@ -162,12 +167,12 @@ class KeystoneCredentials(Credentials):
 
     def _fetch(self) -> None:
         """A new token (the plugin's cached one is dropped first), and when to renew it."""
-        from keystoneauth1 import exceptions
-
         self._auth.invalidate()
         try:
             headers = self._session.get_auth_headers(self._auth) or {}
-        except exceptions.ClientException as exc:
+        except Exception as exc:  # keystoneauth1's, and its plain Exception for a
+            # plugin missing an option ("password is a required attribute")
+            LOG.debug("authentication failed", exc_info=True)
             raise CredentialsError(self._failure(exc, "could not get a token")) from None
         reference = getattr(self._auth, "auth_ref", None)
         self._headers = {name.lower(): value for name, value in headers.items()}
@@ -190,10 +195,11 @@ class KeystoneCredentials(Credentials):
             interfaces = adapter.interface if isinstance(adapter.interface, list) else [
                 adapter.interface]
             raise CredentialsError(
-                f"[{self.service}]: Keystone's catalog has no endpoint of service type "
+                f"{self.label}: Keystone's catalog has no endpoint of service type "
                 f"{adapter.service_type!r} with interface {' or '.join(map(str, interfaces))}"
                 f"{f' in region {adapter.region_name!r}' if adapter.region_name else ''}; "
-                "register one, or set endpoint_override")
+                "register one, or name the endpoint (endpoint_override; a command's "
+                "--os-*-url)")
         return str(url)
 
     def _failure(self, exc: Exception, what: str) -> str:
@@ -206,15 +212,77 @@ class KeystoneCredentials(Credentials):
         elif isinstance(exc, exceptions.SSLError):
             reason = f"TLS failed: {_first_line(exc)} (cafile, insecure)"
         elif isinstance(exc, exceptions.ConnectFailure | exceptions.ConnectTimeout):
-            reason = f"not reachable: {_first_line(exc)}"
+            reason = f"not reachable ({_connect_problem(exc)})"
         else:
             reason = _first_line(exc)
-        return f"[{self.service}] {what} from {where}: {reason}"
+        return f"{self.label} {what} from {where}: {reason}"
+
+
+# What a failed connection's long text (requests', then urllib3's) comes down to.
+_CONNECT_PROBLEMS = ("Connection refused", "timed out", "Name or service not known",
+                     "Temporary failure in name resolution", "No route to host",
+                     "Network is unreachable", "Connection reset")
+
+
+def _connect_problem(exc: BaseException) -> str:
+    text = str(exc)
+    for problem in _CONNECT_PROBLEMS:
+        if problem.lower() in text.lower():
+            return problem.lower()
+    return _first_line(exc)[:160]
 
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+class Endpoint:
+    """A service reached with ``credentials``: the connections (made at the first
+    request, to the endpoint the credentials name, as ``root`` reads it), the
+    credentials' headers on every request, and a request the service refused with 401
+    sent once more when the credentials have a newer token. Thread-safe."""
+
+    def __init__(self, credentials: Credentials, *, timeout: float, maxsize: int,
+                 root: Callable[[str], str] = lambda url: url.rstrip("/")) -> None:
+        self.credentials = credentials
+        self.timeout = credentials.timeout() or timeout
+        self._maxsize = maxsize
+        self._root = root
+        self._server: transport.Server | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        """The service's endpoint (the catalog asked the first time): CredentialsError
+        when it cannot be found, ValueError when it is not an http(s) URL."""
+        return self.server().url
+
+    def server(self) -> transport.Server:
+        server = self._server
+        if server is None:
+            with self._lock:
+                if self._server is None:
+                    url = self._root(self.credentials.endpoint())
+                    self._server = transport.Server(url, timeout=self.timeout,
+                                                    maxsize=self._maxsize,
+                                                    tls=self.credentials.tls())
+                server = self._server
+        return server
+
+    def request(self, method: str, path: str, *, body: bytes | None,
+                headers: Mapping[str, str], resend: bool) -> transport.Reply:
+        """``transport.Server.request`` with the credentials' headers added
+        (CredentialsError, TransportError)."""
+        server = self._server or self.server()
+        auth = self.credentials.headers()
+        reply = server.request(method, path, body=body, headers={**headers, **auth},
+                               resend=resend)
+        if reply.status == 401 and self.credentials.renew(auth):
+            reply = server.request(method, path, body=body,
+                                   headers={**headers, **self.credentials.headers()},
+                                   resend=resend)
+        return reply
 
 
 def destination(conf: cfg.ConfigOpts, group: str, *, development_url: str) -> str:
@@ -261,5 +329,5 @@ def from_conf(conf: cfg.ConfigOpts, group: str, *, development_url: str) -> Cred
                           keyfile=options.keyfile, insecure=options.insecure)
     except ValueError as exc:
         raise CredentialsError(f"[{group}] {exc}") from None
-    return KeystoneCredentials(group, auth, session, adapter, tls=tls,
+    return KeystoneCredentials(f"[{group}]", auth, session, adapter, tls=tls,
                                timeout=options.timeout)

@@ -20,7 +20,7 @@ from urllib.parse import quote, urlencode
 
 import orjson
 
-from moorage import transport
+from moorage import service_auth, transport
 from moorage.api import microversion
 from moorage.image import attributes
 
@@ -112,19 +112,33 @@ def service_root(url: str) -> str:
 
 
 class ComputeApiClient:
-    """Talks to one compute API as one token. ``url``: its root, or its endpoint as a
-    catalog names it (``.../v2.1``)."""
+    """Talks to one compute API as ``credentials`` say (moorage.service_auth: Keystone's
+    renewed tokens and catalog), or as the one ``token`` at ``url`` (DEVELOPMENT; the
+    environment's, then the defaults). The endpoint: the API's root, or as a catalog
+    names it (``.../v2.1``)."""
 
     def __init__(self, url: str | None = None, token: str | None = None, *,
+                 credentials: service_auth.Credentials | None = None,
                  timeout: float = 60.0) -> None:
-        self.url = service_root(url or os.environ.get(URL_ENV) or DEFAULT_URL)
-        self.token = token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN
-        self.timeout = timeout
-        self._server = transport.Server(self.url, timeout=timeout, maxsize=4)
+        self.credentials = credentials or service_auth.DevelopmentToken(
+            url or os.environ.get(URL_ENV) or DEFAULT_URL,
+            token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN)
+        self._endpoint = service_auth.Endpoint(self.credentials, timeout=timeout,
+                                               maxsize=4, root=service_root)
+        self.timeout = self._endpoint.timeout
         # Moorage's own tools read the newest shapes, and Moorage's additions.
-        self._headers = {"x-auth-token": self.token, "accept": "application/json",
+        self._headers = {"accept": "application/json",
                          microversion.HEADER: f"compute {microversion.MAX_VERSION}",
                          microversion.ADDITIONS_HEADER: "1"}
+
+    @property
+    def url(self) -> str:
+        """The compute API's root (Keystone's catalog asked the first time);
+        ComputeApiError when it cannot be found."""
+        try:
+            return self._endpoint.url
+        except ValueError as exc:  # CredentialsError, or not an http(s) URL
+            raise ComputeApiError(str(exc)) from None
 
     # -- transport ------------------------------------------------------------
     def request(self, method: str, path: str, *,
@@ -140,8 +154,10 @@ class ComputeApiClient:
         headers = self._headers if body is None else {
             **self._headers, "content-type": content_type}
         try:
-            response = self._server.request(method, url, body=body, headers=headers,
-                                            resend=method in IDEMPOTENT)
+            response = self._endpoint.request(method, url, body=body, headers=headers,
+                                              resend=method in IDEMPOTENT)
+        except ValueError as exc:  # CredentialsError, or not an http(s) URL
+            raise ComputeApiError(str(exc)) from None
         except transport.TransportError as exc:
             if exc.unreachable:
                 raise ComputeApiError(

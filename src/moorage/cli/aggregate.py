@@ -60,7 +60,7 @@ class AggregateCreate(ShowOne):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         aggregate = client.create_aggregate(parsed_args.name, parsed_args.zone)
         if properties:
             aggregate = client.set_aggregate_metadata(aggregate["id"], properties)
@@ -78,7 +78,7 @@ class AggregateList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        rows = [aggregate_fields(a) for a in api_client(parsed_args).aggregates()]
+        rows = [aggregate_fields(a) for a in api_client(parsed_args, self.app.options).aggregates()]
         return self.COLUMNS, [[row[c] for c in self.COLUMNS] for row in rows]
 
 
@@ -92,7 +92,8 @@ class AggregateShow(ShowOne):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        return _show(find_aggregate(api_client(parsed_args), parsed_args.aggregate))
+        client = api_client(parsed_args, self.app.options)
+        return _show(find_aggregate(client, parsed_args.aggregate))
 
 
 class AggregateDelete(Command):
@@ -106,7 +107,7 @@ class AggregateDelete(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         for ref in parsed_args.aggregates:
             client.delete_aggregate(find_aggregate(client, ref)["id"])
         return 0
@@ -161,7 +162,7 @@ class AggregateAddHost(_AggregateHost):
     """Add a host to an aggregate."""
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.add_host(aggregate_id, parsed_args.host))
 
@@ -170,7 +171,7 @@ class AggregateRemoveHost(_AggregateHost):
     """Remove a host from an aggregate."""
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         aggregate_id = find_aggregate(client, parsed_args.aggregate)["id"]
         return _show(client.remove_host(aggregate_id, parsed_args.host))
 

@@ -5,6 +5,7 @@ the columns that format dicts and lists."""
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cliff.columns import FormattableColumn
@@ -18,6 +19,7 @@ from moorage.api.client import (
     ComputeApiError,
     Json,
 )
+from moorage.cli import cloud
 
 
 def add_api_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,17 +27,27 @@ def add_api_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--os-compute-url", metavar="URL", default=None,
         help=f"compute API endpoint: its root, or as the catalog names it (.../v2.1) "
-        f"(env {URL_ENV}; default {DEFAULT_URL})",
+        f"(env {URL_ENV}); with --os-cloud, instead of the catalog's; without, default "
+        f"{DEFAULT_URL}",
     )
     group.add_argument(
         "--os-token", metavar="TOKEN", default=None,
-        help=f"X-Auth-Token to send (env {TOKEN_ENV}; default {DEFAULT_TOKEN!r}, which only "
-        "the DEVELOPMENT noauth2 mode accepts, as an administrator)",
+        help=f"DEVELOPMENT: an X-Auth-Token to send as it is, instead of Keystone's "
+        f"(env {TOKEN_ENV}); without a cloud, default {DEFAULT_TOKEN!r}, which only the "
+        "noauth2 mode accepts, as an administrator",
     )
 
 
-def api_client(parsed_args: argparse.Namespace) -> ComputeApiClient:
-    return ComputeApiClient(parsed_args.os_compute_url, parsed_args.os_token)
+def api_client(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace, *,
+               token_option: str = "os_token") -> ComputeApiClient:
+    """The compute API as the command's options and the cloud's (``cloud_options``: the
+    ``moorage`` command's own) say; ``token_option``: the command's option holding a
+    token given by hand."""
+    return ComputeApiClient(credentials=cloud.credentials(
+        cloud_options, "compute",
+        url=parsed_args.os_compute_url or os.environ.get(URL_ENV),
+        token=getattr(parsed_args, token_option, None) or os.environ.get(TOKEN_ENV),
+        development_url=DEFAULT_URL, development_token=DEFAULT_TOKEN))
 
 
 def key_values(texts: Iterable[str], option: str = "--property") -> dict[str, str]:

@@ -73,7 +73,7 @@ class CandidateList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        client = client_from_arguments(parsed_args)
+        client = client_from_arguments(parsed_args, self.app.options)
         query = ProviderQuery(
             resources=dict(parsed_args.resource),
             required=[*parsed_args.required, *(f"!{t}" for t in parsed_args.forbidden)],

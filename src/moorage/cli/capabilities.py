@@ -50,7 +50,7 @@ class CapabilitiesList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        capabilities = api_client(parsed_args).capabilities()
+        capabilities = api_client(parsed_args, self.app.options).capabilities()
         if parsed_args.image_properties:
             known = [p["property"] for p in capabilities["image_properties"]]
             if parsed_args.property is not None and parsed_args.property not in known:

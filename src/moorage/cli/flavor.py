@@ -82,7 +82,7 @@ class FlavorCreate(ShowOne):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         flavor = client.create_flavor(
             parsed_args.name, parsed_args.ram, parsed_args.vcpus, parsed_args.disk,
             flavor_id=parsed_args.flavor_id, ephemeral=parsed_args.ephemeral,
@@ -101,7 +101,7 @@ class FlavorList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         with_properties = parsed_args.long or (
             bool(parsed_args.columns) and requested(parsed_args, "properties"))
         rows = [
@@ -124,7 +124,7 @@ class FlavorShow(ShowOne):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         flavor = find_flavor(client, parsed_args.flavor)
         return _show(flavor_fields(flavor, properties_of(client, flavor)))
 
@@ -140,7 +140,7 @@ class FlavorDelete(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         for ref in parsed_args.flavors:
             client.delete_flavor(str(find_flavor(client, ref)["id"]))
         return 0

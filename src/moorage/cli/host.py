@@ -69,7 +69,7 @@ class HostList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         rows = host_rows(client.services(), client.hypervisors())
         columns = list(self.COLUMNS)
         if parsed_args.long or any(c in self.LONG_COLUMNS for c in parsed_args.columns or ()):
@@ -132,7 +132,7 @@ class HostSet(Command):
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
         changes = service_changes(parsed_args)
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         service = find_service(client, parsed_args.host)
         client.update_service(service["id"], changes)
         return 0

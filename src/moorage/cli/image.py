@@ -73,7 +73,7 @@ class ImageCreate(ShowOne):
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
         properties = key_values(parsed_args.property)
-        image = api_client(parsed_args).create_image(
+        image = api_client(parsed_args, self.app.options).create_image(
             parsed_args.name, disk_format=parsed_args.disk_format,
             container_format=parsed_args.container_format, properties=properties,
             min_disk=parsed_args.min_disk, min_ram=parsed_args.min_ram,
@@ -95,7 +95,7 @@ class ImageList(Lister):
         columns = ["id", "name", "disk_format", "container_format"]
         if parsed_args.long or "properties" in (parsed_args.columns or ()):
             columns.append("properties")
-        rows = [image_fields(image) for image in api_client(parsed_args).images()]
+        rows = [image_fields(image) for image in api_client(parsed_args, self.app.options).images()]
         return columns, [[row.get(c) for c in columns] for row in rows]
 
 
@@ -109,7 +109,8 @@ class ImageShow(ShowOne):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        fields = image_fields(find_image(api_client(parsed_args), parsed_args.image))
+        client = api_client(parsed_args, self.app.options)
+        fields = image_fields(find_image(client, parsed_args.image))
         return tuple(fields), tuple(fields.values())
 
 
@@ -161,7 +162,7 @@ class ImageDelete(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> int:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         for ref in parsed_args.images:
             client.delete_image(str(find_image(client, ref)["id"]))
         return 0

@@ -10,15 +10,18 @@ it equal to the modules' own ``COMMANDS`` tables.
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import logging
 import sys
+from typing import Any
 
 from cliff.app import App
 from cliff.command import Command
 from cliff.commandmanager import CommandManager
 
 import moorage
+from moorage.cli.cloud import add_cloud_arguments
 from moorage.supervision import die_with_parent
 
 # alembic says "setup plugin ..." at INFO when first imported, which now happens after
@@ -87,6 +90,22 @@ class MoorageApp(App):
             command_manager=manager,
             deferred_help=True,
         )
+
+    def build_option_parser(self, description: str | None, version: str | None,
+                            argparse_kwargs: dict[str, Any] | None = None
+                            ) -> argparse.ArgumentParser:
+        """cliff's global options, and those of every OpenStack CLI (--os-cloud...)."""
+        parser: argparse.ArgumentParser = super().build_option_parser(
+            description, version, argparse_kwargs)
+        add_cloud_arguments(parser)
+        return parser
+
+    def configure_logging(self) -> None:
+        super().configure_logging()
+        # keystoneauth1's warnings (a version discovery that fell back to the URL) are
+        # for -v; what failed is the command's own one line.
+        if self.options.verbose_level < 2:
+            logging.getLogger("keystoneauth").setLevel(logging.ERROR)
 
 
 def main(argv: list[str] | None = None) -> int:

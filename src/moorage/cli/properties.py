@@ -44,8 +44,8 @@ class SetProperties(_OneThing):
         changes = self.changes(parsed_args)
         if not changes and not properties:
             raise ValueError(f"nothing to set: give {self.options}")
-        self.apply(api_client(parsed_args), getattr(parsed_args, self.noun), changes,
-                   properties)
+        self.apply(api_client(parsed_args, self.app.options), getattr(parsed_args, self.noun),
+                   changes, properties)
         return 0
 
     def changes(self, parsed_args: argparse.Namespace) -> dict[str, object]:
@@ -72,7 +72,8 @@ class UnsetProperties(_OneThing):
         names = keys(parsed_args.property)
         if not names:
             raise ValueError("nothing to unset: give --property KEY")
-        self.unset(api_client(parsed_args), getattr(parsed_args, self.noun), names)
+        self.unset(api_client(parsed_args, self.app.options), getattr(parsed_args, self.noun),
+                   names)
         return 0
 
     @abc.abstractmethod

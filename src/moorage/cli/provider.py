@@ -99,7 +99,7 @@ class ProviderList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        client = client_from_arguments(parsed_args)
+        client = client_from_arguments(parsed_args, self.app.options)
         query = ProviderQuery(
             name=parsed_args.name,
             resources=dict(parsed_args.resource),
@@ -136,7 +136,7 @@ class ProviderShow(ShowOne):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Fields:
-        client = client_from_arguments(parsed_args)
+        client = client_from_arguments(parsed_args, self.app.options)
         provider = client.provider(parsed_args.uuid)
         d = client.detail(provider, aggregates=True)
         fields = {
@@ -177,7 +177,7 @@ class ProviderTree(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Table:
-        client = client_from_arguments(parsed_args)
+        client = client_from_arguments(parsed_args, self.app.options)
         root_uuid = client.provider(parsed_args.uuid).root_uuid
         tree = ProviderQuery(in_tree=root_uuid)
         members = client.providers(tree)

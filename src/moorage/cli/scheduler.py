@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
 
@@ -26,7 +25,7 @@ from cliff.lister import Lister
 
 from moorage.api.client import TOKEN_ENV as COMPUTE_TOKEN_ENV
 from moorage.api.client import URL_ENV as COMPUTE_URL_ENV
-from moorage.api.client import ComputeApiClient
+from moorage.cli.api_options import api_client
 from moorage.cli.options import add_connection_arguments, client_from_arguments
 from moorage.cli.output import Table
 from moorage.conf import load_config
@@ -109,7 +108,8 @@ class Preflight(Lister):
             help=f"compute API endpoint (env {COMPUTE_URL_ENV}); not read with --image-file")
         compute.add_argument(
             "--os-compute-token", metavar="TOKEN", default=None,
-            help=f"X-Auth-Token for the compute API (env {COMPUTE_TOKEN_ENV})")
+            help=f"DEVELOPMENT: an X-Auth-Token for the compute API, instead of Keystone's "
+            f"(env {COMPUTE_TOKEN_ENV})")
         parser.add_argument(
             "--enable", metavar="PREFILTER", action="append", default=[],
             help="a prefilter to be turned on: "
@@ -141,7 +141,7 @@ class Preflight(Lister):
         except ValueError as exc:
             raise ValueError(f"--enable: {exc}") from None
         configured = configured_prefilters(load_config(parsed_args.config_file))
-        catalogue, notes = _images(parsed_args)
+        catalogue, notes = _images(parsed_args, self.app.options)
         images = _chosen(catalogue, parsed_args.image,
                          parsed_args.image_file or "the compute API's catalogue")
         for note in notes:
@@ -149,7 +149,7 @@ class Preflight(Lister):
         planned = configured | (enabled or frozenset(PREFILTERS))
         requirements = {image.id: image_requirements(image) for image in images}
         every = [r for found in requirements.values() for r in found]
-        reader = HostTraitsReader(client_from_arguments(parsed_args))
+        reader = HostTraitsReader(client_from_arguments(parsed_args, self.app.options))
         hosts = reader.hosts(
             traits_of_interest(every),
             (f for r in required_under(every, planned) if (f := r.family) is not None))
@@ -205,7 +205,8 @@ def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Silent
             for family, names in silent.items()}
 
 
-def _images(parsed_args: argparse.Namespace) -> tuple[list[Image], list[str]]:
+def _images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
+            ) -> tuple[list[Image], list[str]]:
     """The images to check, the file's or the compute API's catalogue, and what the
     user should know about what was left out."""
     path = parsed_args.image_file
@@ -225,8 +226,7 @@ def _images(parsed_args: argparse.Namespace) -> tuple[list[Image], list[str]]:
             notes.append(f"{path}: one page of a longer listing (next: {listing.next_page}); "
                          "images on the other pages are not checked")
         return list(listing.images), notes
-    client = ComputeApiClient(parsed_args.os_compute_url, parsed_args.os_compute_token
-                              or os.environ.get(COMPUTE_TOKEN_ENV))
+    client = api_client(parsed_args, cloud_options, token_option="os_compute_token")
     images = []
     for record in client.images():
         try:

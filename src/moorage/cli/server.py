@@ -379,7 +379,7 @@ class ServerCreate(ShowOne):
         if parsed_args.boot_from_volume is not None and parsed_args.boot_from_volume < 1:
             raise ValueError("--boot-from-volume expects a size in GB of at least 1, "
                              f"got {parsed_args.boot_from_volume}")
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         flavor = find_flavor(client, parsed_args.flavor)
         image = find_image(client, parsed_args.image)
         body = server_body(parsed_args.name, str(flavor["id"]), str(image["id"]),
@@ -464,7 +464,7 @@ class ServerList(Lister):
         rows = [
             (s.get("id"), s.get("name"), s.get("status"), s.get(HOST), flavor_name(s),
              image_name(s))
-            for s in api_client(parsed_args).servers(params)
+            for s in api_client(parsed_args, self.app.options).servers(params)
         ]
         return self.COLUMNS, rows
 
@@ -479,7 +479,7 @@ class ServerShow(ShowOne):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
-        return _show(find_server(api_client(parsed_args), parsed_args.server))
+        return _show(find_server(api_client(parsed_args, self.app.options), parsed_args.server))
 
 
 class ServerDelete(Command):
@@ -494,7 +494,7 @@ class ServerDelete(Command):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         ids = [str(find_server(client, ref)["id"]) for ref in parsed_args.servers]
         for server_id in ids:
             client.delete_server(server_id)
@@ -532,7 +532,7 @@ class _ServerAction(Command):
         raise NotImplementedError
 
     def take_action(self, parsed_args: argparse.Namespace) -> Any:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         server_id = str(find_server(client, parsed_args.server)["id"])
         if getattr(parsed_args, "dry_run", False):
             return print_plan(self.plan(client, server_id, parsed_args), self.app.stdout)
@@ -647,7 +647,7 @@ class MigrationList(Lister):
         return parser
 
     def take_action(self, parsed_args: argparse.Namespace) -> tuple[Sequence[str], Any]:
-        client = api_client(parsed_args)
+        client = api_client(parsed_args, self.app.options)
         params = [(key, value) for key, value in (
             ("host", parsed_args.host), ("status", parsed_args.status),
             ("migration_type", parsed_args.migration_type)) if value]

@@ -12,7 +12,6 @@ for many providers run concurrently, sharing one pool of keep-alive connections.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -195,50 +194,23 @@ class PlacementClient:
         self.credentials = credentials or service_auth.DevelopmentToken(
             (url or os.environ.get(URL_ENV) or DEFAULT_URL),
             token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN)
-        self.timeout = self.credentials.timeout() or timeout
         self.concurrency = concurrency
-        self._server: transport.Server | None = None
-        self._lock = threading.Lock()
+        self._endpoint = service_auth.Endpoint(self.credentials, timeout=timeout,
+                                               maxsize=concurrency)
+        self.timeout = self._endpoint.timeout
         self._headers = {
             "openstack-api-version": f"placement {MICROVERSION}",
             "accept": "application/json",
         }
-        # The credentials' headers last seen, and _headers with them.
-        self._memo: tuple[Mapping[str, str], dict[str, str]] = ({}, dict(self._headers))
 
     @property
     def url(self) -> str:
         """Placement's endpoint (Keystone's catalog asked the first time);
         PlacementError when it cannot be found."""
-        return self._connection().url
-
-    def _connection(self) -> transport.Server:
-        server = self._server
-        if server is None:
-            with self._lock:
-                if self._server is None:
-                    try:
-                        url = self.credentials.endpoint().rstrip("/")
-                        self._server = transport.Server(
-                            url, timeout=self.timeout, maxsize=self.concurrency,
-                            tls=self.credentials.tls())
-                    except service_auth.CredentialsError as exc:
-                        raise PlacementError(str(exc)) from None
-                    except ValueError as exc:
-                        raise PlacementError(f"placement endpoint: {exc}") from None
-                server = self._server
-        return server
-
-    def _with_auth(self) -> tuple[Mapping[str, str], dict[str, str]]:
-        """The credentials' headers now, and every header a request carries with them."""
         try:
-            auth = self.credentials.headers()
-        except service_auth.CredentialsError as exc:
+            return self._endpoint.url
+        except ValueError as exc:  # CredentialsError, or not an http(s) URL
             raise PlacementError(str(exc)) from None
-        memo = self._memo
-        if auth is not memo[0]:
-            memo = self._memo = (auth, {**self._headers, **auth})
-        return memo
 
     # -- transport ------------------------------------------------------------
     def request(
@@ -258,15 +230,34 @@ class PlacementClient:
         ``microversion`` pins the request to one version (the latest by default). A
         request whose token is refused (401) is sent once more when the credentials
         have a newer one."""
-        server = self._server or self._connection()
         url = path + (("&" if "?" in path else "?") + urlencode(params) if params else "")
         body = None if json is None else orjson.dumps(json)
-        auth, sent = self._with_auth()
-        response = self._send(server, method, path, url, body, microversion, sent, headers)
-        if response.status == 401 and self.credentials.renew(auth):
-            sent = self._with_auth()[1]
-            response = self._send(server, method, path, url, body, microversion, sent,
-                                  headers)
+        sent = self._headers
+        if headers or body is not None or microversion is not None:
+            sent = {**sent, **(headers or {})}
+            if body is not None:
+                sent["content-type"] = "application/json"
+            if microversion is not None:
+                sent["openstack-api-version"] = f"placement {microversion}"
+        try:
+            # A request safe to repeat is sent once more should the server close a
+            # kept-alive connection just as it went out on it.
+            response = self._endpoint.request(method, url, body=body, headers=sent,
+                                              resend=method in _IDEMPOTENT)
+        except ValueError as exc:  # CredentialsError, or not an http(s) URL
+            raise PlacementError(str(exc)) from None
+        except transport.TransportError as exc:
+            where = self._endpoint.url
+            if exc.unreachable:
+                raise PlacementError(f"placement at {where} is not reachable: {exc}"
+                                     ) from None
+            if exc.timed_out:
+                raise PlacementError(
+                    f"placement at {where} did not answer {method} {path} "
+                    f"within {self.timeout:g}s"
+                ) from None
+            raise PlacementError(
+                f"placement at {where}: {method} {path} failed: {exc}") from None
         if response.status >= 400:
             raise PlacementError(
                 f"{method} {path}: {response.status} {response.reason}: "
@@ -280,35 +271,9 @@ class PlacementClient:
             return orjson.loads(response.data)
         except orjson.JSONDecodeError:
             raise PlacementError(
-                f"{method} {path}: {server.url} answered {response.status} with a body "
-                "that is not JSON; is it a placement service?"
+                f"{method} {path}: {self._endpoint.url} answered {response.status} with a "
+                "body that is not JSON; is it a placement service?"
             ) from None
-
-    def _send(self, server: transport.Server, method: str, path: str, url: str,
-              body: bytes | None, microversion: str | None, headers: dict[str, str],
-              extra: Mapping[str, str] | None) -> transport.Reply:
-        if extra or body is not None or microversion is not None:
-            headers = {**headers, **(extra or {})}
-            if body is not None:
-                headers["content-type"] = "application/json"
-            if microversion is not None:
-                headers["openstack-api-version"] = f"placement {microversion}"
-        try:
-            # A request safe to repeat is sent once more should the server close a
-            # kept-alive connection just as it went out on it.
-            return server.request(method, url, body=body, headers=headers,
-                                  resend=method in _IDEMPOTENT)
-        except transport.TransportError as exc:
-            if exc.unreachable:
-                raise PlacementError(f"placement at {server.url} is not reachable: {exc}"
-                                     ) from None
-            if exc.timed_out:
-                raise PlacementError(
-                    f"placement at {server.url} did not answer {method} {path} "
-                    f"within {self.timeout:g}s"
-                ) from None
-            raise PlacementError(
-                f"placement at {server.url}: {method} {path} failed: {exc}") from None
 
     @classmethod
     def from_conf(cls, conf: cfg.ConfigOpts, *, timeout: float = 30.0) -> PlacementClient:

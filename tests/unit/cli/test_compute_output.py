@@ -206,7 +206,7 @@ def test_wait_gives_up_after_the_timeout() -> None:
 @pytest.fixture
 def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[list[Json]], None]]:
     def install(states: list[Json]) -> None:
-        monkeypatch.setattr(server_cli, "api_client", lambda args: FakeClient(states))
+        monkeypatch.setattr(server_cli, "api_client", lambda args, cloud: FakeClient(states))
 
     yield install
 

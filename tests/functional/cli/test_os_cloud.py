@@ -1,0 +1,119 @@
+"""The ``moorage`` command as every OpenStack CLI: ``--os-cloud`` names a cloud of a
+``clouds.yaml`` (or the ``OS_*`` variables describe one), and the compute API and
+placement are found in Keystone's catalog and reached with Keystone's tokens. Against
+a real Keystone (``tests.keystone_fixtures``), placement and the compute API as
+processes behind keystonemiddleware (``tests.keystone_cloud``; the compute endpoint in
+the catalog ends in ``/v2.1``). Each way such a cloud can fail is one line and exit 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from moorage.placement.launcher import free_port
+from tests.cli_runner import run_moorage
+from tests.keystone_cloud import KeystoneServices
+from tests.keystone_fixtures import DEFAULT_DOMAIN, REGION, Keystone, User
+
+SERVICE_TOKEN = "os-cloud-test-service-token"
+
+
+@dataclass
+class Cloud:
+    keystone: Keystone
+    services: KeystoneServices
+    admin: User
+    clouds_yaml: Path
+
+
+def _auth(keystone: Keystone, user: User, **changed: str) -> dict[str, str]:
+    return {"auth_url": keystone.v3, "username": user.name, "password": user.password,
+            "project_name": user.project.name, "user_domain_id": DEFAULT_DOMAIN,
+            "project_domain_id": DEFAULT_DOMAIN, **changed}
+
+
+@pytest.fixture(scope="module")
+def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
+    workdir = tmp_path_factory.mktemp("os-cloud")
+    services = KeystoneServices.launch(keystone, workdir, service_token=SERVICE_TOKEN)
+    try:
+        admin = keystone.create_user("operator", keystone.project("admin"), "admin")
+        clouds = {"clouds": {
+            "prod": {"auth": _auth(keystone, admin), "region_name": REGION},
+            "bad-password": {"auth": _auth(keystone, admin, password="wrong"),
+                             "region_name": REGION},
+            "nowhere": {"auth": _auth(keystone, admin,
+                                      auth_url=f"http://127.0.0.1:{free_port()}/v3"),
+                        "region_name": REGION},
+            "other-region": {"auth": _auth(keystone, admin), "region_name": "RegionTwo"},
+        }}
+        path = workdir / "clouds.yaml"
+        path.write_text(yaml.safe_dump(clouds))
+        yield Cloud(keystone, services, admin, path)
+    finally:
+        services.stop()
+
+
+@pytest.fixture
+def environment(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> Cloud:
+    """No OS_* or MOORAGE_* variable of the caller's; the test's clouds.yaml."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("OS_", "MOORAGE_COMPUTE_", "MOORAGE_PLACEMENT_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(cloud.clouds_yaml))
+    return cloud
+
+
+def test_os_cloud_finds_both_services_in_the_catalog(
+        environment: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    made = run_moorage(capsys, ["--os-cloud", "prod", "flavor", "create", "small",
+                                "--vcpus", "1", "--ram", "256", "--disk", "1", "-f", "json"])
+    assert made.code == 0, made.err
+    listed = run_moorage(capsys, ["--os-cloud", "prod", "flavor", "list", "-f", "json"])
+    assert listed.code == 0, listed.err
+    assert "small" in [flavor["name"] for flavor in listed.json()]
+    providers = run_moorage(capsys, ["--os-cloud", "prod", "placement", "provider", "list",
+                                     "-f", "json"])
+    assert providers.code == 0, providers.err
+    assert providers.json() == []
+
+
+def test_the_os_variables_describe_a_cloud_as_well(
+        environment: Cloud, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    for name, value in environment.keystone.openstack_env(environment.admin).items():
+        monkeypatch.setenv(name, value)
+    listed = run_moorage(capsys, ["flavor", "list", "-f", "json"])
+    assert listed.code == 0, listed.err
+    # A flag wins over its variable (openstacksdk holds it to the variables' region).
+    elsewhere = run_moorage(capsys, ["--os-region-name", "RegionTwo", "flavor", "list"])
+    assert elsewhere.code == 1
+    assert elsewhere.err.strip().startswith(
+        "the OS_* variables: Region RegionTwo is not a valid region name"), elsewhere.err
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("nope", "cloud 'nope' is not in {clouds_yaml} (clouds there: bad-password, "
+             "nowhere, other-region, prod)"),
+    ("bad-password", "cloud 'bad-password' could not get a token from {v3}: the "
+                     "credentials were refused (401)"),
+    ("nowhere", "cloud 'nowhere' could not get a token from http://127.0.0.1:"),
+    ("other-region", "cloud 'other-region': Keystone's catalog has no endpoint of "
+                     "service type 'compute' with interface public in region 'RegionTwo'"),
+])
+def test_a_cloud_that_cannot_be_used_is_one_line_and_exit_1(
+        environment: Cloud, capsys: pytest.CaptureFixture[str], name: str,
+        expected: str) -> None:
+    done = run_moorage(capsys, ["--os-cloud", name, "flavor", "list"])
+    assert done.code == 1
+    line = done.err.strip()
+    assert "\n" not in line and "Traceback" not in line, done.err
+    assert line.startswith(expected.format(clouds_yaml=environment.clouds_yaml,
+                                           v3=environment.keystone.v3)), line
