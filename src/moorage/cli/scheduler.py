@@ -4,34 +4,46 @@ boot each image, today and with it on, and what no host reports yet.
 Turning on ``[scheduler] image_metadata_prefilter`` or
 ``query_placement_for_image_type_support`` before the hosts report the traits they
 require makes every boot of an affected image a NoValidHost. The command reads the
-images (the compute API's catalogue, or a Glance ``GET /v2/images`` answer saved to a
-file) and the compute hosts' traits (any placement service, upstream's included, read
-only: ``host_traits``), and counts with ``bootability``. Its exit status gates an
-upgrade script: 0 when the planned prefilters leave every image that boots today
-bootable, ``EXIT_STRANDED`` (3) when they would leave one no host can boot, 1 when the
-check itself could not be made (bad input, a service that does not answer).
+images (a cloud's image service, every page of its Glance v2 listing; the compute
+API's catalogue; or a Glance ``GET /v2/images`` answer saved to a file) and the compute
+hosts' traits (any placement service, upstream's included, read only:
+``host_traits``), and counts with ``bootability``. With ``--os-cloud`` (or ``OS_*``)
+both services come from Keystone's catalog; else placement is reached with the
+``--config-file``'s ``[placement]`` credentials (a nova.conf's) when it has them.
+Its exit status gates an upgrade script: 0 when the planned prefilters leave every
+image that boots today bootable, ``EXIT_STRANDED`` (3) when they would leave one no
+host can boot, 1 when the check itself could not be made (bad input, a service that
+does not answer).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
 
 from cliff.columns import FormattableColumn
 from cliff.command import Command
 from cliff.lister import Lister
+from oslo_config import cfg
 
+from moorage.api.client import DEFAULT_TOKEN as COMPUTE_DEFAULT_TOKEN
 from moorage.api.client import TOKEN_ENV as COMPUTE_TOKEN_ENV
 from moorage.api.client import URL_ENV as COMPUTE_URL_ENV
+from moorage.cli import cloud
 from moorage.cli.api_options import api_client
 from moorage.cli.options import add_connection_arguments, client_from_arguments
 from moorage.cli.output import Table
 from moorage.conf import load_config
+from moorage.image.client import SERVICE_TYPE, GlanceClient, GlanceError
 from moorage.model.glance import images_from_listing
 from moorage.model.image import Image, InvalidImageProperty
 from moorage.model.vocabulary import Prefilter
+from moorage.placement.client import TOKEN_ENV as PLACEMENT_TOKEN_ENV
+from moorage.placement.client import URL_ENV as PLACEMENT_URL_ENV
+from moorage.placement.client import PlacementClient
 from moorage.scheduler.bootability import (
     PREFILTERS,
     Assessment,
@@ -107,6 +119,11 @@ class Preflight(Lister):
             "--os-compute-url", metavar="URL", default=None,
             help=f"compute API endpoint (env {COMPUTE_URL_ENV}); not read with --image-file")
         compute.add_argument(
+            "--os-image-url", metavar="URL", default=None,
+            help="an image service's Glance v2 endpoint to read the images from (every "
+            "page), instead of the catalog's (with --os-cloud or OS_*: the image service "
+            "is read by default) or the compute API's catalogue")
+        compute.add_argument(
             "--os-compute-token", metavar="TOKEN", default=None,
             help=f"DEVELOPMENT: an X-Auth-Token for the compute API, instead of Keystone's "
             f"(env {COMPUTE_TOKEN_ENV})")
@@ -140,16 +157,16 @@ class Preflight(Lister):
             enabled = frozenset(parse_prefilter(name) for name in parsed_args.enable)
         except ValueError as exc:
             raise ValueError(f"--enable: {exc}") from None
-        configured = configured_prefilters(load_config(parsed_args.config_file))
-        catalogue, notes = _images(parsed_args, self.app.options)
-        images = _chosen(catalogue, parsed_args.image,
-                         parsed_args.image_file or "the compute API's catalogue")
+        conf = load_config(parsed_args.config_file)
+        configured = configured_prefilters(conf)
+        catalogue, notes, source = _images(parsed_args, self.app.options)
+        images = _chosen(catalogue, parsed_args.image, source)
         for note in notes:
             self.app.stderr.write(note + "\n")
         planned = configured | (enabled or frozenset(PREFILTERS))
         requirements = {image.id: image_requirements(image) for image in images}
         every = [r for found in requirements.values() for r in found]
-        reader = HostTraitsReader(client_from_arguments(parsed_args, self.app.options))
+        reader = HostTraitsReader(_placement(parsed_args, self.app.options, conf))
         hosts = reader.hosts(
             traits_of_interest(every),
             (f for r in required_under(every, planned) if (f := r.family) is not None))
@@ -205,10 +222,22 @@ def _capped(silent: Mapping[str, Sequence[str]], shown: int) -> dict[str, Silent
             for family, names in silent.items()}
 
 
+def _placement(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace,
+               conf: cfg.ConfigOpts) -> PlacementClient:
+    """Placement as the flags, then the cloud (--os-cloud, OS_*), then the credentials of
+    the --config-file (a nova.conf's [placement]: auth_type, auth_url...) say."""
+    given = (parsed_args.os_placement_url or parsed_args.os_token
+             or os.environ.get(PLACEMENT_URL_ENV) or os.environ.get(PLACEMENT_TOKEN_ENV))
+    if not given and not cloud.chosen(cloud_options) and conf.placement.auth_type:
+        return PlacementClient.from_conf(conf)
+    return client_from_arguments(parsed_args, cloud_options)
+
+
 def _images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
-            ) -> tuple[list[Image], list[str]]:
-    """The images to check, the file's or the compute API's catalogue, and what the
-    user should know about what was left out."""
+            ) -> tuple[list[Image], list[str], str]:
+    """The images to check (the file's, the cloud's image service's, or the compute
+    API's catalogue), what the user should know about what was left out, and where
+    they were read."""
     path = parsed_args.image_file
     if path:
         try:
@@ -225,7 +254,9 @@ def _images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
         if listing.next_page:
             notes.append(f"{path}: one page of a longer listing (next: {listing.next_page}); "
                          "images on the other pages are not checked")
-        return list(listing.images), notes
+        return list(listing.images), notes, path
+    if parsed_args.os_image_url or cloud.chosen(cloud_options):
+        return _glance_images(parsed_args, cloud_options)
     client = api_client(parsed_args, cloud_options, token_option="os_compute_token")
     images = []
     for record in client.images():
@@ -237,7 +268,26 @@ def _images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
                 dict(record.get("properties") or {})))
         except InvalidImageProperty as exc:
             raise ValueError(f"image {record['id']} of {client.url}: {exc}") from None
-    return images, []
+    return images, [], "the compute API's catalogue"
+
+
+def _glance_images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
+                   ) -> tuple[list[Image], list[str], str]:
+    """Every page of the image service's listing: the catalog's (service type image),
+    or --os-image-url's."""
+    glance = GlanceClient(cloud.credentials(
+        cloud_options, SERVICE_TYPE, url=parsed_args.os_image_url,
+        token=parsed_args.os_compute_token or os.environ.get(COMPUTE_TOKEN_ENV),
+        development_url="", development_token=COMPUTE_DEFAULT_TOKEN))
+    try:
+        records = list(glance.images())
+        source = f"the image service at {glance.url}"
+    except GlanceError as exc:
+        raise ValueError(str(exc)) from None
+    listing = images_from_listing({"images": records}, source)
+    notes = [f"{source}: {listing.not_active} image(s) not active, not counted"
+             ] if listing.not_active else []
+    return list(listing.images), notes, source
 
 
 def _chosen(images: list[Image], refs: Sequence[str], source: str) -> list[Image]:

@@ -8,6 +8,7 @@ the catalog ends in ``/v2.1``). Each way such a cloud can fail is one line and e
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,3 +118,73 @@ def test_a_cloud_that_cannot_be_used_is_one_line_and_exit_1(
     assert "\n" not in line and "Traceback" not in line, done.err
     assert line.startswith(expected.format(clouds_yaml=environment.clouds_yaml,
                                            v3=environment.keystone.v3)), line
+
+
+def _image(cloud: Cloud, name: str, **properties: str) -> str:
+    """An active image (with a few bytes of data) in the image service of the catalog."""
+    import requests
+
+    url = f"{cloud.services.api.url}/image/v2/images"
+    headers = {"X-Auth-Token": cloud.keystone.token(cloud.admin)}
+    made = requests.post(url, headers=headers, timeout=60, json={
+        "name": name, "disk_format": "raw", "container_format": "bare", **properties})
+    assert made.status_code == 201, made.text
+    image = str(made.json()["id"])
+    uploaded = requests.put(f"{url}/{image}/file", data=b"\0" * 512, timeout=60, headers={
+        **headers, "Content-Type": "application/octet-stream"})
+    assert uploaded.status_code == 204, uploaded.text
+    return image
+
+
+def test_preflight_reads_every_page_of_the_clouds_image_service(
+        environment: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    from moorage.cli.cloud import cloud_credentials, load_cloud
+    from moorage.image.client import GlanceClient
+
+    made = [_image(environment, f"img-{n}") for n in range(4)]
+    made.append(_image(environment, "old-nic", hw_vif_model="e1000"))
+    options = argparse.Namespace(os_cloud="prod")
+    glance = GlanceClient(cloud_credentials(load_cloud(options), "image"), page_size=2)
+    read = [str(record["id"]) for record in glance.images()]
+    assert set(made) <= set(read) and len(read) == len(set(read))
+    assert glance.pages_read >= 3
+    assert glance.url == f"{environment.services.api.url}/image"
+
+    done = run_moorage(capsys, ["--os-cloud", "prod", "scheduler", "preflight",
+                                "-f", "json"])
+    assert done.code == 0, done.err
+    rows = {row["name"]: row for row in done.json()}
+    assert {f"img-{n}" for n in range(4)} | {"old-nic"} <= set(rows)
+    # No host reports anything yet: the NIC the image asks for is missing everywhere.
+    assert "COMPUTE_NET_VIF_MODEL_E1000" in rows["old-nic"]["missing"]
+
+
+def test_preflight_reaches_placement_with_a_nova_conf_s_credentials(
+        environment: Cloud, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a cloud, the [placement] section of the nova.conf whose [scheduler] says
+    which prefilters are on today is how placement is reached (a token of its own,
+    the endpoint from the catalog)."""
+    keystone = environment.keystone
+    nova = keystone.keystoneauth_section(keystone.service_user("nova-conductor"))
+    nova_conf = tmp_path / "nova.conf"
+    nova_conf.write_text("[DEFAULT]\ntransport_url = rabbit://nova:x@rabbit:5672/\n"
+                         "[scheduler]\nimage_metadata_prefilter = true\n[placement]\n"
+                         + "".join(f"{key} = {value}\n" for key, value in nova.items()))
+    _image(environment, "with-nova-conf")
+    done = run_moorage(capsys, [
+        "scheduler", "preflight", "--config-file", str(nova_conf), "--os-compute-url",
+        environment.services.api.url, "--os-compute-token",
+        keystone.token(environment.admin), "--image", "with-nova-conf", "-f", "json"])
+    assert done.code == 0, done.err
+    assert [row["name"] for row in done.json()] == ["with-nova-conf"]
+    # The same file with a wrong password: placement is reached with it, and refuses.
+    nova_conf.write_text(nova_conf.read_text().replace(
+        f"password = {nova['password']}", "password = wrong"))
+    refused = run_moorage(capsys, [
+        "scheduler", "preflight", "--config-file", str(nova_conf), "--os-compute-url",
+        environment.services.api.url, "--os-compute-token",
+        keystone.token(environment.admin), "-f", "json"])
+    assert refused.code == 1
+    assert refused.err.strip().startswith(
+        f"[placement] could not get a token from {keystone.v3}: the credentials were "
+        "refused (401)"), refused.err
