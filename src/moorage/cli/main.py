@@ -54,6 +54,7 @@ COMMAND_MODULES: dict[str, tuple[str, ...]] = {
     "serve": ("serve",),
     "run": ("run",),
     "scheduler": ("scheduler preflight",),
+    "twin": ("cloud capture",),
 }
 
 

@@ -17,6 +17,7 @@ from typing import TextIO
 from cliff.command import Command
 
 import moorage
+from moorage.cli.twin import add_capture_arguments, capture_cloud
 from moorage.run.results import Machine, RunResult, WorkloadBoot
 
 
@@ -98,6 +99,11 @@ class Run(Command):
         parser.add_argument("--example", choices=["small", "large"], default=None,
                             help="a bundled cloud: small (17 hosts, 48 boots, the default) "
                             "or large (2,000 simulated hosts, 10,000 boots)")
+        parser.add_argument("--from-cloud", metavar="NAME", default=None,
+                            help="play the twin of a real cloud of clouds.yaml (read "
+                            "only): write it as NAME-twin.yaml here (`moorage cloud "
+                            "capture`), then play it")
+        add_capture_arguments(parser)
         parser.add_argument("--concurrency", type=int, default=None, metavar="N",
                             help="servers booted at a time (default: the cloud file's "
                             "workload.concurrency, 1 if it has none); above 1 the order in "
@@ -143,8 +149,21 @@ class Run(Command):
             libvirt_log = Path(tempfile.gettempdir()) / f"moorage-run-libvirt-{os.getpid()}.log"
             os.environ.setdefault("LIBVIRT_LOG_OUTPUTS", f"3:file:{libvirt_log}")
 
-        if parsed_args.cloud is not None and parsed_args.example is not None:
-            raise SystemExit("moorage run: give a cloud file or --example, not both")
+        given = [name for name, value in (("a cloud file", parsed_args.cloud),
+                                          ("--example", parsed_args.example),
+                                          ("--from-cloud", parsed_args.from_cloud))
+                 if value is not None]
+        if len(given) > 1:
+            raise SystemExit(f"moorage run: give one of a cloud file, --example and "
+                             f"--from-cloud, not {' and '.join(given)}")
+        if parsed_args.from_cloud is not None:
+            parsed_args.cloud = Path(f"{parsed_args.from_cloud}-twin.yaml")
+            options = argparse.Namespace(**{**vars(self.app.options),
+                                            "os_cloud": parsed_args.from_cloud})
+            try:
+                capture_cloud(options, parsed_args, parsed_args.cloud, sys.stderr)
+            except ValueError as exc:
+                raise SystemExit(f"moorage run: {exc}") from None
         if parsed_args.api_workers is not None and not 0 <= parsed_args.api_workers <= 64:
             raise SystemExit(f"moorage run: --api-workers {parsed_args.api_workers}: "
                              "allowed: 0 to 64")

@@ -447,12 +447,40 @@ def _unique_names(key: str, names: Sequence[str], lines: _Lines) -> list[Problem
     return problems
 
 
+TRAIT_RULE = "an os-traits name or CUSTOM_ followed by A-Z, 0-9 and _"
+
+
 def _trait_problem(path: JsonPath, name: str, lines: _Lines) -> Problem | None:
     if is_trait_name(name):
         return None
     return Problem(lines.line(path), f"{where(path)}: {name!r} is not a trait; allowed: "
-                                     "an os-traits name or CUSTOM_ followed by A-Z, 0-9 "
-                                     "and _")
+                                     f"{TRAIT_RULE}")
+
+
+def image_property_problem(key: str, value: object) -> str | None:
+    """What is wrong with image property ``key = value`` for the services (the compute
+    API's check, and a ``trait:`` property's), or None."""
+    if key.startswith(TRAIT_PREFIX):
+        trait = key[len(TRAIT_PREFIX):]
+        if not is_trait_name(trait):
+            return f"{trait!r} is not a trait; allowed: {TRAIT_RULE}"
+        return None if _text(value) == "required" else (
+            f"{value!r} is not valid; allowed: required")
+    try:
+        parse_properties({key: _text(value)})
+    except InvalidImageProperty as exc:
+        return str(exc)
+    return None
+
+
+def extra_spec_problem(key: str, value: object) -> str | None:
+    """What is wrong with flavor extra spec ``key = value`` for the flavor extra-specs
+    API, or None."""
+    try:
+        validate_extra_spec(key, value)
+    except InvalidExtraSpec as exc:
+        return str(exc)
+    return None
 
 
 def _group_problems(data: FleetFile, lines: _Lines) -> list[Problem]:
@@ -522,20 +550,9 @@ def _image_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
     for path, image in _entries("images", images):
         for key, value in image.get("properties", {}).items():
             here = (*path, "properties", str(key))
-            key = str(key)
-            if key.startswith(TRAIT_PREFIX):
-                trait = key[len(TRAIT_PREFIX):]
-                problem = _trait_problem(here, trait, lines)
-                if problem is not None:
-                    problems.append(problem)
-                elif _text(value) != "required":
-                    problems.append(Problem(lines.line(here), (
-                        f"{where(here)}: {value!r} is not valid; allowed: required")))
-                continue
-            try:
-                parse_properties({key: _text(value)})
-            except InvalidImageProperty as exc:
-                problems.append(Problem(lines.line(here), f"{where(here)}: {exc}"))
+            problem = image_property_problem(str(key), value)
+            if problem is not None:
+                problems.append(Problem(lines.line(here), f"{where(here)}: {problem}"))
     return problems
 
 
@@ -545,10 +562,9 @@ def _flavor_problems(data: CloudFile, lines: _Lines) -> list[Problem]:
     for path, flavor in _entries("flavors", flavors):
         for key, value in flavor.get("extra_specs", {}).items():
             here = (*path, "extra_specs", str(key))
-            try:
-                validate_extra_spec(str(key), value)
-            except InvalidExtraSpec as exc:
-                problems.append(Problem(lines.line(here), f"{where(here)}: {exc}"))
+            problem = extra_spec_problem(str(key), value)
+            if problem is not None:
+                problems.append(Problem(lines.line(here), f"{where(here)}: {problem}"))
     return problems
 
 
