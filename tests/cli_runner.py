@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,7 +47,11 @@ def run_moorage(capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> Run:
     try:
         code = main(list(argv))
     except SystemExit as exc:
-        code = int(exc.code or 0)
+        if isinstance(exc.code, str):  # Python prints it and exits 1
+            sys.stderr.write(exc.code + "\n")
+            code = 1
+        else:
+            code = int(exc.code or 0)
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)

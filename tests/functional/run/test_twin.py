@@ -211,6 +211,8 @@ def test_the_twin_plays_with_the_prefilters_off_and_on(
     # the Ceph hosts (raw only, virtio only) get some and refuse them at spawn.
     assert (both["active"], both["reschedules"]) == (8, 0), played.out
     assert off["reschedules"] >= 1, played.out
+    with capsys.disabled():  # the twin's report, for whoever runs the test with -s
+        print(f"\n{output.read_text()}\n{played.out}")
 
 
 def test_a_cloud_that_cannot_be_captured_is_one_line(
@@ -221,3 +223,19 @@ def test_a_cloud_that_cannot_be_captured_is_one_line(
     bad = run_moorage(capsys, ["--os-cloud", "test", "cloud", "capture", "-o",
                                str(tmp_path / "t.yaml"), "--boots", "0"])
     assert (bad.code, bad.err.strip()) == (1, "--boots 0: allowed: 1 or more")
+
+
+def test_run_from_cloud_captures_then_plays(
+        environment: Cloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    played = run_moorage(capsys, ["run", "--from-cloud", "test", "--boots", "4",
+                                  "--only", "both"])
+    assert played.code == 0, played.err
+    assert f"wrote {Path('test-twin.yaml')}" in played.err
+    assert load_cloud(tmp_path / "test-twin.yaml").workload.total == 4
+    assert "both" in played.out
+    refused = run_moorage(capsys, ["run", "--from-cloud", "test", "--example", "small"])
+    assert (refused.code, refused.err.strip()) == (1, (
+        "moorage run: give one of a cloud file, --example and --from-cloud, not --example "
+        "and --from-cloud"))
