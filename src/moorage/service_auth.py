@@ -103,19 +103,51 @@ class Credentials:
         return None
 
 
-class DevelopmentToken(Credentials):
-    """DEVELOPMENT ONLY: one fixed token to one URL (a noauth2 service's
-    "user[:project]" token, or a token an operator got by hand)."""
+class StaticHeaders(Credentials):
+    """Fixed headers to one URL: Moorage's service token to its own image service, or
+    none at all."""
 
-    def __init__(self, url: str, token: str) -> None:
+    def __init__(self, url: str, headers: Mapping[str, str]) -> None:
         self._url = url
-        self._headers = {"x-auth-token": token}
+        self._headers = {name.lower(): value for name, value in headers.items()}
 
     def endpoint(self) -> str:
         return self._url
 
     def headers(self) -> Mapping[str, str]:
         return self._headers
+
+
+class DevelopmentToken(StaticHeaders):
+    """DEVELOPMENT ONLY: one fixed token to one URL (a noauth2 service's
+    "user[:project]" token, or a token an operator got by hand)."""
+
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__(url, {"x-auth-token": token})
+
+
+class AtURL(Credentials):
+    """``credentials``' tokens and https settings, sent to ``url`` instead of the
+    endpoint they name (``[glance] api_servers`` with Keystone's tokens)."""
+
+    def __init__(self, credentials: Credentials, url: str) -> None:
+        self._credentials = credentials
+        self._url = url
+
+    def endpoint(self) -> str:
+        return self._url
+
+    def headers(self) -> Mapping[str, str]:
+        return self._credentials.headers()
+
+    def renew(self, refused: Mapping[str, str]) -> bool:
+        return self._credentials.renew(refused)
+
+    def tls(self) -> ssl.SSLContext | None:
+        return self._credentials.tls()
+
+    def timeout(self) -> float | None:
+        return self._credentials.timeout()
 
 
 class KeystoneCredentials(Credentials):
@@ -282,6 +314,18 @@ class Endpoint:
             reply = server.request(method, path, body=body,
                                    headers={**headers, **self.credentials.headers()},
                                    resend=resend)
+        return reply
+
+    def download(self, path: str, write: Callable[[bytes], object], *,
+                 headers: Mapping[str, str]) -> transport.Reply:
+        """``transport.Server.download`` with the credentials' headers added; a 401
+        (read whole, nothing written) is tried once more with a newer token."""
+        server = self._server or self.server()
+        auth = self.credentials.headers()
+        reply = server.download(path, write, headers={**headers, **auth})
+        if reply.status == 401 and self.credentials.renew(auth):
+            reply = server.download(path, write,
+                                    headers={**headers, **self.credentials.headers()})
         return reply
 
 

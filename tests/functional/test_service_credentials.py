@@ -8,8 +8,9 @@ Placement and the compute API run as processes behind keystonemiddleware
 authenticates to placement with its own service user. A server boots before the
 tokens the services started with expire and another after: the second needs the
 renewed ones. In this process, a client's first token is shown to be refused once
-expired while the client carries on, a revoked token is replaced at the 401, and the
-credentials that cannot work are one line each.
+expired while the client carries on, a revoked token is replaced at the 401, the
+credentials that cannot work are one line each, and a compute host's image client
+(``[glance] auth_type = password``) reads an image across its token's expiry.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from moorage.api.launcher import AgentProcess
 from moorage.conf import load_config
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.placement.launcher import free_port
+from moorage.virt.image_service import ImageService
 from tests.keystone_cloud import KeystoneServices
 from tests.keystone_fixtures import Keystone, KeystoneMissing, User
 
@@ -185,3 +187,26 @@ def test_the_services_boot_across_the_expiry_of_their_first_tokens(cloud: Cloud)
         gone = requests.delete(f"{api}/servers/{server['id']}", headers=_admin(cloud),
                                timeout=60)
         assert gone.status_code == 204, gone.text
+
+
+def test_a_host_reads_images_with_a_keystone_token_it_renews(cloud: Cloud) -> None:
+    """[glance] auth_type = password: the compute host's image client finds the image
+    service in the catalog and reads a record and its data with a token of its own,
+    before and after that token's life."""
+    api, admin = cloud.services.api.url, _admin(cloud)
+    made = requests.post(f"{api}/image/v2/images", headers=admin, timeout=60, json={
+        "name": "public", "disk_format": "raw", "container_format": "bare",
+        "visibility": "public"}).json()
+    data = b"\0" * 4096
+    uploaded = requests.put(f"{api}/image/v2/images/{made['id']}/file", data=data, timeout=60,
+                            headers={**admin, "Content-Type": "application/octet-stream"})
+    assert uploaded.status_code == 204, uploaded.text
+    section = cloud.keystone.keystoneauth_section(cloud.keystone.service_user("glance-reader"))
+    conf = load_config([], [("glance", name, value) for name, value in section.items()])
+    service = ImageService.of(conf)
+    assert service is not None and service.servers[0].url == f"{api}/image"
+    assert service.record(made["id"]).size == len(data)
+    time.sleep(TOKEN_LIFE + 1)  # the first token has expired
+    received = bytearray()
+    service.download(made["id"], received.extend, received.clear)
+    assert bytes(received) == data

@@ -47,7 +47,7 @@ DEFAULT_GROUP = "DEFAULT"
 
 # The groups holding keystoneauth1's options (conf.keystoneauth), and the options that
 # choose a plugin.
-_KEYSTONEAUTH_GROUPS = (placement.GROUP,)
+_KEYSTONEAUTH_GROUPS = (glance.GROUP, placement.GROUP)
 _PLUGIN_CHOICE = frozenset({"auth_type", "auth_section"})
 
 # Held while load_config has the process's stderr swapped for its own buffer.

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from moorage.conf.keystoneauth import options, plugin_options
+
 GROUP = "glance"
+SERVICE_TYPE = "image"
 
 OPTS = (
     cfg.ListOpt(
@@ -18,8 +21,10 @@ OPTS = (
         default=[],
         help="URLs of the image service (Glance v2 API), tried in order, the next one "
         "when one cannot be reached, for example http://10.0.0.5:8774/image. Empty: "
-        "[compute_agent] api_url followed by /image (Moorage's image service beside "
-        "the compute API). With neither, a host cannot boot images that have data.",
+        "with auth_type set, the image endpoint of Keystone's catalog (or "
+        "endpoint_override); else [compute_agent] api_url followed by /image (Moorage's "
+        "image service beside the compute API). With none, a host cannot boot images "
+        "that have data.",
     ),
     cfg.StrOpt(
         "auth_header",
@@ -30,7 +35,9 @@ OPTS = (
              "[DEFAULT] service_token as a token"),
         ],
         help="The header the compute host sends [DEFAULT] service_token in when it "
-        "reads an image's record and data.",
+        "reads an image's record and data, with auth_type unset. With auth_type set "
+        "(password, v3applicationcredential...), it sends a Keystone token of its own, "
+        "renewed before it expires, as nova-compute does.",
     ),
     cfg.IntOpt(
         "num_retries",
@@ -40,14 +47,13 @@ OPTS = (
         "image service cannot be reached or answers 5xx (upstream's option); each "
         "try goes to the next of api_servers.",
     ),
-    cfg.FloatOpt(
-        "timeout",
-        default=60.0,
-        min=1.0,
-        help="Seconds to wait for a connection, and then for each read, from the image "
-        "service.",
-    ),
+    # How a compute host reaches the image service as nova-compute does: keystoneauth1's
+    # options (its session's "timeout" is the seconds to wait for a connection, then for
+    # each read: DEFAULT_TIMEOUT when unset).
+    *options(SERVICE_TYPE, ["internal", "public"]),
 )
+LISTED_OPTS = tuple(plugin_options())
+DEFAULT_TIMEOUT = 60.0
 
 
 def register_opts(conf: cfg.ConfigOpts) -> None:

@@ -2,11 +2,14 @@
 
 The image service speaks Glance's v2 API: ``GET /v2/images/{id}`` (the record, whose
 ``size`` and hashes say what the data must be) and ``GET /v2/images/{id}/file`` (the
-data). Where it is: ``[glance] api_servers``, else the compute API the agent
-registers with (``[compute_agent] api_url``) followed by ``/image``, where Moorage
-mounts its own. How the host is known to it: ``[DEFAULT] service_token`` in the
-header ``[glance] auth_header`` names (``X-Service-Token`` by default, the header
-every service-to-service call of Moorage carries).
+data). Where it is: ``[glance] api_servers``, else (with ``[glance] auth_type``) the
+image endpoint of Keystone's catalog, else the compute API the agent registers with
+(``[compute_agent] api_url``) followed by ``/image``, where Moorage mounts its own.
+How the host is known to it: with ``[glance] auth_type`` (password, application
+credential...), a Keystone token of its own, renewed before it expires, as
+nova-compute reaches Glance (moorage.service_auth); otherwise ``[DEFAULT]
+service_token`` in the header ``[glance] auth_header`` names (``X-Service-Token`` by
+default, the header every service-to-service call of Moorage carries).
 
 A server that cannot be reached or answers 5xx is tried again, on the next server,
 ``[glance] num_retries`` times; a 4xx is the image's answer and is not.
@@ -22,7 +25,8 @@ from urllib.parse import quote
 
 from oslo_config import cfg
 
-from moorage import transport
+from moorage import service_auth, transport
+from moorage.conf.glance import DEFAULT_TIMEOUT
 from moorage.model.glance import ImageData, image_data
 
 LOG = logging.getLogger(__name__)
@@ -44,7 +48,8 @@ class ImageServiceUnavailable(RuntimeError):
 
 def endpoints(conf: cfg.ConfigOpts) -> list[str]:
     """The image service's URLs: ``[glance] api_servers``, else ``[compute_agent]
-    api_url`` + ``/image``; empty when neither is set."""
+    api_url`` + ``/image``; empty when neither is set (with ``[glance] auth_type``,
+    Keystone's catalog names one then)."""
     configured = [str(url).rstrip("/") for url in conf.glance.api_servers if str(url).strip()]
     if configured:
         return configured
@@ -54,33 +59,48 @@ def endpoints(conf: cfg.ConfigOpts) -> list[str]:
 
 @dataclass(frozen=True)
 class ImageService:
-    """The image service's servers, tried in order, and the headers every request
-    carries."""
+    """The image service's servers, tried in order, each with the credentials every
+    request carries."""
 
-    servers: tuple[transport.Server, ...]
+    servers: tuple[service_auth.Endpoint, ...]
     headers: Mapping[str, str]
     retries: int = 3
 
     @classmethod
     def of(cls, conf: cfg.ConfigOpts) -> ImageService | None:
-        """The image service ``conf`` names; None when it names none."""
-        urls = endpoints(conf)
-        if not urls:
+        """The image service ``conf`` names; None when it names none.
+        ImageServiceUnavailable when Keystone's catalog, which names it, cannot be read.
+
+        With ``[glance] auth_type`` set, a Keystone token of the host's own (renewed
+        before it expires) to ``api_servers``, else to the catalog's image endpoint;
+        otherwise ``[DEFAULT] service_token`` in ``[glance] auth_header``."""
+        options = conf.glance
+        timeout = float(options.timeout or DEFAULT_TIMEOUT)
+        credentials: list[service_auth.Credentials]
+        if options.auth_type:
+            try:
+                keystone = service_auth.from_conf(conf, "glance", development_url="")
+                urls = [u for u in (str(url).rstrip("/") for url in options.api_servers)
+                        if u] or [keystone.endpoint()]
+            except service_auth.CredentialsError as exc:
+                raise ImageServiceUnavailable(str(exc)) from None
+            credentials = [service_auth.AtURL(keystone, url) for url in urls]
+        else:
+            token = conf.service_token
+            sent = {str(options.auth_header): str(token)} if token else {}
+            credentials = [service_auth.StaticHeaders(url, sent) for url in endpoints(conf)]
+        if not credentials:
             return None
-        timeout = float(conf.glance.timeout)
-        token = conf.service_token
-        headers = {"Accept": "application/json"}
-        if token:
-            headers[str(conf.glance.auth_header)] = str(token)
-        return cls(tuple(transport.Server(url, timeout=timeout, maxsize=2) for url in urls),
-                   headers, int(conf.glance.num_retries))
+        return cls(tuple(service_auth.Endpoint(c, timeout=timeout, maxsize=2)
+                         for c in credentials),
+                   {"Accept": "application/json"}, int(options.num_retries))
 
     def record(self, image_id: str) -> ImageData:
         """The image's record: ImageNotFound, ImageServiceUnavailable, or ValueError
         when the answer is not Glance's record of it."""
         path = f"/v2/images/{quote(image_id, safe='')}"
         reply = self._try(image_id, "record", lambda server: server.request(
-            "GET", path, headers=self.headers, resend=True))
+            "GET", path, body=None, headers=self.headers, resend=True))
         try:
             return image_data(json.loads(reply.data), image_id)
         except ValueError as exc:
@@ -94,7 +114,7 @@ class ImageService:
         path = f"/v2/images/{quote(image_id, safe='')}/file"
         tries = 0
 
-        def fetch(server: transport.Server) -> transport.Reply:
+        def fetch(server: service_auth.Endpoint) -> transport.Reply:
             nonlocal tries
             if tries:
                 rewind()
@@ -104,7 +124,7 @@ class ImageService:
         self._try(image_id, "data", fetch)
 
     def _try(self, image_id: str, what: str,
-             call: Callable[[transport.Server], transport.Reply]) -> transport.Reply:
+             call: Callable[[service_auth.Endpoint], transport.Reply]) -> transport.Reply:
         """``call`` on the servers in turn until one answers other than 5xx; its 200
         answer, or ImageNotFound (404), or ImageServiceUnavailable naming the last
         problem."""
@@ -113,6 +133,10 @@ class ImageService:
             server = self.servers[attempt % len(self.servers)]
             try:
                 reply = call(server)
+            except service_auth.CredentialsError as exc:  # Keystone refused, or is down
+                problem = str(exc)
+                LOG.warning("image %s: %s of the image service: %s", image_id, what, problem)
+                continue
             except transport.TransportError as exc:
                 problem = f"{server.url}: {exc}"
                 LOG.warning("image %s: %s of the image service: %s", image_id, what, problem)

@@ -108,10 +108,11 @@ def test_the_image_service_is_configured_or_beside_the_compute_api() -> None:
 def test_the_host_sends_its_service_token_in_the_configured_header() -> None:
     conf = builders.config(glance__api_servers="http://a:1", DEFAULT__service_token="s3")
     service = image_service.ImageService.of(conf)
-    assert service is not None and service.headers["X-Service-Token"] == "s3"
+    assert service is not None
+    assert service.servers[0].credentials.headers() == {"x-service-token": "s3"}
     user = builders.config(glance__api_servers="http://a:1", DEFAULT__service_token="s3",
                            glance__auth_header="X-Auth-Token")
     service = image_service.ImageService.of(user)
-    assert service is not None and service.headers["X-Auth-Token"] == "s3"
-    assert "X-Service-Token" not in service.headers
+    assert service is not None
+    assert service.servers[0].credentials.headers() == {"x-auth-token": "s3"}
     assert image_service.ImageService.of(builders.config()) is None
