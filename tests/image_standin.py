@@ -1,6 +1,7 @@
 """Images with real data for tests: a disk that boots and says so, and a stand-in image
 service that serves it over HTTP as Glance's v2 API does.
 
+``empty_disk(disk_format, directory)`` is an empty disk of that format (qemu-img's).
 ``boot_disk()`` is a 1 MiB raw disk whose first sector is a BIOS boot sector,
 assembled here byte by byte: it writes ``BOOT_MARKER`` to the first serial port
 (COM1, I/O port 0x3f8) and halts. A guest whose serial console shows the marker
@@ -24,11 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 BOOT_MARKER = b"MOORAGE-IMAGE-BOOTED"
 SECTOR = 512
@@ -60,6 +63,15 @@ def boot_sector(message: bytes = BOOT_MARKER + b"\r\n") -> bytes:
     sector = code + message + b"\x00"
     assert len(sector) <= SECTOR - 2, "the message does not fit in the boot sector"
     return sector.ljust(SECTOR - 2, b"\x00") + b"\x55\xaa"
+
+
+def empty_disk(disk_format: str, directory: Path) -> bytes:
+    """An empty 1 MiB disk in ``disk_format`` (qemu-img's): data an image service that
+    inspects it (Moorage's, Glance's) takes for that format."""
+    path = directory / f"empty.{disk_format}"
+    subprocess.run(["qemu-img", "create", "-f", disk_format, str(path), "1M"], check=True,
+                   capture_output=True)
+    return path.read_bytes()
 
 
 def boot_disk() -> bytes:

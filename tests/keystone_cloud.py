@@ -65,11 +65,13 @@ class KeystoneServices:
 
     @classmethod
     def launch(cls, keystone: Keystone, workdir: Path, *, service_token: str,
-               api_config: Sections | None = None) -> KeystoneServices:
+               api_config: Sections | None = None,
+               image_service: bool = True) -> KeystoneServices:
         """Start both (side by side), wait until they serve and register them in the
         catalog. The compute API reaches placement as its service user ``nova`` with a
         token of its own; ``api_config`` adds to its configuration. ``stop()`` ends
-        them (also when they fail to start).
+        them (also when they fail to start). ``image_service``: the compute API's own
+        image service is the catalog's ``image`` too.
 
         The compute API finds placement in the catalog and authenticates to it with
         keystoneauth1, password of its service user ``nova`` (nova's ``[placement]``
@@ -95,7 +97,8 @@ class KeystoneServices:
             services.stop()
             raise
         keystone.register("compute", "nova", f"{api.url}/v2.1")
-        keystone.register("image", "glance", f"{api.url}/image")
+        if image_service:  # else a real Glance is the cloud's (tests.glance_fixtures)
+            keystone.register("image", "glance", f"{api.url}/image")
         return services
 
     def stop(self) -> None:

@@ -284,10 +284,20 @@ def _glance_images(parsed_args: argparse.Namespace, cloud_options: argparse.Name
         source = f"the image service at {glance.url}"
     except GlanceError as exc:
         raise ValueError(str(exc)) from None
-    listing = images_from_listing({"images": records}, source)
-    notes = [f"{source}: {listing.not_active} image(s) not active, not counted"
-             ] if listing.not_active else []
-    return list(listing.images), notes, source
+    images: list[Image] = []
+    notes: list[str] = []
+    not_active = 0
+    for record in records:  # one at a time: an image nova would refuse is named, not fatal
+        try:
+            listing = images_from_listing({"images": [record]}, source)
+        except ValueError as exc:
+            notes.append(f"skipped, nova would refuse it: {exc}")
+            continue
+        images.extend(listing.images)
+        not_active += listing.not_active
+    if not_active:
+        notes.insert(0, f"{source}: {not_active} image(s) not active, not counted")
+    return images, notes, source
 
 
 def _chosen(images: list[Image], refs: Sequence[str], source: str) -> list[Image]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ import yaml
 
 from moorage.run.description import load_cloud
 from tests.cli_runner import run_moorage
+from tests.image_standin import empty_disk
 from tests.keystone_cloud import KeystoneServices
 from tests.keystone_fixtures import DEFAULT_DOMAIN, REGION, Keystone, User
 
@@ -71,14 +71,6 @@ def _provider(cloud: Cloud, name: str, inventories: dict[str, int],
     assert put.status_code == 200, put.text
 
 
-def _data(disk_format: str, directory: Path) -> bytes:
-    """An image's data in ``disk_format`` (qemu-img's, for the service checks it)."""
-    path = directory / f"disk.{disk_format}"
-    subprocess.run(["qemu-img", "create", "-f", disk_format, str(path), "1M"], check=True,
-                   capture_output=True)
-    return path.read_bytes()
-
-
 def _image(cloud: Cloud, name: str, disk_format: str, **properties: str) -> str:
     url = f"{cloud.services.api.url}/image/v2/images"
     made = requests.post(url, headers=cloud.headers(), timeout=60, json={
@@ -87,7 +79,7 @@ def _image(cloud: Cloud, name: str, disk_format: str, **properties: str) -> str:
     assert made.status_code == 201, made.text
     image = str(made.json()["id"])
     uploaded = requests.put(f"{url}/{image}/file", timeout=60,
-                            data=_data(disk_format, cloud.clouds_yaml.parent), headers={
+                            data=empty_disk(disk_format, cloud.clouds_yaml.parent), headers={
         **cloud.headers(), "Content-Type": "application/octet-stream"})
     assert uploaded.status_code == 204, uploaded.text
     return image
