@@ -11,7 +11,6 @@ Without the venv the tests that need it FAIL, saying how to create it; they neve
 
 from __future__ import annotations
 
-import select
 import ssl
 import subprocess
 import time
@@ -78,23 +77,12 @@ class Glance:
         if synced.returncode != 0:
             raise GlanceMissing(f"glance-manage db_sync failed: {synced.stderr[-2000:]}")
         tls = [str(self.tls.cert_file), str(self.tls.key_file)] if self.tls else []
-        stderr = (self.workdir / "glance-server.err").open("wb")
-        with stderr:
-            self._process = subprocess.Popen(
-                [str(venv_tool("python")), str(SERVER_SCRIPT), str(self.workdir), *tls],
-                stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                start_new_session=True)
-        assert self._process.stdout is not None
-        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
-        line = self._process.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
-            self.stop()
-            reason = (self.workdir / "glance-server.err").read_text(
-                errors="replace").strip().splitlines()
-            raise GlanceMissing(f"glance did not start: "
-                                f"{reason[-1] if reason else f'no port within {timeout}s'}")
+        self._process, port = venvs.start_server(
+            [str(venv_tool("python")), str(SERVER_SCRIPT), str(self.workdir), *tls],
+            self.workdir / "glance-server.err", GlanceMissing, "glance", timeout,
+            HOW_TO_CREATE)
         scheme = "https" if self.tls else "http"
-        self.url = f"{scheme}://127.0.0.1:{line}"
+        self.url = f"{scheme}://127.0.0.1:{port}"
         self._wait_answering(timeout)
         return self
 
@@ -116,15 +104,4 @@ class Glance:
         self.keystone.register("image", "glance", self.url)
 
     def stop(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        venvs.stop_server(self._process)

@@ -34,7 +34,7 @@ from moorage.virt.libvirt import host as libvirt_host
 from tests.compat.upstream import CompatVenvMissing, venv_tool
 from tests.functional.servers.test_libvirt import domain_exists, libvirt_spec
 from tests.image_standin import boot_disk
-from tests.keystone_fixtures import Keystone, User
+from tests.keystone_fixtures import DEFAULT_DOMAIN, Keystone, User
 
 Sections = dict[str, dict[str, object]]
 
@@ -104,6 +104,49 @@ class KeystoneServices:
     def stop(self) -> None:
         self.api.stop()
         self.placement.stop()
+
+
+def clouds_yaml_auth(keystone: Keystone, user: User, **changed: str) -> dict[str, str]:
+    """The ``auth`` of a clouds.yaml cloud that logs in as ``user`` (``changed``: what
+    differs, a wrong password...)."""
+    return {"auth_url": keystone.v3, "username": user.name, "password": user.password,
+            "project_name": user.project.name, "user_domain_id": DEFAULT_DOMAIN,
+            "project_domain_id": DEFAULT_DOMAIN, **changed}
+
+
+def use_clouds_yaml(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """The clouds of ``path`` and nothing of the caller's: no OS_* variable, no
+    MOORAGE_* URL or token of the commands' DEVELOPMENT way."""
+    for name in list(os.environ):
+        if name.startswith(("OS_", "MOORAGE_COMPUTE_", "MOORAGE_PLACEMENT_")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(path))
+
+
+PLACEMENT_VERSION = {"OpenStack-API-Version": "placement 1.39"}
+
+
+def admin_provider(placement_url: str, token: str, name: str,
+                   inventories: dict[str, int], traits: list[str]) -> str:
+    """A resource provider an admin writes into placement as a compute service would
+    (its custom classes and traits made first); its uuid."""
+    headers = {"X-Auth-Token": token, **PLACEMENT_VERSION}
+    for custom in [t for t in traits if t.startswith("CUSTOM_")]:
+        requests.put(f"{placement_url}/traits/{custom}", headers=headers, timeout=60)
+    for custom in [rc for rc in inventories if rc.startswith("CUSTOM_")]:
+        requests.put(f"{placement_url}/resource_classes/{custom}", headers=headers,
+                     timeout=60)
+    made = requests.post(f"{placement_url}/resource_providers", json={"name": name},
+                         headers=headers, timeout=60)
+    assert made.status_code == 200, made.text
+    uuid = str(made.json()["uuid"])
+    for path, body in (("inventories", {"resource_provider_generation": 0, "inventories": {
+                           rc: {"total": total} for rc, total in inventories.items()}}),
+                       ("traits", {"resource_provider_generation": 1, "traits": traits})):
+        put = requests.put(f"{placement_url}/resource_providers/{uuid}/{path}",
+                           headers=headers, json=body, timeout=60)
+        assert put.status_code == 200, put.text
+    return uuid
 
 
 def client_tool(name: str) -> Path:

@@ -19,11 +19,11 @@ the venv the tests that need it FAIL, saying how to create it; they never skip.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import grp
 import json
 import os
-import select
 import shutil
 import subprocess
 import time
@@ -164,23 +164,11 @@ class Keystone:
 
     def start(self, timeout: float = 120.0) -> Keystone:
         """Serve on a free port; then the identity endpoints name this copy's URL."""
-        stderr = (self.workdir / "keystone-server.err").open("wb")
-        with stderr:
-            self._process = subprocess.Popen(
-                [str(venv_tool("python")), str(SERVER_SCRIPT), "serve", str(self.config)],
-                stdout=subprocess.PIPE, stderr=stderr, stdin=subprocess.DEVNULL,
-                start_new_session=True)
-        assert self._process.stdout is not None
-        ready, _, _ = select.select([self._process.stdout], [], [], timeout)
-        line = self._process.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
-            self.stop()
-            reason = (self.workdir / "keystone-server.err").read_text(
-                errors="replace").strip().splitlines()
-            raise KeystoneMissing(
-                f"keystone did not start from {venv_path()}: "
-                f"{reason[-1] if reason else f'no port within {timeout}s'}. {HOW_TO_CREATE}")
-        self.url = f"http://127.0.0.1:{line}"
+        self._process, port = venvs.start_server(
+            [str(venv_tool("python")), str(SERVER_SCRIPT), "serve", str(self.config)],
+            self.workdir / "keystone-server.err", KeystoneMissing,
+            f"keystone from {venv_path()}", timeout, HOW_TO_CREATE)
+        self.url = f"http://127.0.0.1:{port}"
         identity = self.service_id("identity")
         for endpoint in self.call("GET", f"/endpoints?service_id={identity}")["endpoints"]:
             self.call("PATCH", f"/endpoints/{endpoint['id']}",
@@ -188,18 +176,7 @@ class Keystone:
         return self
 
     def stop(self) -> None:
-        process = self._process
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+        venvs.stop_server(self._process)
 
     # -- the identity API ----------------------------------------------------------------
     def request(self, method: str, path: str, *, token: str | None = None,
@@ -322,11 +299,12 @@ def keystone_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail(str(exc))
 
 
-@pytest.fixture(scope="module")
-def keystone(keystone_template: Path,
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
-    """A Keystone of the module's own, bootstrapped (admin, roles, RegionOne)."""
-    server = Keystone(keystone_template, tmp_path_factory.mktemp("keystone"))
+@contextlib.contextmanager
+def running_keystone(template: Path, workdir: Path, *,
+                     token_expiration: int | None = None) -> Iterator[Keystone]:
+    """A Keystone of its own, started from ``template`` in ``workdir``, stopped after;
+    the test FAILS, saying why, when it does not start."""
+    server = Keystone(template, workdir, token_expiration=token_expiration)
     try:
         try:
             server.start()
@@ -335,3 +313,11 @@ def keystone(keystone_template: Path,
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture(scope="module")
+def keystone(keystone_template: Path,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
+    """A Keystone of the module's own, bootstrapped (admin, roles, RegionOne)."""
+    with running_keystone(keystone_template, tmp_path_factory.mktemp("keystone")) as server:
+        yield server

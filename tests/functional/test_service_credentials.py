@@ -30,7 +30,7 @@ from moorage.placement.client import PlacementClient, PlacementError
 from moorage.placement.launcher import free_port
 from moorage.virt.image_service import ImageService
 from tests.keystone_cloud import KeystoneServices
-from tests.keystone_fixtures import Keystone, KeystoneMissing, User
+from tests.keystone_fixtures import Keystone, User, running_keystone
 
 # Short enough that a test outlives several; long enough that a boot does not.
 TOKEN_LIFE = 12
@@ -41,16 +41,9 @@ PLACEMENT_VERSION = {"OpenStack-API-Version": "placement 1.39"}
 @pytest.fixture(scope="module")
 def short_keystone(keystone_template: Path,
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[Keystone]:
-    server = Keystone(keystone_template, tmp_path_factory.mktemp("keystone-short"),
-                      token_expiration=TOKEN_LIFE)
-    try:
-        try:
-            server.start()
-        except KeystoneMissing as exc:
-            pytest.fail(str(exc))
+    with running_keystone(keystone_template, tmp_path_factory.mktemp("keystone-short"),
+                          token_expiration=TOKEN_LIFE) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @dataclass

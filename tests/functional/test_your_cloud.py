@@ -12,7 +12,6 @@ listing read across more than a token's life goes on with a renewed token.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,13 +27,17 @@ from moorage.run.description import load_cloud as load_cloud_file
 from tests.cli_runner import run_moorage
 from tests.glance_fixtures import Glance, GlanceMissing
 from tests.image_standin import empty_disk
-from tests.keystone_cloud import KeystoneServices
-from tests.keystone_fixtures import DEFAULT_DOMAIN, REGION, Keystone, KeystoneMissing, User
+from tests.keystone_cloud import (
+    KeystoneServices,
+    admin_provider,
+    clouds_yaml_auth,
+    use_clouds_yaml,
+)
+from tests.keystone_fixtures import REGION, Keystone, KeystoneMissing, User
 from tests.tls import issue
 
 TOKEN_LIFE = 12
 SERVICE_TOKEN = "your-cloud-test-service-token"
-PLACEMENT = {"OpenStack-API-Version": "placement 1.39"}
 KVM = ["HW_ARCH_X86_64", "COMPUTE_IMAGE_TYPE_QCOW2", "COMPUTE_IMAGE_TYPE_RAW",
        "COMPUTE_NET_VIF_MODEL_VIRTIO", "COMPUTE_NET_VIF_MODEL_E1000"]
 CEPH = ["HW_ARCH_X86_64", "COMPUTE_IMAGE_TYPE_RAW", "COMPUTE_NET_VIF_MODEL_VIRTIO"]
@@ -54,18 +57,8 @@ class Cloud:
 
 
 def _provider(cloud: Cloud, name: str, traits: list[str]) -> None:
-    url, headers = cloud.services.placement.url, {**cloud.headers(), **PLACEMENT}
-    uuid = requests.post(f"{url}/resource_providers", json={"name": name}, headers=headers,
-                         timeout=60).json()["uuid"]
-    put = requests.put(f"{url}/resource_providers/{uuid}/inventories", headers=headers,
-                       timeout=60, json={"resource_provider_generation": 0, "inventories": {
-                           "VCPU": {"total": 16}, "MEMORY_MB": {"total": 65536},
-                           "DISK_GB": {"total": 500}}})
-    assert put.status_code == 200, put.text
-    put = requests.put(f"{url}/resource_providers/{uuid}/traits", headers=headers,
-                       timeout=60, json={"resource_provider_generation": 1,
-                                         "traits": traits})
-    assert put.status_code == 200, put.text
+    admin_provider(cloud.services.placement.url, cloud.keystone.token(cloud.admin), name,
+                   {"VCPU": 16, "MEMORY_MB": 65536, "DISK_GB": 500}, traits)
 
 
 def _glance_image(cloud: Cloud, name: str, disk_format: str, **properties: str) -> str:
@@ -107,10 +100,8 @@ def cloud(keystone_template: Path,
         admin = keystone.create_user("operator", keystone.project("admin"), "admin")
         path = workdir / "clouds.yaml"
         path.write_text(yaml.safe_dump({"clouds": {"real": {
-            "region_name": REGION, "cacert": str(tls.ca_file), "auth": {
-                "auth_url": keystone.v3, "username": admin.name, "password": admin.password,
-                "project_name": admin.project.name, "user_domain_id": DEFAULT_DOMAIN,
-                "project_domain_id": DEFAULT_DOMAIN}}}}))
+            "region_name": REGION, "cacert": str(tls.ca_file),
+            "auth": clouds_yaml_auth(keystone, admin)}}}))
         made = Cloud(keystone, services, glance, admin, path, {})
         for n in range(1, 4):
             _provider(made, f"kvm-{n:02}", KVM)
@@ -136,10 +127,7 @@ def cloud(keystone_template: Path,
 
 @pytest.fixture
 def environment(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    for name in list(os.environ):
-        if name.startswith(("OS_", "MOORAGE_COMPUTE_", "MOORAGE_PLACEMENT_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(cloud.clouds_yaml))
+    use_clouds_yaml(monkeypatch, cloud.clouds_yaml)
     return cloud
 
 

@@ -2,8 +2,9 @@
 on a new Moorage, as ``nova-status`` and ``placement-status`` (oslo.upgradecheck).
 
 It reads the configuration as the services do (``--config-file``, ``--config-dir``) and
-checks, without writing anything: every option's value; the placement and compute API
-databases at the schema this Moorage needs; and, with a prefilter on, that placement's
+checks, without writing anything: every option's value; the Keystone credentials the
+services reach placement and Glance with (a token, the endpoint); the placement and
+compute API databases at the schema this Moorage needs; and, with a prefilter on, that placement's
 providers report the trait families it requires (the services' start-up check).
 Exit status: 0 every check passed, 1 a warning, 2 a failure, 255 the check could not
 run (its one line says why).
@@ -20,6 +21,7 @@ import sqlalchemy as sa
 from oslo_config import cfg
 from oslo_upgradecheck import upgradecheck
 
+from moorage import service_auth
 from moorage.api.service import check_prefilter_traits
 from moorage.api.storage import database as api_database
 from moorage.api.storage import migration as api_migration
@@ -101,8 +103,29 @@ class Checks(upgradecheck.UpgradeCommands):
         return Result(Code.SUCCESS, f"placement's providers report the traits "
                       f"{', '.join(sorted(prefilters))} requires")
 
+    def _credentials(self) -> Result:
+        """Each of [placement] and [glance] with auth_type: a token from Keystone and
+        the service's endpoint (the catalog's, or endpoint_override)."""
+        found: list[str] = []
+        for group in ("placement", "glance"):
+            if not self.conf[group].auth_type:
+                continue
+            try:
+                credentials = service_auth.from_conf(self.conf, group, development_url="")
+                credentials.headers()
+                endpoint = (str(self.conf.glance.api_servers[0]) if group == "glance"
+                            and self.conf.glance.api_servers else credentials.endpoint())
+            except service_auth.CredentialsError as exc:
+                return Result(Code.FAILURE, str(exc))
+            found.append(f"[{group}]: a token from Keystone, {group} at {endpoint}")
+        if not found:
+            return Result(Code.SUCCESS, "no [placement] or [glance] auth_type: the "
+                          "DEVELOPMENT token or the service token is sent as it is")
+        return Result(Code.SUCCESS, "; ".join(found))
+
     _upgrade_checks = (
         ("Option values", _options),
+        ("Keystone credentials of the services", _credentials),
         ("Placement database schema", _placement_database),
         ("Compute API database schema", _api_database),
         ("Prefilters and placement's traits", _prefilters),

@@ -18,8 +18,8 @@ import yaml
 
 from moorage.placement.launcher import free_port
 from tests.cli_runner import run_moorage
-from tests.keystone_cloud import KeystoneServices
-from tests.keystone_fixtures import DEFAULT_DOMAIN, REGION, Keystone, User
+from tests.keystone_cloud import KeystoneServices, clouds_yaml_auth, use_clouds_yaml
+from tests.keystone_fixtures import REGION, Keystone, User
 
 SERVICE_TOKEN = "os-cloud-test-service-token"
 
@@ -32,12 +32,6 @@ class Cloud:
     clouds_yaml: Path
 
 
-def _auth(keystone: Keystone, user: User, **changed: str) -> dict[str, str]:
-    return {"auth_url": keystone.v3, "username": user.name, "password": user.password,
-            "project_name": user.project.name, "user_domain_id": DEFAULT_DOMAIN,
-            "project_domain_id": DEFAULT_DOMAIN, **changed}
-
-
 @pytest.fixture(scope="module")
 def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cloud]:
     workdir = tmp_path_factory.mktemp("os-cloud")
@@ -45,13 +39,13 @@ def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
     try:
         admin = keystone.create_user("operator", keystone.project("admin"), "admin")
         clouds = {"clouds": {
-            "prod": {"auth": _auth(keystone, admin), "region_name": REGION},
-            "bad-password": {"auth": _auth(keystone, admin, password="wrong"),
+            "prod": {"auth": clouds_yaml_auth(keystone, admin), "region_name": REGION},
+            "bad-password": {"auth": clouds_yaml_auth(keystone, admin, password="wrong"),
                              "region_name": REGION},
-            "nowhere": {"auth": _auth(keystone, admin,
+            "nowhere": {"auth": clouds_yaml_auth(keystone, admin,
                                       auth_url=f"http://127.0.0.1:{free_port()}/v3"),
                         "region_name": REGION},
-            "other-region": {"auth": _auth(keystone, admin), "region_name": "RegionTwo"},
+            "other-region": {"auth": clouds_yaml_auth(keystone, admin), "region_name": "RegionTwo"},
         }}
         path = workdir / "clouds.yaml"
         path.write_text(yaml.safe_dump(clouds))
@@ -62,13 +56,7 @@ def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture
 def environment(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    """No OS_* or MOORAGE_* variable of the caller's; the test's clouds.yaml."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith(("OS_", "MOORAGE_COMPUTE_", "MOORAGE_PLACEMENT_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(cloud.clouds_yaml))
+    use_clouds_yaml(monkeypatch, cloud.clouds_yaml)
     return cloud
 
 
@@ -188,3 +176,37 @@ def test_preflight_reaches_placement_with_a_nova_conf_s_credentials(
     assert refused.err.strip().startswith(
         f"[placement] could not get a token from {keystone.v3}: the credentials were "
         "refused (401)"), refused.err
+
+
+def test_an_expired_application_credential_is_one_line(
+        environment: Cloud, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """An application credential (auth_type v3applicationcredential) works until it
+    expires, and is then refused in one line."""
+    import datetime
+    import time
+
+    import requests
+
+    keystone, admin = environment.keystone, environment.admin
+    expires = datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=4)
+    made = requests.post(
+        f"{keystone.v3}/users/{admin.id}/application_credentials", timeout=60,
+        headers={"X-Auth-Token": keystone.token(admin)},
+        json={"application_credential": {
+            "name": "soon", "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%S.%f")}})
+    assert made.status_code == 201, made.text
+    credential = made.json()["application_credential"]
+    path = tmp_path / "clouds.yaml"
+    path.write_text(yaml.safe_dump({"clouds": {"ci": {
+        "auth_type": "v3applicationcredential", "region_name": REGION, "auth": {
+            "auth_url": keystone.v3, "application_credential_id": credential["id"],
+            "application_credential_secret": credential["secret"]}}}}))
+    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(path))
+    assert run_moorage(capsys, ["--os-cloud", "ci", "flavor", "list"]).code == 0
+    time.sleep(max(0.0, (expires - datetime.datetime.now(datetime.UTC)).total_seconds()) + 1)
+    done = run_moorage(capsys, ["--os-cloud", "ci", "flavor", "list"])
+    assert done.code == 1
+    assert done.err.strip().startswith(
+        f"cloud 'ci' could not get a token from {keystone.v3}: the credentials were "
+        "refused (401)"), done.err

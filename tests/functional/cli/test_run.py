@@ -145,7 +145,9 @@ def test_bad_run_options_are_refused_in_one_line(tmp_path: Path) -> None:
     for args, message in [
             (["--concurrency", "0"], "--concurrency 0: allowed: 1 to 256"),
             (["--api-workers", "-1"], "--api-workers -1: allowed: 0 to 64"),
-            ([str(cloud), "--example", "large"], "give a cloud file or --example, not both"),
+            ([str(cloud), "--example", "large"],
+             "give one of a cloud file, --example and --from-cloud, not a cloud file and "
+             "--example"),
     ]:
         result = _run(*args, timeout=60)
         assert result.returncode == 1, (args, result.stderr)

@@ -114,3 +114,22 @@ def test_a_configuration_that_cannot_be_read_is_one_line(tmp_path: Path) -> None
     assert done.stderr.strip() == (
         f"moorage-status: configuration file not found: {tmp_path / 'absent.conf'}")
     assert done.stdout == ""
+
+
+def test_the_services_keystone_credentials_are_tried(tmp_path: Path) -> None:
+    from moorage.placement.launcher import free_port
+
+    code, checks = _checks(_conf(tmp_path))
+    assert checks["Keystone credentials of the services"][0] == SUCCESS
+    auth_url = f"http://127.0.0.1:{free_port()}/v3"
+    conf = _conf(tmp_path, f"[placement]\nauth_type = password\nauth_url = {auth_url}\n"
+                 "username = nova\npassword = x\nproject_name = service\n"
+                 "user_domain_id = default\nproject_domain_id = default\n")
+    code, checks = _checks(conf)
+    assert code == FAILURE
+    assert checks["Keystone credentials of the services"] == (
+        FAILURE, f"[placement] could not get a token from {auth_url}: not reachable "
+        "(connection refused)")
+    missing = _conf(tmp_path, "[glance]\nauth_type = password\n")
+    assert _checks(missing)[1]["Keystone credentials of the services"] == (
+        FAILURE, "[glance] auth_type = password needs auth_url")

@@ -12,7 +12,6 @@ an Ironic node.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,11 +25,15 @@ import yaml
 from moorage.run.description import load_cloud
 from tests.cli_runner import run_moorage
 from tests.image_standin import empty_disk
-from tests.keystone_cloud import KeystoneServices
-from tests.keystone_fixtures import DEFAULT_DOMAIN, REGION, Keystone, User
+from tests.keystone_cloud import (
+    KeystoneServices,
+    admin_provider,
+    clouds_yaml_auth,
+    use_clouds_yaml,
+)
+from tests.keystone_fixtures import REGION, Keystone, User
 
 SERVICE_TOKEN = "twin-test-service-token"
-PLACEMENT = {"OpenStack-API-Version": "placement 1.39"}
 KVM = ["HW_ARCH_X86_64", "COMPUTE_IMAGE_TYPE_QCOW2", "COMPUTE_IMAGE_TYPE_RAW",
        "COMPUTE_NET_VIF_MODEL_VIRTIO", "COMPUTE_NET_VIF_MODEL_E1000"]
 CEPH = ["HW_ARCH_X86_64", "COMPUTE_IMAGE_TYPE_RAW", "COMPUTE_NET_VIF_MODEL_VIRTIO"]
@@ -50,25 +53,8 @@ class Cloud:
 
 def _provider(cloud: Cloud, name: str, inventories: dict[str, int],
               traits: list[str]) -> None:
-    url, headers = cloud.services.placement.url, {**cloud.headers(), **PLACEMENT}
-    made = requests.post(f"{url}/resource_providers", json={"name": name}, headers=headers,
-                         timeout=60)
-    assert made.status_code == 200, made.text
-    uuid = made.json()["uuid"]
-    for trait in traits:
-        if trait.startswith("CUSTOM_"):
-            requests.put(f"{url}/traits/{trait}", headers=headers, timeout=60)
-    for rc in inventories:
-        if rc.startswith("CUSTOM_"):
-            requests.put(f"{url}/resource_classes/{rc}", headers=headers, timeout=60)
-    put = requests.put(f"{url}/resource_providers/{uuid}/inventories", headers=headers,
-                       timeout=60, json={"resource_provider_generation": 0, "inventories": {
-                           rc: {"total": total} for rc, total in inventories.items()}})
-    assert put.status_code == 200, put.text
-    put = requests.put(f"{url}/resource_providers/{uuid}/traits", headers=headers,
-                       timeout=60, json={"resource_provider_generation": 1,
-                                         "traits": traits})
-    assert put.status_code == 200, put.text
+    admin_provider(cloud.services.placement.url, cloud.keystone.token(cloud.admin), name,
+                   inventories, traits)
 
 
 def _image(cloud: Cloud, name: str, disk_format: str, **properties: str) -> str:
@@ -99,10 +85,8 @@ def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
     try:
         admin = keystone.create_user("operator", keystone.project("admin"), "admin")
         path = workdir / "clouds.yaml"
-        path.write_text(yaml.safe_dump({"clouds": {"test": {"region_name": REGION, "auth": {
-            "auth_url": keystone.v3, "username": admin.name, "password": admin.password,
-            "project_name": admin.project.name, "user_domain_id": DEFAULT_DOMAIN,
-            "project_domain_id": DEFAULT_DOMAIN}}}}))
+        path.write_text(yaml.safe_dump({"clouds": {"test": {
+            "region_name": REGION, "auth": clouds_yaml_auth(keystone, admin)}}}))
         made = Cloud(keystone, services, admin, path)
         for n in range(1, 4):
             _provider(made, f"kvm-{n:02}", COMPUTE, KVM)
@@ -126,10 +110,7 @@ def cloud(keystone: Keystone, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 @pytest.fixture
 def environment(cloud: Cloud, monkeypatch: pytest.MonkeyPatch) -> Cloud:
-    for name in list(os.environ):
-        if name.startswith(("OS_", "MOORAGE_COMPUTE_", "MOORAGE_PLACEMENT_")):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("OS_CLIENT_CONFIG_FILE", str(cloud.clouds_yaml))
+    use_clouds_yaml(monkeypatch, cloud.clouds_yaml)
     return cloud
 
 
