@@ -63,7 +63,8 @@ def keystone_context(req: ApiRequest) -> RequestContext:
         raise Unauthorized("Authentication required.")
     return RequestContext(user_id=user_id,
                           project_id=req.header("X-Project-Id") or req.header("X-Tenant-Id"),
-                          roles=_split(req.header("X-Roles")))
+                          roles=_split(req.header("X-Roles")),
+                          auth_token=req.header("X-Auth-Token"))
 
 
 SERVICE_CONTEXT = RequestContext(user_id="moorage-compute", project_id=None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,6 +16,9 @@ class RequestContext:
     user_id: str | None
     project_id: str | None
     roles: tuple[str, ...] = ()
+    # The caller's Keystone token, for the services the API asks on its behalf (an
+    # existing Glance); None in noauth2 and for the services' own calls.
+    auth_token: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_admin(self) -> bool:

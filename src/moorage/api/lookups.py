@@ -30,6 +30,7 @@ from moorage.scheduler.types import HostInfo
 
 if TYPE_CHECKING:
     from moorage.api.context import RequestContext
+    from moorage.api.glance_images import GlanceImages
 
 
 class Definitions:
@@ -87,6 +88,9 @@ class Sources(Protocol):
     @property
     def database(self) -> Database: ...
 
+    @property
+    def glance(self) -> GlanceImages | None: ...
+
 
 def flavor(state: Sources, flavor_id: str, context: RequestContext, *,
            refreshed: bool = False) -> Flavor:
@@ -100,7 +104,11 @@ def flavor(state: Sources, flavor_id: str, context: RequestContext, *,
 
 def image(state: Sources, image_id: str, context: RequestContext, *,
           refreshed: bool = False) -> Image:
-    """The image, if ``context`` may use it; NotFound as for no such image otherwise."""
+    """The image, if ``context`` may use it; NotFound as for no such image otherwise.
+    With an existing Glance (``[api] image_service = glance``), Glance's answer to the
+    caller's token."""
+    if state.glance is not None:
+        return state.glance.image(image_id, context)
     record = state.definitions.image(image_id, refreshed=refreshed)
     if not record.visible_to(context.project_id, context.is_admin):
         raise NotFound(f"Image {image_id} could not be found.")

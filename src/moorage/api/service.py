@@ -14,6 +14,7 @@ from oslo_config import cfg
 
 from moorage.api.app import WSGIApp, build_app
 from moorage.api.catalog import ApiCatalog
+from moorage.api.glance_images import GlanceImages
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.api.state import ApiState
@@ -38,7 +39,9 @@ def make_state(conf: cfg.ConfigOpts, *, database: Database | None = None,
     client = placement if placement is not None else PlacementClient.from_conf(conf)
     return ApiState(conf=conf, database=db, placement=client, policy=Policy(conf),
                     catalog=ApiCatalog(db, float(conf.service_down_time)),
-                    definitions=Definitions(db))
+                    definitions=Definitions(db),
+                    glance=GlanceImages(conf) if conf.api.image_service == "glance"
+                    else None)
 
 
 # How long the start-up check waits for placement before it gives up (and says so).

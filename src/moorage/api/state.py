@@ -10,6 +10,7 @@ from oslo_config import cfg
 
 from moorage.api.capabilities.census import CensusCache
 from moorage.api.catalog import ApiCatalog
+from moorage.api.glance_images import GlanceImages
 from moorage.api.lookups import Definitions
 from moorage.api.policy import Policy
 from moorage.compute.client import AgentClient
@@ -62,6 +63,9 @@ class ApiState:
     agents: AgentClient | None = None
     scheduler: Scheduler | None = None
     conductor: Dispatcher | None = None
+    # Where boots read their images when an existing Glance holds them
+    # ([api] image_service = glance); None: this API's own image service.
+    glance: GlanceImages | None = None
     metrics: HttpMetrics = field(default_factory=HttpMetrics)
     # GET /v2.1/capabilities: the last census of the hosts, for a few seconds.
     capabilities: CensusCache = field(default_factory=CensusCache)

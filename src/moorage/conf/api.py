@@ -19,6 +19,17 @@ OPTS = (
         ],
         help="How requests are authenticated.",
     ),
+    cfg.StrOpt(
+        "image_service",
+        default="builtin",
+        choices=[
+            ("builtin", "Moorage's own image service (/image on this listener)."),
+            ("glance", "An existing Glance: the one [glance] api_servers names, else "
+             "the image endpoint of Keystone's catalog ([glance] auth_type). A boot "
+             "reads its image there with the user's token, as nova does."),
+        ],
+        help="Where a boot's image (its record and properties) is read from.",
+    ),
     cfg.IntOpt(
         "max_request_body_size",
         default=1024 * 1024,
