@@ -31,7 +31,7 @@ from moorage.api.launcher import ComputeApiProcess
 from moorage.compute.launcher import RunningAgent, agent_config, start_agent
 from moorage.placement.launcher import PlacementProcess
 from moorage.virt.libvirt import host as libvirt_host
-from tests.compat.upstream import CompatVenvMissing, venv_tool
+from tests.compat.upstream import CompatVenvMissing, UpstreamPlacement, venv_tool
 from tests.functional.servers.test_libvirt import domain_exists, libvirt_spec
 from tests.image_standin import boot_disk
 from tests.keystone_fixtures import DEFAULT_DOMAIN, Keystone, User
@@ -59,26 +59,36 @@ class KeystoneServices:
     """Placement and the compute API as processes behind ``keystone``."""
 
     keystone: Keystone
-    placement: PlacementProcess
+    placement: PlacementProcess | UpstreamPlacement
     api: ComputeApiProcess
     service_token: str
 
     @classmethod
     def launch(cls, keystone: Keystone, workdir: Path, *, service_token: str,
-               api_config: Sections | None = None,
-               image_service: bool = True) -> KeystoneServices:
+               api_config: Sections | None = None, image_service: bool = True,
+               upstream_placement: bool = False) -> KeystoneServices:
         """Start both (side by side), wait until they serve and register them in the
         catalog. The compute API reaches placement as its service user ``nova`` with a
         token of its own; ``api_config`` adds to its configuration. ``stop()`` ends
         them (also when they fail to start). ``image_service``: the compute API's own
-        image service is the catalog's ``image`` too.
+        image service is the catalog's ``image`` too. ``upstream_placement``: upstream's
+        OpenStack Placement (the compat venv's, ``tests.compat.upstream``) validating
+        Keystone's tokens, instead of Moorage's.
 
         The compute API finds placement in the catalog and authenticates to it with
         keystoneauth1, password of its service user ``nova`` (nova's ``[placement]``
         options); its tokens are renewed before they expire."""
-        placement = PlacementProcess(
-            workdir / "placement",
-            config=keystone_auth(keystone, keystone.service_user("placement")))
+        placement_user = keystone.service_user("placement")
+        placement: PlacementProcess | UpstreamPlacement
+        if upstream_placement:
+            try:
+                placement = UpstreamPlacement(workdir / "placement", authtoken={
+                    **keystone.authtoken_section(placement_user), "token_cache_time": -1})
+            except CompatVenvMissing as exc:
+                pytest.fail(str(exc))
+        else:
+            placement = PlacementProcess(workdir / "placement",
+                                         config=keystone_auth(keystone, placement_user))
         keystone.register("placement", "placement", placement.url)
         nova = keystone.service_user("nova")
         api = ComputeApiProcess(workdir / "api", placement_url=None, config=_merged(
@@ -89,9 +99,11 @@ class KeystoneServices:
             api_config or {}))
         services = cls(keystone, placement, api, service_token)
         try:
-            placement.launch()
+            if isinstance(placement, PlacementProcess):  # upstream's is up already
+                placement.launch()
             api.launch()
-            placement.wait_ready()
+            if isinstance(placement, PlacementProcess):
+                placement.wait_ready()
             api.wait_ready()
         except BaseException:
             services.stop()

@@ -9,8 +9,7 @@ of Moorage's clients that must work against it (the scheduler preflight).
 
 from __future__ import annotations
 
-import select
-import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests import venvs
@@ -54,34 +53,26 @@ SERVER_SCRIPT = Path(__file__).with_name("upstream_placement_server.py")
 
 class UpstreamPlacement:
     """Upstream's placement service, started from the compat venv on a free port with a
-    fresh SQLite database (``upstream_placement_server.py``); ``stop()`` ends it."""
+    fresh SQLite database (``upstream_placement_server.py``); ``stop()`` ends it.
+    ``authtoken``: a ``[keystone_authtoken]`` section, for a placement that validates
+    Keystone's tokens (noauth2 without)."""
 
-    def __init__(self, workdir: Path, timeout: float = 120.0) -> None:
+    def __init__(self, workdir: Path, timeout: float = 120.0,
+                 authtoken: Mapping[str, object] | None = None) -> None:
         python = venv_tool("python")
         workdir.mkdir(parents=True, exist_ok=True)
         self.stderr_path = workdir / "upstream-placement.log"
-        self._stderr = self.stderr_path.open("wb")
-        self.process = subprocess.Popen(
-            [str(python), str(SERVER_SCRIPT), str(workdir / "placement.sqlite")],
-            stdout=subprocess.PIPE, stderr=self._stderr, stdin=subprocess.DEVNULL)
-        assert self.process.stdout is not None
-        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
-        line = self.process.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
-            self.stop()
-            reason = self.stderr_path.read_text(errors="replace").strip().splitlines()
-            raise CompatVenvMissing(
-                f"upstream placement did not start from {python}: "
-                f"{reason[-1] if reason else 'no port within ' + str(timeout) + 's'}. "
-                f"{HOW_TO_CREATE}")
-        self.url = f"http://127.0.0.1:{line}"
+        config: list[str] = []
+        if authtoken is not None:
+            path = workdir / "placement.conf"
+            path.write_text("[keystone_authtoken]\n" + "".join(
+                f"{key} = {value}\n" for key, value in authtoken.items()))
+            config = [str(path)]
+        self.process, port = venvs.start_server(
+            [str(python), str(SERVER_SCRIPT), str(workdir / "placement.sqlite"), *config],
+            self.stderr_path, CompatVenvMissing, f"upstream placement from {python}",
+            timeout, HOW_TO_CREATE)
+        self.url = f"http://127.0.0.1:{port}"
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self._stderr.close()
+        venvs.stop_server(self.process)

@@ -2,8 +2,9 @@
 ``clouds.yaml``, as an operator points them at theirs: a real Keystone whose tokens live
 TOKEN_LIFE seconds (``tests.keystone_fixtures``), a real Glance (``tests.glance_fixtures``,
 file store, SQLite) behind keystonemiddleware over https signed by a CA of the test's
-own (``tests.tls``; ``cacert`` in clouds.yaml), and Moorage's placement and compute API
-as processes standing in for placement and nova (``tests.keystone_cloud``).
+own (``tests.tls``; ``cacert`` in clouds.yaml), upstream's OpenStack Placement 16.0.0
+(the compat venv's) validating Keystone's tokens, and Moorage's compute API standing in
+for nova (``tests.keystone_cloud``), reading its images from that Glance.
 
 The hosts are providers an admin wrote into placement as compute services would; the
 images are Glance's, one with a property value nova refuses (Glance stores it). A
@@ -101,6 +102,7 @@ def cloud(keystone_template: Path,
             nova = keystone.service_user("nova-glance")
             services = KeystoneServices.launch(
                 keystone, workdir, service_token=SERVICE_TOKEN, image_service=False,
+                upstream_placement=True,
                 api_config={"api": {"image_service": "glance"}, "glance": {
                     **keystone.keystoneauth_section(nova), "cafile": str(tls.ca_file)}})
             glance = Glance(workdir / "glance", keystone, keystone.service_user("glance"),
