@@ -226,3 +226,17 @@ def test_the_twin_of_the_real_cloud(environment: Cloud, tmp_path: Path,
     assert off["reschedules"] > 0
     with capsys.disabled():  # what the twin reported, for whoever runs the test with -s
         print(f"\n{played.out}")
+
+
+def test_the_image_commands_go_to_the_clouds_glance(
+        environment: Cloud, capsys: pytest.CaptureFixture[str]) -> None:
+    """With a cloud, ``moorage image`` talks to the catalog's image service (this
+    cloud's Glance over https), not to the compute API's own."""
+    listed = run_moorage(capsys, ["--os-cloud", "real", "image", "list", "-f", "json"])
+    assert listed.code == 0, listed.err
+    assert {image["name"] for image in listed.json()} == {
+        "ubuntu", "legacy", "typo", "windows"}
+    shown = run_moorage(capsys, ["--os-cloud", "real", "image", "show", "legacy", "-f",
+                                 "json"])
+    assert shown.code == 0, shown.err
+    assert shown.json()["id"] == environment.images["legacy"]

@@ -23,6 +23,7 @@ import orjson
 from moorage import service_auth, transport
 from moorage.api import microversion
 from moorage.image import attributes
+from moorage.image.client import image_root
 
 URL_ENV = "MOORAGE_COMPUTE_URL"
 TOKEN_ENV = "MOORAGE_TOKEN"
@@ -33,6 +34,8 @@ DEFAULT_TOKEN = "admin"
 API_PREFIX = "/v2.1"
 # The image service's v2 API on the same listener (moorage.api.image_service).
 IMAGE_PREFIX = "/image/v2"
+# The same routes at a Glance's own root.
+GLANCE_PREFIX = "/v2"
 IMAGE_PATCH = "application/openstack-images-v2.1-json-patch"
 # What glance shows of an image beside its properties.
 GLANCE_ATTRIBUTES = frozenset(attributes.CORE) | attributes.READ_ONLY
@@ -119,12 +122,17 @@ class ComputeApiClient:
 
     def __init__(self, url: str | None = None, token: str | None = None, *,
                  credentials: service_auth.Credentials | None = None,
+                 image_credentials: service_auth.Credentials | None = None,
                  timeout: float = 60.0) -> None:
         self.credentials = credentials or service_auth.DevelopmentToken(
             url or os.environ.get(URL_ENV) or DEFAULT_URL,
             token or os.environ.get(TOKEN_ENV) or DEFAULT_TOKEN)
         self._endpoint = service_auth.Endpoint(self.credentials, timeout=timeout,
                                                maxsize=4, root=service_root)
+        # The image service when it is not the one beside the compute API (a cloud's
+        # Glance, from the catalog): its Glance v2 routes at its own root.
+        self._images = None if image_credentials is None else service_auth.Endpoint(
+            image_credentials, timeout=timeout, maxsize=2, root=image_root)
         self.timeout = self._endpoint.timeout
         # Moorage's own tools read the newest shapes, and Moorage's additions.
         self._headers = {"accept": "application/json",
@@ -147,6 +155,9 @@ class ComputeApiClient:
         """Send one request to ``prefix`` (``/v2.1``; the image service's
         ``IMAGE_PREFIX``) + ``path``; the decoded JSON body (None when empty), or
         ComputeApiError."""
+        endpoint = self._endpoint
+        if prefix == IMAGE_PREFIX and self._images is not None:
+            endpoint, prefix = self._images, GLANCE_PREFIX
         url = prefix + path + ("?" + urlencode(params) if params else "")
         # Errors name compute paths as nova's docs do (/flavors), others in full.
         path = path if prefix == API_PREFIX else prefix + path
@@ -154,8 +165,8 @@ class ComputeApiClient:
         headers = self._headers if body is None else {
             **self._headers, "content-type": content_type}
         try:
-            response = self._endpoint.request(method, url, body=body, headers=headers,
-                                              resend=method in IDEMPOTENT)
+            response = endpoint.request(method, url, body=body, headers=headers,
+                                        resend=method in IDEMPOTENT)
         except ValueError as exc:  # CredentialsError, or not an http(s) URL
             raise ComputeApiError(str(exc)) from None
         except transport.TransportError as exc:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from cliff.columns import FormattableColumn
 
+from moorage import service_auth
 from moorage.api.client import (
     DEFAULT_TOKEN,
     DEFAULT_URL,
@@ -43,11 +44,16 @@ def api_client(parsed_args: argparse.Namespace, cloud_options: argparse.Namespac
     """The compute API as the command's options and the cloud's (``cloud_options``: the
     ``moorage`` command's own) say; ``token_option``: the command's option holding a
     token given by hand."""
-    return ComputeApiClient(credentials=cloud.credentials(
-        cloud_options, "compute",
-        url=parsed_args.os_compute_url or os.environ.get(URL_ENV),
-        token=getattr(parsed_args, token_option, None) or os.environ.get(TOKEN_ENV),
-        development_url=DEFAULT_URL, development_token=DEFAULT_TOKEN))
+    token = getattr(parsed_args, token_option, None) or os.environ.get(TOKEN_ENV)
+    url = parsed_args.os_compute_url or os.environ.get(URL_ENV)
+    compute = cloud.credentials(cloud_options, "compute", url=url, token=token,
+                                development_url=DEFAULT_URL, development_token=DEFAULT_TOKEN)
+    # With a cloud, images are the catalog's image service's (a Glance), not the
+    # compute API's; without one, Moorage's own beside the compute API.
+    images = (cloud.credentials(cloud_options, "image", url=None, token=None,
+                                development_url="", development_token="")
+              if isinstance(compute, service_auth.KeystoneCredentials) else None)
+    return ComputeApiClient(credentials=compute, image_credentials=images)
 
 
 def key_values(texts: Iterable[str], option: str = "--property") -> dict[str, str]:
