@@ -1,6 +1,7 @@
-"""How a Moorage service or command authenticates to another OpenStack service (placement
-today): keystoneauth1, configured by nova's options in the service's group
-(conf.keystoneauth), or the DEVELOPMENT token.
+"""How a Moorage service or command authenticates to another OpenStack service (placement,
+the image service, the compute API): keystoneauth1, configured by nova's options in the
+service's group (conf.keystoneauth) or by a cloud of clouds.yaml (cli.cloud), or fixed
+headers (the DEVELOPMENT token, Moorage's service token).
 
 A client asks its ``Credentials`` for the endpoint once and for the headers of every
 request. With Keystone:
