@@ -17,13 +17,13 @@ from urllib.parse import quote
 import orjson
 from oslo_config import cfg
 
-from moorage import service_auth, transport
+from moorage import transport
 from moorage.api.context import RequestContext
 from moorage.api.errors import BadRequest, NotFound, ServiceUnavailable
-from moorage.conf.glance import DEFAULT_TIMEOUT
 from moorage.image.client import image_root
 from moorage.model.glance import images_from_listing
 from moorage.model.image import Image
+from moorage.virt import image_service
 
 
 class GlanceImages:
@@ -47,9 +47,8 @@ class GlanceImages:
         tls = None
         try:
             if options.auth_type:
-                keystone = service_auth.from_conf(self._conf, "glance", development_url="")
-                tls = keystone.tls()
-                url = servers[0] if servers else keystone.endpoint()
+                keystone, urls = image_service.keystone_servers(self._conf)
+                tls, url = keystone.tls(), urls[0]
             elif servers:
                 url = servers[0]
             else:
@@ -57,8 +56,8 @@ class GlanceImages:
                     "[api] image_service = glance, but [glance] names no image service: "
                     "set [glance] api_servers, or auth_type and its options to find it "
                     "in Keystone's catalog")
-            return transport.Server(image_root(url), timeout=float(
-                options.timeout or DEFAULT_TIMEOUT), maxsize=8, tls=tls)
+            return transport.Server(image_root(url), timeout=image_service.timeout(self._conf),
+                                    maxsize=8, tls=tls)
         except ValueError as exc:  # CredentialsError, or not an http(s) URL
             raise ServiceUnavailable(f"the image service: {exc}") from None
 

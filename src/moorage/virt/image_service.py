@@ -57,6 +57,21 @@ def endpoints(conf: cfg.ConfigOpts) -> list[str]:
     return [str(api_url).rstrip("/") + IMAGE_PATH] if api_url else []
 
 
+def timeout(conf: cfg.ConfigOpts) -> float:
+    """Seconds to wait for the image service (``[glance] timeout``, else the default)."""
+    return float(conf.glance.timeout or DEFAULT_TIMEOUT)
+
+
+def keystone_servers(conf: cfg.ConfigOpts
+                     ) -> tuple[service_auth.Credentials, list[str]]:
+    """With ``[glance] auth_type`` set: the Keystone credentials ``[glance]`` configures,
+    and the image service's URLs: ``api_servers``, else the catalog's image endpoint.
+    CredentialsError (one line) when they cannot be had."""
+    keystone = service_auth.from_conf(conf, "glance", development_url="")
+    urls = [u for u in (str(url).rstrip("/") for url in conf.glance.api_servers) if u]
+    return keystone, urls or [keystone.endpoint()]
+
+
 @dataclass(frozen=True)
 class ImageService:
     """The image service's servers, tried in order, each with the credentials every
@@ -75,13 +90,10 @@ class ImageService:
         before it expires) to ``api_servers``, else to the catalog's image endpoint;
         otherwise ``[DEFAULT] service_token`` in ``[glance] auth_header``."""
         options = conf.glance
-        timeout = float(options.timeout or DEFAULT_TIMEOUT)
         credentials: list[service_auth.Credentials]
         if options.auth_type:
             try:
-                keystone = service_auth.from_conf(conf, "glance", development_url="")
-                urls = [u for u in (str(url).rstrip("/") for url in options.api_servers)
-                        if u] or [keystone.endpoint()]
+                keystone, urls = keystone_servers(conf)
             except service_auth.CredentialsError as exc:
                 raise ImageServiceUnavailable(str(exc)) from None
             credentials = [service_auth.AtURL(keystone, url) for url in urls]
@@ -91,7 +103,7 @@ class ImageService:
             credentials = [service_auth.StaticHeaders(url, sent) for url in endpoints(conf)]
         if not credentials:
             return None
-        return cls(tuple(service_auth.Endpoint(c, timeout=timeout, maxsize=2)
+        return cls(tuple(service_auth.Endpoint(c, timeout=timeout(conf), maxsize=2)
                          for c in credentials),
                    {"Accept": "application/json"}, int(options.num_retries))
 
