@@ -50,7 +50,7 @@ def keystone_client(url: str) -> PlacementClient | None:
     try:
         from keystoneauth1 import session, token_endpoint
 
-        from moorage.service_auth import KeystoneCredentials
+        from moorage.service_auth import KeystoneCredentials, KeystoneToken
     except ImportError:
         return None
     from keystoneauth1 import adapter
@@ -58,8 +58,8 @@ def keystone_client(url: str) -> PlacementClient | None:
     auth = token_endpoint.Token(url, "admin")
     ks_session = session.Session(auth=auth)
     credentials = KeystoneCredentials(
-        "[placement]", auth, ks_session, adapter.Adapter(ks_session, auth=auth),
-        tls=None, timeout=None)
+        KeystoneToken("[placement]", auth, ks_session),
+        adapter.Adapter(ks_session, auth=auth), tls=None, timeout=None)
     return PlacementClient(credentials=credentials, concurrency=1)
 
 

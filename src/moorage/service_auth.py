@@ -151,31 +151,21 @@ class AtURL(Credentials):
         return self._credentials.timeout()
 
 
-class KeystoneCredentials(Credentials):
-    """A keystoneauth1 plugin's tokens and catalog; ``label`` names where they were
-    configured, for messages (``[placement]``, ``cloud 'prod'``). Thread-safe: one
-    renewal at a time."""
+class KeystoneToken:
+    """A keystoneauth1 plugin's tokens, renewed before they expire; ``label`` names where
+    they were configured, for messages (``[placement]``, ``cloud 'prod'``). One serves
+    the credentials of every service a configuration reaches (a command's compute API
+    and image service, the twin's three services): one token, not one per service.
+    Thread-safe: one renewal at a time."""
 
-    def __init__(self, label: str, auth: plugin.BaseAuthPlugin, session: session.Session,
-                 adapter: adapter.Adapter, *, tls: ssl.SSLContext | None,
-                 timeout: float | None) -> None:
+    def __init__(self, label: str, auth: plugin.BaseAuthPlugin,
+                 session: session.Session) -> None:
         self.label = label
-        self._auth = auth
-        self._session = session
-        self._adapter = adapter
-        self._tls = tls
-        self._timeout = timeout
+        self.auth = auth
+        self.session = session
         self._lock = threading.Lock()
         self._headers: Mapping[str, str] = {}
         self._renew_at = -math.inf
-        self._endpoint: str | None = None
-
-    def endpoint(self) -> str:
-        if self._endpoint is None:
-            with self._lock:
-                if self._endpoint is None:
-                    self._endpoint = self._find_endpoint()
-        return self._endpoint
 
     def headers(self) -> Mapping[str, str]:
         if time.time() < self._renew_at:
@@ -192,53 +182,25 @@ class KeystoneCredentials(Credentials):
             self._fetch()
             return True
 
-    def tls(self) -> ssl.SSLContext | None:
-        return self._tls
-
-    def timeout(self) -> float | None:
-        return self._timeout
-
     def _fetch(self) -> None:
         """A new token (the plugin's cached one is dropped first), and when to renew it."""
-        self._auth.invalidate()
+        self.auth.invalidate()
         try:
-            headers = self._session.get_auth_headers(self._auth) or {}
+            headers = self.session.get_auth_headers(self.auth) or {}
         except Exception as exc:  # keystoneauth1's, and its plain Exception for a
             # plugin missing an option ("password is a required attribute")
             LOG.debug("authentication failed", exc_info=True)
-            raise CredentialsError(self._failure(exc, "could not get a token")) from None
-        reference = getattr(self._auth, "auth_ref", None)
+            raise CredentialsError(self.failure(exc, "could not get a token")) from None
+        reference = getattr(self.auth, "auth_ref", None)
         self._headers = {name.lower(): value for name, value in headers.items()}
         self._renew_at = renewal_time(getattr(reference, "issued", None),
                                       getattr(reference, "expires", None), time.time())
 
-    def _find_endpoint(self) -> str:
+    def failure(self, exc: Exception, what: str) -> str:
+        """The one line of a failed exchange with Keystone."""
         from keystoneauth1 import exceptions
 
-        adapter = self._adapter
-        if time.time() >= self._renew_at:
-            self._fetch()  # the catalog comes with a token: a refusal says so first
-        try:
-            url = adapter.get_endpoint()
-        except exceptions.EndpointNotFound:
-            url = None
-        except exceptions.ClientException as exc:
-            raise CredentialsError(self._failure(exc, "could not read the catalog")) from None
-        if not url:
-            interfaces = adapter.interface if isinstance(adapter.interface, list) else [
-                adapter.interface]
-            raise CredentialsError(
-                f"{self.label}: Keystone's catalog has no endpoint of service type "
-                f"{adapter.service_type!r} with interface {' or '.join(map(str, interfaces))}"
-                f"{f' in region {adapter.region_name!r}' if adapter.region_name else ''}; "
-                "register one, or name the endpoint (endpoint_override; a command's "
-                "--os-*-url)")
-        return str(url)
-
-    def _failure(self, exc: Exception, what: str) -> str:
-        from keystoneauth1 import exceptions
-
-        where = getattr(self._auth, "auth_url", None) or "Keystone"
+        where = getattr(self.auth, "auth_url", None) or "Keystone"
         if isinstance(exc, exceptions.Unauthorized):
             reason = "the credentials were refused (401): check username, password, " \
                 "application credential and their domains"
@@ -249,6 +211,66 @@ class KeystoneCredentials(Credentials):
         else:
             reason = _first_line(exc)
         return f"{self.label} {what} from {where}: {reason}"
+
+
+class KeystoneCredentials(Credentials):
+    """One service reached with a ``KeystoneToken``: its endpoint from the catalog as
+    ``adapter`` says (service type, interfaces, region, override)."""
+
+    def __init__(self, token: KeystoneToken, adapter: adapter.Adapter, *,
+                 tls: ssl.SSLContext | None, timeout: float | None) -> None:
+        self.token = token
+        self._adapter = adapter
+        self._tls = tls
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        self._endpoint: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.token.label
+
+    def endpoint(self) -> str:
+        if self._endpoint is None:
+            with self._lock:
+                if self._endpoint is None:
+                    self._endpoint = self._find_endpoint()
+        return self._endpoint
+
+    def headers(self) -> Mapping[str, str]:
+        return self.token.headers()
+
+    def renew(self, refused: Mapping[str, str]) -> bool:
+        return self.token.renew(refused)
+
+    def tls(self) -> ssl.SSLContext | None:
+        return self._tls
+
+    def timeout(self) -> float | None:
+        return self._timeout
+
+    def _find_endpoint(self) -> str:
+        from keystoneauth1 import exceptions
+
+        adapter = self._adapter
+        self.token.headers()  # the catalog comes with a token: a refusal says so first
+        try:
+            url = adapter.get_endpoint()
+        except exceptions.EndpointNotFound:
+            url = None
+        except exceptions.ClientException as exc:
+            raise CredentialsError(self.token.failure(exc, "could not read the catalog")
+                                   ) from None
+        if not url:
+            interfaces = adapter.interface if isinstance(adapter.interface, list) else [
+                adapter.interface]
+            raise CredentialsError(
+                f"{self.label}: Keystone's catalog has no endpoint of service type "
+                f"{adapter.service_type!r} with interface {' or '.join(map(str, interfaces))}"
+                f"{f' in region {adapter.region_name!r}' if adapter.region_name else ''}; "
+                "register one, or name the endpoint (endpoint_override; a command's "
+                "--os-*-url)")
+        return str(url)
 
 
 # What a failed connection's long text (requests', then urllib3's) comes down to.
@@ -374,5 +396,5 @@ def from_conf(conf: cfg.ConfigOpts, group: str, *, development_url: str) -> Cred
                           keyfile=options.keyfile, insecure=options.insecure)
     except ValueError as exc:
         raise CredentialsError(f"[{group}] {exc}") from None
-    return KeystoneCredentials(f"[{group}]", auth, session, adapter, tls=tls,
+    return KeystoneCredentials(KeystoneToken(f"[{group}]", auth, session), adapter, tls=tls,
                                timeout=options.timeout)

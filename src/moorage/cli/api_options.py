@@ -46,14 +46,13 @@ def api_client(parsed_args: argparse.Namespace, cloud_options: argparse.Namespac
     token given by hand."""
     token = getattr(parsed_args, token_option, None) or os.environ.get(TOKEN_ENV)
     url = parsed_args.os_compute_url or os.environ.get(URL_ENV)
-    compute = cloud.credentials(cloud_options, "compute", url=url, token=token,
-                                development_url=DEFAULT_URL, development_token=DEFAULT_TOKEN)
+    if cloud.development(cloud_options, token):
+        return ComputeApiClient(credentials=service_auth.DevelopmentToken(
+            url or DEFAULT_URL, token or DEFAULT_TOKEN))
     # With a cloud, images are the catalog's image service's (a Glance), not the
-    # compute API's; without one, Moorage's own beside the compute API.
-    images = (cloud.credentials(cloud_options, "image", url=None, token=None,
-                                development_url="", development_token="")
-              if isinstance(compute, service_auth.KeystoneCredentials) else None)
-    return ComputeApiClient(credentials=compute, image_credentials=images)
+    # compute API's: one token for both.
+    found = cloud.keystone_credentials(cloud_options, {"compute": url, "image": None})
+    return ComputeApiClient(credentials=found["compute"], image_credentials=found["image"])
 
 
 def key_values(texts: Iterable[str], option: str = "--property") -> dict[str, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -80,10 +81,30 @@ def credentials(options: argparse.Namespace, service_type: str, *, url: str | No
     token was given by hand (``url``, if given, instead of the catalog's endpoint);
     else the DEVELOPMENT token to ``url``. ValueError (one line) for a cloud that
     cannot be used."""
-    if token or not chosen(options):
+    if development(options, token):
         return service_auth.DevelopmentToken(url or development_url,
                                              token or development_token)
-    return cloud_credentials(load_cloud(options), service_type, endpoint_override=url)
+    return keystone_credentials(options, {service_type: url})[service_type]
+
+
+def development(options: argparse.Namespace, token: str | None) -> bool:
+    """Whether a command goes the DEVELOPMENT way: a token given by hand, or no cloud."""
+    return bool(token) or not chosen(options)
+
+
+def keystone_credentials(options: argparse.Namespace, endpoints: Mapping[str, str | None]
+                         ) -> dict[str, service_auth.KeystoneCredentials]:
+    """Keystone's credentials for each service type of ``endpoints`` (with its endpoint
+    given by hand, or None: the catalog's) in the cloud ``options`` name: the cloud
+    read once, one token for all of them."""
+    region = load_cloud(options)
+    found: dict[str, service_auth.KeystoneCredentials] = {}
+    token: service_auth.KeystoneToken | None = None
+    for service_type, url in endpoints.items():
+        found[service_type] = cloud_credentials(region, service_type, endpoint_override=url,
+                                                token=token)
+        token = found[service_type].token
+    return found
 
 
 def _names(options: argparse.Namespace) -> argparse.Namespace:
@@ -137,10 +158,13 @@ def _unknown(name: str, config: OpenStackConfig) -> str:
 
 
 def cloud_credentials(cloud: CloudRegion, service_type: str, *,
-                      endpoint_override: str | None = None) -> service_auth.KeystoneCredentials:
+                      endpoint_override: str | None = None,
+                      token: service_auth.KeystoneToken | None = None
+                      ) -> service_auth.KeystoneCredentials:
     """Keystone's credentials for ``service_type`` of ``cloud``: its session (token,
     https verification), and its endpoint from the catalog for the cloud's interface
-    and region, unless ``endpoint_override`` (or the cloud's own override) names it."""
+    and region, unless ``endpoint_override`` (or the cloud's own override) names it.
+    ``token``: the token of another service's credentials of the same cloud, shared."""
     from keystoneauth1 import adapter
 
     session = cloud.get_session()
@@ -161,8 +185,9 @@ def cloud_credentials(cloud: CloudRegion, service_type: str, *,
             keyfile=keyfile, insecure=verify is False)
     except ValueError as exc:
         raise ValueError(f"{label}: {exc}") from None
-    return service_auth.KeystoneCredentials(label, auth, session, found, tls=tls,
-                                            timeout=cloud.config.get("api_timeout"))
+    return service_auth.KeystoneCredentials(
+        token or service_auth.KeystoneToken(label, auth, session), found, tls=tls,
+        timeout=cloud.config.get("api_timeout"))
 
 
 def _one_line(exc: BaseException) -> str:

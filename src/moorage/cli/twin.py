@@ -44,9 +44,13 @@ def capture_cloud(options: argparse.Namespace, parsed_args: argparse.Namespace,
         raise ValueError("name the cloud to capture: --os-cloud NAME (clouds.yaml), or "
                          "the OS_* variables")
     region = cloud.load_cloud(options)
+    token: service_auth.KeystoneToken | None = None
 
     def credentials(service_type: str) -> service_auth.Credentials:
-        return cloud.cloud_credentials(region, service_type)
+        nonlocal token  # one token for the three services
+        found = cloud.cloud_credentials(region, service_type, token=token)
+        token = found.token
+        return found
 
     def progress(line: str) -> None:
         stderr.write(f"{line}\n")

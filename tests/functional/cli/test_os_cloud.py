@@ -210,3 +210,15 @@ def test_an_expired_application_credential_is_one_line(
     assert done.err.strip().startswith(
         f"cloud 'ci' could not get a token from {keystone.v3}: the credentials were "
         "refused (401)"), done.err
+
+
+def test_the_services_of_one_cloud_share_one_token(environment: Cloud) -> None:
+    from moorage.cli.cloud import keystone_credentials
+
+    found = keystone_credentials(argparse.Namespace(os_cloud="prod"),
+                                 {"compute": None, "image": None, "placement": None})
+    assert found["compute"].token is found["image"].token is found["placement"].token
+    token = found["compute"].headers()["x-auth-token"]
+    assert found["placement"].headers()["x-auth-token"] == token
+    assert found["compute"].endpoint() == f"{environment.services.api.url}/v2.1"
+    assert found["placement"].endpoint() == environment.services.placement.url
