@@ -108,19 +108,19 @@ def load_config(
     except cfg.Error as exc:
         raise unreadable(exc) from None
     # auth_type first: the options of the plugin it names exist only once it is known.
-    overrides = sorted(overrides, key=lambda item: item[1] not in _PLUGIN_CHOICE)
-    plugins_registered = False
+    given = list(overrides)
+    _override(conf, [o for o in given if o[1] in _PLUGIN_CHOICE])
+    _register_plugin_options(conf)
+    _override(conf, [o for o in given if o[1] not in _PLUGIN_CHOICE])
+    return conf
+
+
+def _override(conf: cfg.ConfigOpts, overrides: Iterable[tuple[str, str, object]]) -> None:
     for group, name, value in overrides:
-        if name not in _PLUGIN_CHOICE and not plugins_registered:
-            _register_plugin_options(conf)
-            plugins_registered = True
         try:
             conf.set_override(name, value, group=None if group == DEFAULT_GROUP else group)
         except ValueError as exc:
             raise ValueError(f"[{group}] {name} = {value!r}: {exc}") from None
-    if not plugins_registered:
-        _register_plugin_options(conf)
-    return conf
 
 
 def _register_plugin_options(conf: cfg.ConfigOpts) -> None:
