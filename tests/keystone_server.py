@@ -17,37 +17,15 @@ parent (the test run) ends:
 
 from __future__ import annotations
 
-import ctypes
 import json
-import signal
 import sys
 import threading
 import warnings
-from socketserver import ThreadingMixIn
+from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-# prctl(2): the signal a process gets when its parent ends.
-PR_SET_PDEATHSIG = 1
-
-
-class QuietHandler(WSGIRequestHandler):
-    """No access log on stderr (keystone logs each request itself)."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class ThreadingServer(ThreadingMixIn, WSGIServer):
-    """One thread per connection: services validate tokens while the test asks."""
-
-    daemon_threads = True
-
-
-def die_with_parent() -> None:
-    """SIGKILL when the process that started this one ends, however it ends."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: tests.*
+from tests.wsgi_child import die_with_parent, serve
 
 
 def application(config_file: str) -> Any:
@@ -109,10 +87,7 @@ def main(argv: list[str]) -> int:
     except Exception as exc:  # any start-up failure: one line for the fixture
         print(f"keystone did not configure: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 2
-    server = make_server("127.0.0.1", 0, one_writer_at_a_time(app), server_class=ThreadingServer,
-                         handler_class=QuietHandler)
-    print(server.server_port, flush=True)
-    server.serve_forever()
+    serve(one_writer_at_a_time(app))
     return 0
 
 

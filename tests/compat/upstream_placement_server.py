@@ -12,25 +12,12 @@ then, a failure is one line on stderr and exit status 2 (the launcher shows it).
 
 from __future__ import annotations
 
-import ctypes
-import signal
 import sys
-from socketserver import ThreadingMixIn
+from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-
-class QuietHandler(WSGIRequestHandler):
-    """No access log on stderr (the launcher reads stderr for start-up failures)."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-class ThreadingServer(ThreadingMixIn, WSGIServer):
-    """One thread per connection: clients read many providers concurrently."""
-
-    daemon_threads = True
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script: tests.*
+from tests.wsgi_child import die_with_parent, serve
 
 
 def application(database_file: str, config_file: str | None = None) -> Any:
@@ -56,8 +43,7 @@ def application(database_file: str, config_file: str | None = None) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    if sys.platform == "linux":  # ends with the test run that started it
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    die_with_parent()
     if len(argv) not in (2, 3):
         print("usage: upstream_placement_server.py DATABASE_FILE [CONFIG_FILE]",
               file=sys.stderr)
@@ -72,10 +58,7 @@ def main(argv: list[str]) -> int:
         print(f"upstream placement did not configure: {type(exc).__name__}: {exc}",
               file=sys.stderr)
         return 2
-    server = make_server("127.0.0.1", 0, app, server_class=ThreadingServer,
-                         handler_class=QuietHandler)
-    print(server.server_port, flush=True)
-    server.serve_forever()
+    serve(app)
     return 0
 
 
