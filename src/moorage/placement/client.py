@@ -562,6 +562,18 @@ class PlacementClient:
         return self.claim_at(consumer_uuid, {}, holding.project_id, holding.user_id,
                              holding.generation) is not None
 
+    def rewrite_at(self, consumer_uuid: str, holding: Holding,
+                   confirm: Callable[[], None] | None = None) -> bool | None:
+        """Write what a consumer holds again, unchanged, if it is still at ``holding``'s
+        generation: the generation moves on, so a write someone prepared at it fails.
+        None when its generation had moved already (nothing changed); False when
+        placement refuses the same amounts (a provider's inventory shrank below
+        them). ``confirm`` as for ``clear_at``."""
+        if confirm is not None:
+            confirm()
+        return self.claim_at(consumer_uuid, holding.allocations, holding.project_id,
+                             holding.user_id, holding.generation)
+
     def delete_allocations(self, consumer_uuid: str) -> None:
         """Remove everything a consumer holds; nothing held is fine too."""
         try:

@@ -196,6 +196,41 @@ def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
     assert found[0]["status"] == "error"
 
 
+def test_a_swap_read_before_the_rollback_is_refused_after_it(make_cloud: Any) -> None:
+    """The paused conductor: it recorded the migration, read both consumers'
+    generations for the swap and confirmed it still owned the move, then stopped.
+    The successor rolls the move back (no swap to undo); the swap, sent when the
+    paused one resumes, must fail instead of handing the server's resources to a
+    migration that has failed."""
+    cloud = _cloud(make_cloud, "h1", "h2")
+    server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
+    uuid, source = server["id"], server["OS-EXT-SRV-ATTR:host"]
+    record = _record(cloud, uuid)
+    op = _dead_operation(cloud, uuid, OperationKind.MIGRATE, {"host": None})
+    _dead_apply(cloud, uuid, op, "migrate.accepted")
+    _dead_apply(cloud, uuid, op, "resize.migrating")
+    migration = MigrationRecord(uuid="0b5a1e52-0000-4000-8000-000000000002",
+                                server_uuid=uuid, kind=MigrationKind.MIGRATION,
+                                source_host=source, status=MigrationStatus.MIGRATING)
+    with cloud.state.database.writer() as writer:
+        assert store.insert_migration(writer.conn, migration, fence=Fence(op.id, DEAD))
+
+    def paused_past_its_lease() -> None:
+        _expire(cloud, op)
+        rolled_back = cloud.wait(uuid, timeout=30)
+        assert rolled_back["status"] == "ACTIVE", rolled_back
+        assert _pending(cloud) == []
+
+    swapped = cloud.state.placement.move_allocations(
+        uuid, migration.uuid, record.project_id, record.user_id,
+        confirm=paused_past_its_lease)
+    assert swapped is False
+    assert _hosts_of(cloud, uuid) == [source]
+    assert cloud.allocations(migration.uuid) == {}
+    found = cloud.ok("GET", f"/os-migrations?instance_uuid={uuid}")["migrations"]
+    assert found[0]["status"] == "error"
+
+
 def test_an_abandoned_delete_is_carried_out(make_cloud: Any) -> None:
     cloud = _cloud(make_cloud, "h1")
     server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))

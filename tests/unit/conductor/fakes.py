@@ -147,15 +147,36 @@ class FakePlacement:
         return True
 
     def move_allocations(self, source: str, target: str, project_id: str,
-                         user_id: str, confirm: Callable[[], None] | None = None) -> None:
+                         user_id: str, confirm: Callable[[], None] | None = None) -> bool:
+        """As placement's POST /allocations: made at the generations read before
+        ``confirm``, refused (False) when either moved since."""
+        self.cloud.step()
+        read = (self.cloud.claims.get(source), self.cloud.claims.get(target))
+        if read[0] is None:
+            self.cloud.done()
+            return True
+        if confirm is not None:
+            confirm()
+        with self.cloud._guard:
+            if (self.cloud.claims.get(source), self.cloud.claims.get(target)) != read:
+                return False
+            host, _ = self.cloud.claims.pop(source)
+            self.cloud.claims[target] = (host, read[1][1] + 1 if read[1] else 1)
+        self.cloud.done()
+        return True
+
+    def rewrite_at(self, consumer: str, holding: Holding,
+                   confirm: Callable[[], None] | None = None) -> bool | None:
         self.cloud.step()
         if confirm is not None:
             confirm()
         with self.cloud._guard:
-            held = self.cloud.claims.pop(source, None)
-            if held is not None:
-                self.cloud.claims[target] = (held[0], 1)
+            held = self.cloud.claims.get(consumer)
+            if held is None or held[1] != holding.generation:
+                return None
+            self.cloud.claims[consumer] = (held[0], held[1] + 1)
         self.cloud.done()
+        return True
 
     def delete_allocations(self, consumer: str) -> None:
         self.cloud.step()

@@ -280,9 +280,34 @@ class Task:
     def move_allocations(self, source: str, target: str, project_id: str,
                          user_id: str) -> None:
         """Hand what ``source`` holds to ``target`` (the swap of a move, and its undoing),
-        at the generations read before the ownership check."""
-        self.clients.placement.move_allocations(source, target, project_id, user_id,
-                                                confirm=self.ensure_owned)
+        at the generations read before the ownership check; read again while they
+        move under it (the next check finds out whether a successor moved them)."""
+        placement = self.clients.placement
+        for _ in range(RELEASE_TRIES):
+            if placement.move_allocations(source, target, project_id, user_id,
+                                          confirm=self.ensure_owned):
+                return
+        raise RuntimeError(f"the allocations of {source} kept changing while "
+                           f"{self.operation.kind} of server {self.uuid} moved them")
+
+    def seal(self, consumer_uuid: str) -> None:
+        """Move ``consumer_uuid``'s generation on without changing what it holds, so a
+        write a paused predecessor prepared at the generation it read (a swap it was
+        about to make) fails on it instead of undoing this conductor's work."""
+        placement = self.clients.placement
+        for _ in range(RELEASE_TRIES):
+            holding = placement.holding(consumer_uuid)
+            if holding is None:
+                return  # nothing to take: a predecessor's swap would move nothing
+            written = placement.rewrite_at(consumer_uuid, holding, confirm=self.ensure_owned)
+            if written is False:
+                LOG.warning("server %s: placement refused %s's own allocations again "
+                            "(an inventory shrank below them); a paused predecessor's "
+                            "prepared write is not fenced off", self.uuid, consumer_uuid)
+            if written is not None:
+                return
+        raise RuntimeError(f"the allocations of {consumer_uuid} kept changing while "
+                           f"{self.operation.kind} of server {self.uuid} sealed them")
 
     def cleanup(self, host: str, why: str) -> None:
         """Ask ``host``'s agent to destroy the job's guest at its next heartbeat."""

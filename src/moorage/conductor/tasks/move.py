@@ -177,8 +177,12 @@ class MoveTask(Task):
 def give_back(task: Task, record: ServerRecord, migration: MigrationRecord) -> None:
     """The source host's allocations go back from the migration to the server, and
     whatever the server claimed elsewhere meanwhile is released. Placement is asked,
-    not assumed: a successor may find the swap done or not yet done."""
+    not assumed: a successor may find the swap done or not yet done. Not yet done,
+    the server's generation is moved on: a predecessor paused with the swap read and
+    about to be sent (its ownership checked just before the pause) then fails on it,
+    instead of handing the server's resources to a migration that has failed."""
     if not task.allocations(migration.uuid):
-        return  # the swap never happened, or was undone: the server holds its own
+        task.seal(record.uuid)  # the server holds its own
+        return
     task.release(record.uuid)
     task.move_allocations(migration.uuid, record.uuid, record.project_id, record.user_id)
