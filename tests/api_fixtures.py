@@ -73,12 +73,14 @@ class ComputeApi:
         self.session = requests.Session()
 
     def request(self, method: str, path: str, *, json: Any = None, token: str | None = ADMIN,
-                headers: dict[str, str] | None = None, expect: int | None = None,
+                headers: dict[str, str | None] | None = None, expect: int | None = None,
                 **kwargs: Any) -> requests.Response:
         """``path`` below the server root (``/v2.1/flavors``); ``token`` None sends none.
         Asked as Moorage's own client asks (the newest microversion, with Moorage's
-        additions) unless ``headers`` name a version: then as that version of nova."""
-        all_headers = {"x-auth-token": token} if token is not None else {}
+        additions) unless ``headers`` name a version: then as that version of nova
+        (a header given None: not sent)."""
+        all_headers: dict[str, str | None] = (
+            {"x-auth-token": token} if token is not None else {})
         if not any(name.lower() in _VERSION_HEADERS for name in headers or {}):
             all_headers[microversion.HEADER] = f"compute {microversion.MAX_VERSION}"
             all_headers[microversion.ADDITIONS_HEADER] = "1"

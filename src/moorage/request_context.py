@@ -101,15 +101,52 @@ def outgoing_id() -> str | None:
     return str(context.global_request_id or context.request_id)
 
 
+# What can end a log line or steer the terminal showing it: the C0 and C1 controls
+# (newline, carriage return, ESC and CSI...), DEL, and Unicode's line, paragraph and
+# next-line separators.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group()
+    return _NAMED_CONTROLS.get(char) or (
+        f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}")
+
+
+def printable(text: str) -> str:
+    """``text`` with each control character written as an escape (``\\n``, ``\\x1b``):
+    what a client sent can neither start a log line of its own nor steer a terminal."""
+    return text if _CONTROLS.search(text) is None else _CONTROLS.sub(_escaped, text)
+
+
+def _printable_arg(value: object) -> object:
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, BaseException):
+        return printable(str(value))
+    return value
+
+
 class ContextFilter(logging.Filter):
     """Gives each record the thread's context as ``context`` (what oslo.log's formatters
     read first), None outside a request: a line logged between requests never names
     the last one. A filter on the handlers, not a record factory: a record made with
-    ``extra={"context": ...}`` (oslo.log's adapters) keeps the context it was given."""
+    ``extra={"context": ...}`` (oslo.log's adapters) keeps the context it was given.
+
+    It also writes the control characters of the record's arguments as escapes
+    (``printable``): every value a request carries (a path, a name, an error quoting
+    either) reaches a log line as an argument, never as its format, so no client can
+    forge a line or write escape sequences to an operator's terminal."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if "context" not in record.__dict__:
             record.context = _current.get()
+        args = record.args
+        if isinstance(args, tuple):
+            record.args = tuple(_printable_arg(arg) for arg in args)
+        elif isinstance(args, Mapping):
+            record.args = {key: _printable_arg(arg) for key, arg in args.items()}
         return True
 
 
@@ -128,7 +165,7 @@ def log_request(logger: logging.Logger, environ: WSGIEnvironment, status: int,
     if not logger.isEnabledFor(logging.INFO):
         return
     query = environ.get("QUERY_STRING")
-    path = environ.get("PATH_INFO", "") + (f"?{query}" if query else "")
+    path = printable(environ.get("PATH_INFO", "") + (f"?{query}" if query else ""))
     logger.info('%s "%s %s" status: %d len: %d%s time: %.1fms',
                 environ.get("REMOTE_ADDR", "-"), environ.get("REQUEST_METHOD", "-"), path,
                 status, length, extra, seconds * 1000)

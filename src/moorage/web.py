@@ -16,7 +16,7 @@ import re
 import socket
 import socketserver
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Generic, Self, TypeVar, cast
 from wsgiref.headers import Headers
@@ -118,6 +118,45 @@ def json_has_nul(body: bytes, data: object) -> bool:
 
 
 NUL_REFUSED = "NUL characters are not allowed in {}."
+
+# How deeply a request's JSON may nest: far beyond any body the services take (a
+# placement reshape nests six levels, a server's block device mapping five), far
+# below what the schema validators survive (they recurse: a body nested 1,000 deep
+# exhausted the interpreter's stack while one built its message, and was a 500).
+MAX_JSON_DEPTH = 32
+DEPTH_REFUSED = "JSON nested more than {} levels deep is not allowed in {}."
+
+
+def nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether decoded JSON ``value`` nests objects and arrays more than ``limit`` deep.
+    Walked without recursion: a body thousands deep must not exhaust the stack here."""
+    pending: list[tuple[object, int]] = [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Iterable[object] = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        pending.extend((child, depth + 1) for child in children
+                       if isinstance(child, dict | list))
+    return False
+
+
+def json_body_problem(body: bytes, data: object, what: str = "the request body"
+                      ) -> str | None:
+    """Why a parsed JSON body is refused before any schema or handler reads it: nested
+    deeper than ``MAX_JSON_DEPTH``, or holding a NUL character; None when it is not.
+    Each service answers it as its own 400."""
+    if (body.count(b"{") + body.count(b"[") > MAX_JSON_DEPTH
+            and nested_deeper_than(data, MAX_JSON_DEPTH)):
+        return DEPTH_REFUSED.format(MAX_JSON_DEPTH, what)
+    if json_has_nul(body, data):
+        return NUL_REFUSED.format(what)
+    return None
 
 
 def sends_body(environ: WSGIEnvironment) -> bool:

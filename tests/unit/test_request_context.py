@@ -96,3 +96,38 @@ def test_the_transport_passes_the_id_on(echo: str) -> None:
         server.request("GET", "/", headers={request_context.HEADER: CALLER})
     server.close()
     assert _Echo.seen == [None, CALLER, local.request_id, CALLER]
+
+
+@pytest.mark.parametrize(("sent", "logged"), [
+    ("/servers/abc", "/servers/abc"),
+    ("/servers/\nINFO forged", "/servers/\\nINFO forged"),
+    ("/a\r\x1b[31m\x7f", "/a\\r\\x1b[31m\\x7f"),
+    ("/a\x85b\u2028c\u2029", "/a\\x85b\\u2028c\\u2029"),
+    ("/café/🙂\tx", "/café/🙂\\tx"),  # letters beyond ASCII are not controls
+])
+def test_control_characters_are_written_as_escapes(sent: str, logged: str) -> None:
+    assert request_context.printable(sent) == logged
+    assert request_context.printable(logged) == logged  # escaping twice changes nothing
+
+
+def test_a_records_arguments_are_escaped_its_numbers_kept() -> None:
+    record = logging.getLogger("test").makeRecord(
+        "test", logging.INFO, __file__, 1, "%s %d %r", ("a\nb", 3, ValueError("x\ny")),
+        None)
+    ContextFilter().filter(record)
+    assert record.getMessage() == "a\\nb 3 'x\\\\ny'"
+    assert "\n" not in record.getMessage()
+    named = logging.getLogger("test").makeRecord(
+        "test", logging.INFO, __file__, 1, "%(path)s", ({"path": "/x\x1b"},), None)
+    ContextFilter().filter(named)
+    assert named.getMessage() == "/x\\x1b"
+
+
+def test_the_request_line_logs_the_path_escaped(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("test.requests")
+    with caplog.at_level(logging.INFO, logger="test.requests"):
+        request_context.log_request(logger, {
+            "REQUEST_METHOD": "GET", "PATH_INFO": "/servers/\nforged", "REMOTE_ADDR": "::1",
+            "QUERY_STRING": "name=%0A"}, 404, 10, 0.001)
+    [line] = caplog.messages
+    assert '"GET /servers/\\nforged?name=%0A" status: 404' in line

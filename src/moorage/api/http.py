@@ -21,7 +21,7 @@ from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from moorage.api.microversion import ADDITIONS_HEADER, MIN_VERSION, Gate, Version
 from moorage.jsonvalue import JSONValue
-from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
+from moorage.web import JSON, Request, Response, json_body_problem
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -157,8 +157,9 @@ class ApiRequest(Request):
             data: JSONValue = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed request body: {exc}") from None
-        if json_has_nul(self.body, data):
-            raise BadRequest(NUL_REFUSED.format("the request body"))
+        problem = json_body_problem(self.body, data)
+        if problem is not None:
+            raise BadRequest(problem)
         return data
 
     def json_object(self, key: str | None = None) -> dict[str, Any]:

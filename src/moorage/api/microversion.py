@@ -88,6 +88,14 @@ def parse(text: str) -> Version:
 def requested(environ: Mapping[str, object]) -> Version:
     """The version a WSGI request asks for (the rules above)."""
     header = environ.get(_ENVIRON)
+    legacy = environ.get(_LEGACY_ENVIRON)
+    for name, sent in ((HEADER, header), (LEGACY_HEADER, legacy)):
+        if isinstance(sent, str) and not sent.strip():
+            # A value with bytes beyond ASCII (digits such as "٣" sent raw) reaches the
+            # application empty under Granian: refused, not read as no header (2.1).
+            raise MicroversionError(
+                400, f"The {name} header is empty or not ASCII: give the version "
+                     "as X.Y (2.1 to the newest) or latest.")
     if isinstance(header, str):
         asked: str | None = None
         for entry in header.split(","):
@@ -96,8 +104,7 @@ def requested(environ: Mapping[str, object]) -> Version:
                 asked = parts[1]
         if asked is not None:
             return parse(asked)
-    legacy = environ.get(_LEGACY_ENVIRON)
-    if isinstance(legacy, str) and legacy.strip():
+    if isinstance(legacy, str):
         return parse(legacy)
     return MIN_VERSION
 

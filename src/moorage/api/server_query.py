@@ -199,8 +199,9 @@ def read(params: QueryParams, version: mv.Version, caller: RequestContext, *,
 
 def _check_formats(params: QueryParams, names: Collection[str]) -> None:
     """The values nova's schema types, whoever asks and whether or not the filter is
-    kept: regular expressions and times."""
-    for name in _REGEX:
+    kept: regular expressions (those nova's schema names, and every other value this
+    API searches as one: launch_index...) and times."""
+    for name in sorted({*_REGEX, *_PATTERN}):
         if name not in names:
             continue
         for text in params.getall(name):

@@ -38,6 +38,8 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
+import orjson
+
 import moorage
 from moorage import request_context
 from moorage.compute import wire
@@ -45,7 +47,14 @@ from moorage.compute.agent import ComputeAgent
 from moorage.compute.client import Fence
 from moorage.internal_access import InternalAccess
 from moorage.virt.driver import GuestNotFound
-from moorage.web import JSON, STATUS_LINES, Response, Router, ThreadedServer
+from moorage.web import (
+    JSON,
+    STATUS_LINES,
+    Response,
+    Router,
+    ThreadedServer,
+    json_body_problem,
+)
 
 LOG = logging.getLogger(__name__)
 REQUEST_LOG = logging.getLogger("moorage.compute.requests")
@@ -89,9 +98,13 @@ class AgentRequest:
         if not raw:
             raise HTTPError(400, "a JSON body is required")
         try:
-            return json.loads(raw)
-        except ValueError as exc:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
             raise HTTPError(400, f"the body is not valid JSON: {exc}") from None
+        problem = json_body_problem(raw, data)
+        if problem is not None:
+            raise HTTPError(400, problem)
+        return data
 
     def admit(self, instance_uuid: str) -> None:
         """The call's fence (``X-Moorage-Fence``), admitted for this guest: 409

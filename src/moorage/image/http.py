@@ -20,7 +20,7 @@ import orjson
 
 from moorage.image.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from moorage.jsonvalue import JSONValue
-from moorage.web import JSON, NUL_REFUSED, Request, Response, json_has_nul
+from moorage.web import JSON, Request, Response, json_body_problem
 
 if TYPE_CHECKING:
     from moorage.image.policy import Caller
@@ -93,8 +93,9 @@ class ImageRequest(Request):
             self._json = orjson.loads(self._body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed request body: {exc}") from None
-        if json_has_nul(self._body, self._json):
-            raise BadRequest(NUL_REFUSED.format("the request body"))
+        problem = json_body_problem(self._body, self._json)
+        if problem is not None:
+            raise BadRequest(problem)
         return self._json
 
     def json_object(self) -> dict[str, Any]:

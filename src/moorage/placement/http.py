@@ -47,7 +47,6 @@ from moorage.web import (
     Response,
     accepts_json,
     http_date,
-    json_has_nul,
     media_ranges,
     nul_in,
     quality,
@@ -288,8 +287,9 @@ class Request(web.Request):
             data = orjson.loads(self.body)
         except orjson.JSONDecodeError as exc:
             raise BadRequest(f"Malformed JSON: {exc}") from None
-        if json_has_nul(self.body, data):
-            raise BadRequest(NUL_REFUSED.format("the request body"))
+        problem = web.json_body_problem(self.body, data)
+        if problem is not None:
+            raise BadRequest(problem)
         try:
             schema.validator.validate(data)
         except jsonschema.ValidationError as exc:

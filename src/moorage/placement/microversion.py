@@ -69,6 +69,12 @@ def from_environ(environ: dict[str, object]) -> Version:
     header = environ.get(_ENVIRON_HEADER)
     if not isinstance(header, str):
         return MIN_VERSION
+    if not header.strip():
+        # A value with bytes beyond ASCII (digits such as "٣" sent raw) reaches the
+        # application empty under Granian: refused, not read as no header (1.0).
+        raise MicroversionError(
+            400, "Invalid microversion: the OpenStack-API-Version header is empty or not "
+                 "ASCII; send 'placement X.Y' or 'placement latest'")
     for entry in reversed(header.split(",")):
         parts = entry.strip().split(None, 1)
         if len(parts) == 2 and parts[0].lower() == SERVICE_TYPE:

@@ -96,3 +96,15 @@ def test_a_gate_opens_at_its_version_and_not_before() -> None:
     assert not microversion.at(Version(2, 54), gate)
     assert microversion.at(Version(2, 55), gate)
     assert microversion.at(MAX_VERSION, gate)
+
+
+def test_an_empty_header_is_refused_not_read_as_no_version() -> None:
+    """Granian hands a value of bytes beyond ASCII (digits such as "٣" sent raw) to the
+    application as "": that must not become 2.1."""
+    for environ in (_environ(openstack_api_version=""),
+                    _environ(openstack_api_version="  "),
+                    _environ(x_openstack_nova_api_version="")):
+        with pytest.raises(MicroversionError) as refused:
+            requested(environ)
+        assert refused.value.status == 400
+        assert "empty or not ASCII" in refused.value.message
