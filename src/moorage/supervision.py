@@ -32,8 +32,10 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -48,6 +50,13 @@ _PR_SET_PDEATHSIG = 1
 
 # What the servers give granian: a dead worker is started again after this long.
 RESPAWN_INTERVAL = 1.0
+# A worker that dies this soon after it started died starting, or was killed again at
+# once. granian's own rule stops the whole server at such a death; Moorage's: a worker
+# that exited by itself this soon cannot start (a bad configuration) and stops the
+# server, saying so; one killed (SIGKILL, the OOM killer) is started again, after a
+# backoff that doubles from RESPAWN_INTERVAL to MAX_BACKOFF while it keeps dying.
+QUICK_DEATH = 5.5
+MAX_BACKOFF = 30.0
 
 
 def mark_master() -> None:
@@ -143,6 +152,85 @@ def refused_unless_started(what: str) -> Iterator[None]:
         raise StartRefused(f"{what} cannot start: {exc}") from None
 
 
+def respawn_backoff(quick_deaths: int) -> float:
+    """How long to wait before starting a worker again after its ``quick_deaths``-th
+    death in a row soon after it started: none after the first, then
+    RESPAWN_INTERVAL doubling each time, at most MAX_BACKOFF."""
+    if quick_deaths <= 1:
+        return 0.0
+    return float(min(RESPAWN_INTERVAL * 2 ** (quick_deaths - 2), MAX_BACKOFF))
+
+
+@dataclass(frozen=True)
+class WorkerDeath:
+    """A worker found dead: which, how long it had lived, and how it ended (its exit
+    status; negative: the signal that killed it; None: not known)."""
+
+    index: int
+    lived: float
+    status: int | None
+
+    @property
+    def could_not_start(self) -> bool:
+        """It exited by itself soon after it started: it cannot start, and another
+        started the same way would not either."""
+        return self.status is not None and self.status >= 0 and self.lived < QUICK_DEATH
+
+    @property
+    def quick(self) -> bool:
+        return self.lived < QUICK_DEATH
+
+
+def _supervising_server() -> type[Any]:
+    """granian's server class, with Moorage's rule for the workers that die (above)
+    in place of granian's crash-loop exit. It hooks ``_respawn_workers``, the one step
+    granian takes for every replacement (a dead worker, a reload, a lifetime's end),
+    and acts only on the workers found dead; granian is held below 2.9 for it
+    (pyproject.toml), and tests/functional/test_process_model.py kills workers to
+    check it."""
+    from granian import Granian
+
+    class SupervisingServer(Granian):  # type: ignore[misc,valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.quick_deaths: dict[int, int] = {}
+
+        def _respawn_workers(self, workers: list[int], spawn_target: Any,
+                             target_loader: Any, delay: float = 0) -> Any:
+            now = time.monotonic()
+            dead = [WorkerDeath(index, now - self.wrks[index].birth,
+                                getattr(self.wrks[index].inner, "exitcode", None))
+                    for index in workers if not self.wrks[index].is_alive()]
+            wait = 0.0
+            for death in dead:
+                if death.could_not_start:
+                    LOG.error("worker-%d exited with status %d %.1f s after it started: "
+                              "it cannot start (the lines above say why); the server "
+                              "stops", death.index + 1, death.status, death.lived)
+                    self.interrupt_children.append(death.index)  # exit status 1
+                    self.interrupt_signal = True
+                    self.main_loop_interrupt.set()
+                    return None
+                count = self.quick_deaths.get(death.index, 0) + 1 if death.quick else 0
+                self.quick_deaths[death.index] = count
+                wait = max(wait, respawn_backoff(count))
+            if wait:
+                LOG.warning("worker(s) %s died again %.1f s or less after starting: the "
+                            "next starts in %.0f s", ", ".join(
+                                str(d.index + 1) for d in dead if d.quick),
+                            QUICK_DEATH, wait)
+                deadline = time.monotonic() + wait
+                while time.monotonic() < deadline:
+                    if self.interrupt_signal:  # told to stop meanwhile
+                        return None
+                    time.sleep(0.1)
+            result = super()._respawn_workers(workers, spawn_target, target_loader, delay)
+            self.respawned_wrks.clear()  # granian's crash-loop rule: replaced above
+            return result
+
+    return SupervisingServer
+
+
 def serve(target: str, *, host: str, port: int, workers: int, threads: int,
           stop_timeout: int) -> None:
     """Serve the WSGI application ``target`` makes ("module:factory") under granian, as
@@ -152,13 +240,12 @@ def serve(target: str, *, host: str, port: int, workers: int, threads: int,
     ``stop_timeout`` seconds at most (0: no limit); systemd, when it runs the
     service, hears when it answers and when it stops (``systemd.announce_granian``).
     Logging is the services' (``logs``), granian's own lines included."""
-    from granian import Granian
     from granian.constants import Interfaces
 
     from moorage import logs, systemd
 
     mark_master()
-    server = Granian(target, address=host, port=port, interface=Interfaces.WSGI,
+    server = _supervising_server()(target, address=host, port=port, interface=Interfaces.WSGI,
                      workers=workers, blocking_threads=threads, factory=True,
                      log_access=False, log_dictconfig=logs.GRANIAN_LOGGING,
                      respawn_failed_workers=True, respawn_interval=RESPAWN_INTERVAL,

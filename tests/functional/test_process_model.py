@@ -120,6 +120,48 @@ def test_a_killed_worker_is_replaced(server: ServerProcess) -> None:
         assert requests.get(server.url + "/", timeout=5).status_code == 200
 
 
+def test_a_worker_killed_twice_within_a_second_is_replaced(server: ServerProcess) -> None:
+    """granian's own rule stopped the whole service at a second death within 5.5 s of
+    a respawn; Moorage's starts the worker again (with a backoff from the third)."""
+    assert server.pid is not None
+    master = psutil.Process(server.pid)
+    first = _workers(server)
+    assert len(first) == 2, first
+    first[0].kill()
+    known = {w.pid for w in first}
+    _wait(lambda: {w.pid for w in master.children()} - known, 10, "no replacement started")
+    [replacement] = [w for w in master.children() if w.pid not in known]
+    assert time.time() - replacement.create_time() < 1.0
+    replacement.kill()  # within a second of its start
+    replacement.wait(timeout=10)
+    gone = {first[0].pid, replacement.pid}
+    _wait(lambda: len(_workers(server)) == 2 and not gone & {w.pid for w in _workers(server)},
+          30, "the worker killed twice was not replaced")
+    assert server.running(), server.output()[-3000:]
+    assert "crash loop" not in server.output()
+    for _ in range(20):
+        assert requests.get(server.url + "/", timeout=5).status_code == 200
+
+
+def test_a_worker_that_cannot_start_stops_the_service_saying_why(tmp_path: Path) -> None:
+    """The configuration went bad on disk while the service ran; then a worker died.
+    Its replacement cannot start: the master stops (status 1) and says why, rather
+    than start it again and again."""
+    server = PlacementProcess(tmp_path / "p", workers=2).start()
+    try:
+        workers = _workers(server)
+        with server.config_file.open("a") as config:
+            config.write("\n[DEFAULT]\ndebug = not-a-boolean\n")
+        workers[0].kill()
+        _wait(lambda: not server.running(), 30, "the master went on")
+        assert server.returncode == 1, server.output()[-3000:]
+        output = server.output()
+        assert "it cannot start" in output, output[-3000:]
+        assert "not-a-boolean" in output, output[-3000:]
+    finally:
+        server.kill()
+
+
 def test_the_masters_death_takes_the_workers_with_it(server: ServerProcess) -> None:
     workers = _workers(server)
     assert server.pid is not None

@@ -78,3 +78,24 @@ def test_no_parent_is_named_from_a_thread_that_may_end() -> None:
     thread.start()
     thread.join()
     assert found == [{}]
+
+
+def test_a_worker_killed_again_and_again_waits_longer_each_time() -> None:
+    waits = [supervision.respawn_backoff(n) for n in range(0, 10)]
+    assert waits[:4] == [0.0, 0.0, supervision.RESPAWN_INTERVAL,
+                         2 * supervision.RESPAWN_INTERVAL]
+    assert waits == sorted(waits)
+    assert max(waits) == supervision.MAX_BACKOFF
+
+
+@pytest.mark.parametrize(("lived", "status", "could_not_start", "quick"), [
+    (0.2, 1, True, True),      # the app factory raised: a bad configuration
+    (0.2, 0, True, True),
+    (0.2, -9, False, True),    # SIGKILL (the OOM killer, an operator): start it again
+    (0.2, None, False, True),  # a worker thread: how it ended is not known
+    (60.0, 1, False, False),   # it served a minute: a crash, not a start that fails
+])
+def test_which_dead_workers_stop_the_server(lived: float, status: int | None,
+                                            could_not_start: bool, quick: bool) -> None:
+    death = supervision.WorkerDeath(0, lived, status)
+    assert (death.could_not_start, death.quick) == (could_not_start, quick)

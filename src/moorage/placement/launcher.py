@@ -154,6 +154,11 @@ class ServerProcess:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once it ended (negative: the signal that ended it)."""
+        return self._process.poll() if self._process is not None else None
+
     def output(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
