@@ -1,0 +1,86 @@
+"""``moorage run`` and ``moorage serve`` end every process they started when they are
+told to stop (SIGTERM as systemd or a CI timeout sends it, SIGINT as Ctrl-C, SIGHUP as
+a closed terminal) and when they are killed outright (SIGKILL): within 10 s no
+process of theirs is left. Found when a timeout ended a large run and its placement
+and compute API served on, orphaned, 25 minutes later."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.functional.cli.test_run import SMALL_CLOUD
+
+# Long enough to be killed in the middle: the services are up well before it ends.
+LONG_CLOUD = SMALL_CLOUD.replace("count: 4}", "count: 5000}")
+SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL]
+
+
+def _descendants_once_serving(process: psutil.Popen, names: tuple[str, ...],
+                              timeout: float = 120) -> list[psutil.Process]:
+    """Every process ``process`` started, once one runs each of ``names`` (a command
+    line word: "placement", "api")."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        found = process.children(recursive=True)
+        commands = [" ".join(p.cmdline()) for p in found if p.is_running()]
+        if all(any(f" {name} serve" in c for c in commands) for name in names):
+            time.sleep(1.0)  # their workers too
+            return process.children(recursive=True)
+        time.sleep(0.2)
+    raise AssertionError(f"no {names} started within {timeout}s")
+
+
+def _left(processes: list[psutil.Process], within: float) -> list[str]:
+    deadline = time.monotonic() + within
+    while True:
+        alive = [p for p in processes
+                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        if not alive or time.monotonic() > deadline:
+            return [f"{p.pid}: {' '.join(p.cmdline())}" for p in alive]
+        time.sleep(0.1)
+
+
+def _end(process: psutil.Popen, sig: signal.Signals,
+         started: list[psutil.Process]) -> None:
+    try:
+        process.send_signal(sig)
+        process.wait(timeout=30)
+        assert _left(started, within=10) == []
+    finally:
+        for leftover in [process, *started]:
+            with contextlib.suppress(psutil.Error):
+                leftover.kill()
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_a_run_ends_its_services(tmp_path: Path, sig: signal.Signals) -> None:
+    cloud = tmp_path / "long.yaml"
+    cloud.write_text(LONG_CLOUD)
+    process = psutil.Popen([sys.executable, "-m", "moorage", "run", str(cloud),
+                            "--only", "both", "--api-workers", "2"], cwd=tmp_path,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    started = _descendants_once_serving(process, ("placement", "api"))
+    assert len(started) >= 2, started
+    _end(process, sig, started)
+
+
+@pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
+def test_serve_ends_with_everything_it_started(tmp_path: Path, sig: signal.Signals) -> None:
+    process = psutil.Popen(
+        [sys.executable, "-m", "moorage", "serve", "--port", "0", "--placement-port", "0",
+         "--data-dir", str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    while not (line := process.stdout.readline()).startswith("Ctrl-C"):
+        assert line, "moorage serve exited early"
+    started = process.children(recursive=True)
+    _end(process, sig, [*started, psutil.Process(process.pid)])
