@@ -10,6 +10,9 @@ OPTS = (
     cfg.StrOpt(
         "connection",
         secret=True,
+        # A nova.conf names its API database here: the compute API's records (flavors,
+        # servers...) are those nova keeps there. [database] wins when both are set.
+        deprecated_opts=[cfg.DeprecatedOpt("connection", group="api_database")],
         help="SQLAlchemy URL of the compute API database. Unset means an embedded "
         "SQLite database in the user's data directory "
         "(for example ~/.local/share/moorage/api.sqlite). "

@@ -49,7 +49,7 @@ def _choices(opt: cfg.Opt) -> list[tuple[str, str | None]]:
     return [(str(value), description) for value, description in choices.items()]
 
 
-def _option(opt: cfg.Opt) -> Iterable[str]:
+def _option(group: str, opt: cfg.Opt) -> Iterable[str]:
     yield f"### `{opt.dest}`"
     yield ""
     yield f"- type: {_kind(opt)}; default: {_default(opt)}"
@@ -58,6 +58,11 @@ def _option(opt: cfg.Opt) -> Iterable[str]:
         yield f"- minimum: {minimum}"
     if opt.secret:
         yield "- secret: not shown in logs"
+    for old in opt.deprecated_opts:
+        if old.name and "-" in old.name:
+            continue  # a command line's spelling, not a configuration file's
+        # (A deprecated name without a group is one of the option's own group.)
+        yield f"- also read as `[{old.group or group}] {old.name or opt.dest}` (deprecated)"
     for value, description in _choices(opt):
         yield f"- `{value}`" + (f": {description}" if description else "")
     yield ""
@@ -78,7 +83,7 @@ def render_markdown() -> str:
         lines.append(f"## [{group}]")
         lines.append("")
         for opt in opts:
-            lines.extend(_option(opt))
+            lines.extend(_option(group, opt))
     return "\n".join(lines).rstrip() + "\n"
 
 

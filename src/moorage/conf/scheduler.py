@@ -10,6 +10,9 @@ OPTS = (
     cfg.BoolOpt(
         "query_placement_for_image_type_support",
         default=False,
+        # The name the image-type spec first gave it, still in its text.
+        deprecated_opts=[cfg.DeprecatedOpt("filter_hosts_by_image_type_support",
+                                           group=GROUP)],
         help="Ask placement only for hosts whose driver reads the image's disk_format "
         "(the host must report COMPUTE_IMAGE_TYPE_<FORMAT>). Not for volume-backed "
         "servers, whose image is never read by the host.",

@@ -109,3 +109,17 @@ def test_upstreams_variables_win_over_a_launchers_export(
     assert deployed_config(placement=True).placement.max_allocation_candidates == 1
     monkeypatch.setenv("OS_MOORAGE_CONFIG_DIR", str(tmp_path / "etc"))
     assert deployed_config(placement=True).placement.max_allocation_candidates == 2
+
+
+def test_nova_and_the_specs_names_are_read(tmp_path: Path) -> None:
+    """A nova.conf's [api_database] connection, and the image-type spec's first name
+    for its option, mean what they mean there."""
+    conf = load_config([_file(tmp_path / "nova.conf",
+                              "[api_database]\nconnection = sqlite:////srv/api.sqlite\n"
+                              "[scheduler]\nfilter_hosts_by_image_type_support = true\n")])
+    assert conf.database.connection == "sqlite:////srv/api.sqlite"
+    assert conf.scheduler.query_placement_for_image_type_support is True
+    both = load_config([_file(tmp_path / "both.conf",
+                              "[api_database]\nconnection = sqlite:////srv/old.sqlite\n"
+                              "[database]\nconnection = sqlite:////srv/new.sqlite\n")])
+    assert both.database.connection == "sqlite:////srv/new.sqlite"
