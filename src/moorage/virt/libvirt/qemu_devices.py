@@ -64,7 +64,7 @@ class DeviceList:
 def parse(text: str, emulator: str, version: str | None, source: str) -> DeviceList:
     """The device list in ``text`` (the output of ``-device help``). Lines that are not
     a category or a device (QEMU's module warnings) are ignored; a device line without
-    a name is an error naming ``source``."""
+    a name, or no device at all, is an error naming ``source``."""
     devices: dict[str, QemuDevice] = {}
     category = ""
     for raw in text.splitlines():
@@ -93,6 +93,11 @@ def parse(text: str, emulator: str, version: str | None, source: str) -> DeviceL
         devices[device.name] = device
         for alias in device.aliases:
             devices.setdefault(alias, device)
+    if not devices:
+        # Empty, or not a device list at all: every model would read as missing.
+        raise DeviceProbeError(f"{source}: no device in it; expected the output of "
+                               f"{Path(emulator).name} -device help (lines such as "
+                               '\'name "virtio-net-pci", bus PCI\')')
     return DeviceList(emulator, version, source, devices)
 
 

@@ -50,3 +50,11 @@ def test_a_probe_is_asked_once_per_binary(tmp_path: Path) -> None:
     assert qemu_devices.probe(str(fake)) is first
     assert first.version == "9.1.0" and first.get("e1000") is not None
     assert calls.read_text().splitlines() == ["-version", "-device help"]
+
+
+@pytest.mark.parametrize("text", ["", "\n\n", "garbage\n", "Network devices:\n"])
+def test_a_list_with_no_device_is_an_error_naming_its_file(text: str) -> None:
+    """Read as a list, it would report every NIC, sound and vIOMMU model False."""
+    with pytest.raises(DeviceProbeError, match=r"^list\.txt: no device in it; expected the "
+                       r"output of qemu-system-x86_64 -device help"):
+        qemu_devices.parse(text, "/usr/bin/qemu-system-x86_64", None, "list.txt")
