@@ -11,6 +11,7 @@ test_processes_crash.py.
 from __future__ import annotations
 
 import time
+import uuid as uuidlib
 from typing import Any
 
 from moorage.db.clock import utcnow_precise
@@ -159,6 +160,21 @@ def test_a_build_that_held_a_claim_while_scheduling_releases_it(make_cloud: Any)
     assert _hosts_of(cloud, uuid) == ["h1"]
 
 
+def _dead_migration(cloud: Cloud, uuid: str, source: str
+                    ) -> tuple[operations.Operation, MigrationRecord]:
+    """A cold migration the API accepted and the dead conductor began: the server
+    MIGRATING, its migration recorded (nothing swapped, claimed or spawned yet)."""
+    op = _dead_operation(cloud, uuid, OperationKind.MIGRATE, {"host": None})
+    _dead_apply(cloud, uuid, op, "migrate.accepted")
+    _dead_apply(cloud, uuid, op, "resize.migrating")
+    migration = MigrationRecord(uuid=str(uuidlib.uuid4()), server_uuid=uuid,
+                                kind=MigrationKind.MIGRATION, source_host=source,
+                                status=MigrationStatus.MIGRATING)
+    with cloud.state.database.writer() as writer:
+        assert store.insert_migration(writer.conn, migration, fence=Fence(op.id, DEAD))
+    return op, migration
+
+
 def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
     cloud = _cloud(make_cloud, "h1", "h2")
     server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
@@ -168,14 +184,7 @@ def test_an_interrupted_migration_is_rolled_back(make_cloud: Any) -> None:
     # The API accepted the migration; the dead conductor recorded the migration,
     # swapped the allocations to it, claimed the destination and started its guest;
     # then it died.
-    op = _dead_operation(cloud, uuid, OperationKind.MIGRATE, {"host": None})
-    _dead_apply(cloud, uuid, op, "migrate.accepted")
-    _dead_apply(cloud, uuid, op, "resize.migrating")
-    migration = MigrationRecord(uuid="0b5a1e52-0000-4000-8000-000000000001",
-                                server_uuid=uuid, kind=MigrationKind.MIGRATION,
-                                source_host=source, status=MigrationStatus.MIGRATING)
-    with cloud.state.database.writer() as writer:
-        assert store.insert_migration(writer.conn, migration, fence=Fence(op.id, DEAD))
+    op, migration = _dead_migration(cloud, uuid, source)
     cloud.state.placement.move_allocations(uuid, migration.uuid, record.project_id,
                                            record.user_id)
     spec = request_spec(record, ignore_hosts=(source,))
@@ -206,14 +215,7 @@ def test_a_swap_read_before_the_rollback_is_refused_after_it(make_cloud: Any) ->
     server = cloud.boot_and_wait(cloud.flavor("small"), cloud.image("raw", "raw"))
     uuid, source = server["id"], server["OS-EXT-SRV-ATTR:host"]
     record = _record(cloud, uuid)
-    op = _dead_operation(cloud, uuid, OperationKind.MIGRATE, {"host": None})
-    _dead_apply(cloud, uuid, op, "migrate.accepted")
-    _dead_apply(cloud, uuid, op, "resize.migrating")
-    migration = MigrationRecord(uuid="0b5a1e52-0000-4000-8000-000000000002",
-                                server_uuid=uuid, kind=MigrationKind.MIGRATION,
-                                source_host=source, status=MigrationStatus.MIGRATING)
-    with cloud.state.database.writer() as writer:
-        assert store.insert_migration(writer.conn, migration, fence=Fence(op.id, DEAD))
+    op, migration = _dead_migration(cloud, uuid, source)
 
     def paused_past_its_lease() -> None:
         _expire(cloud, op)
