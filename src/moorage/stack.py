@@ -35,7 +35,7 @@ from moorage.api.storage import migration as api_migration
 from moorage.compute.client import AgentClient, AgentUnreachable
 from moorage.compute.remote import HTTPAgentClient
 from moorage.conductor.manager import Conductor
-from moorage.conf import check_all_options
+from moorage.conf import check_all_options, unknown
 from moorage.db.database import Database
 from moorage.placement.client import PlacementClient
 from moorage.scheduler.manager import Scheduler, check_configuration
@@ -123,6 +123,7 @@ def deployed_api_app() -> WSGIApp:
                                                      "moorage api db sync")
         app = build_app(state)
         check_all_options(conf)  # and the options the middleware registered
+        unknown.warn(conf, LOG)
     conductor = attach_workers(state)
     if conductor is not None:
         atexit.register(conductor.stop)

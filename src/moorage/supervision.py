@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from oslo_config import cfg
@@ -181,7 +181,7 @@ class WorkerDeath:
         return self.lived < QUICK_DEATH
 
 
-def _supervising_server() -> type[Any]:
+def _supervising_server() -> type:
     """granian's server class, with Moorage's rule for the workers that die (above)
     in place of granian's crash-loop exit. It hooks ``_respawn_workers``, the one step
     granian takes for every replacement (a dead worker, a reload, a lifetime's end),
@@ -191,12 +191,12 @@ def _supervising_server() -> type[Any]:
     from granian import Granian
 
     class SupervisingServer(Granian):  # type: ignore[misc,valid-type]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, **kwargs)
             self.quick_deaths: dict[int, int] = {}
 
-        def _respawn_workers(self, workers: list[int], spawn_target: Any,
-                             target_loader: Any, delay: float = 0) -> Any:
+        def _respawn_workers(self, workers: list[int], spawn_target: object,
+                             target_loader: object, delay: float = 0) -> None:
             now = time.monotonic()
             dead = [WorkerDeath(index, now - self.wrks[index].birth,
                                 getattr(self.wrks[index].inner, "exitcode", None))
@@ -210,7 +210,7 @@ def _supervising_server() -> type[Any]:
                     self.interrupt_children.append(death.index)  # exit status 1
                     self.interrupt_signal = True
                     self.main_loop_interrupt.set()
-                    return None
+                    return
                 count = self.quick_deaths.get(death.index, 0) + 1 if death.quick else 0
                 self.quick_deaths[death.index] = count
                 wait = max(wait, respawn_backoff(count))
@@ -222,11 +222,10 @@ def _supervising_server() -> type[Any]:
                 deadline = time.monotonic() + wait
                 while time.monotonic() < deadline:
                     if self.interrupt_signal:  # told to stop meanwhile
-                        return None
+                        return
                     time.sleep(0.1)
-            result = super()._respawn_workers(workers, spawn_target, target_loader, delay)
+            super()._respawn_workers(workers, spawn_target, target_loader, delay)
             self.respawned_wrks.clear()  # granian's crash-loop rule: replaced above
-            return result
 
     return SupervisingServer
 

@@ -10,6 +10,7 @@ from cliff.command import Command
 from oslo_config import cfg
 
 from moorage import logs
+from moorage.conf import unknown
 
 LOG = logging.getLogger(__name__)
 
@@ -21,6 +22,7 @@ def start_logging(command: Command, conf: cfg.ConfigOpts) -> None:
     options = command.app_args
     quiet = options is not None and getattr(options, "verbose_level", 1) == 0
     logs.setup(conf, quiet=quiet, failures=command.app.LOG)
+    unknown.warn(conf, LOG)  # a misspelt option, said once, where the operator reads
     if LOG.isEnabledFor(logging.DEBUG):
         try:
             conf.log_opt_values(LOG, logging.DEBUG)

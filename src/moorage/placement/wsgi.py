@@ -11,15 +11,18 @@ checked before anything else.
 
 from __future__ import annotations
 
+import logging
 from wsgiref.types import WSGIApplication
 
-from moorage.conf import check_all_options
+from moorage.conf import check_all_options, unknown
 from moorage.placement.app import make_app
 from moorage.placement.service import PlacementService
 from moorage.placement.storage import migration
 from moorage.supervision import refused_unless_started, start_deployed, start_worker
 
 __all__ = ["create_app", "deployed_app"]
+
+LOG = logging.getLogger(__name__)
 
 
 def create_app() -> WSGIApplication:
@@ -42,4 +45,5 @@ def deployed_app() -> WSGIApplication:
         service.prepare()
         app = make_app(service)
         check_all_options(conf)  # and the options the middleware registered
+        unknown.warn(conf, LOG)
     return app
