@@ -57,6 +57,8 @@ RESPAWN_INTERVAL = 1.0
 # backoff that doubles from RESPAWN_INTERVAL to MAX_BACKOFF while it keeps dying.
 QUICK_DEATH = 5.5
 MAX_BACKOFF = 30.0
+# How often a stopping master tells a worker that was starting to stop again.
+RETELL_INTERVAL = 1.0
 
 
 def mark_master() -> None:
@@ -226,6 +228,29 @@ def _supervising_server() -> type:
                     time.sleep(0.1)
             super()._respawn_workers(workers, spawn_target, target_loader, delay)
             self.respawned_wrks.clear()  # granian's crash-loop rule: replaced above
+
+        def _stop_workers(self) -> None:
+            """granian's stop, told again: a worker still starting when the master was
+            told to stop (a run killed as it started its services) handles signals
+            with the master's handlers it was forked with, which stop nothing there; the
+            master then waited for it forever. Each worker that started less than
+            QUICK_DEATH ago is told again every RETELL_INTERVAL until it ends."""
+            now = time.monotonic()
+            starting = [w for w in self.wrks if now - w.birth < QUICK_DEATH]
+            stopped = threading.Event()
+
+            def retell() -> None:
+                while not stopped.wait(RETELL_INTERVAL):
+                    for worker in starting:
+                        if worker.is_alive():
+                            worker.terminate()
+
+            if starting:
+                threading.Thread(target=retell, name="retell-stop", daemon=True).start()
+            try:
+                super()._stop_workers()
+            finally:
+                stopped.set()
 
     return SupervisingServer
 

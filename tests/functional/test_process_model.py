@@ -162,6 +162,21 @@ def test_a_worker_that_cannot_start_stops_the_service_saying_why(tmp_path: Path)
         server.kill()
 
 
+def test_a_master_told_to_stop_while_its_workers_start_stops(tmp_path: Path) -> None:
+    """SIGTERM as the workers are forked: they still hold the master's signal handlers,
+    which stop nothing there, and granian's master waited for them forever (a run
+    killed as it started its services left them serving)."""
+    server = PlacementProcess(tmp_path / "p", workers=2)
+    server.launch()
+    try:
+        _wait(lambda: "Spawning worker-2" in server.output(), 30, "no worker spawned")
+        assert server.pid is not None
+        os.kill(server.pid, signal.SIGTERM)  # the master alone, as a supervisor does
+        _wait(lambda: not server.running(), 10, "the master still waits for its workers")
+    finally:
+        server.kill()
+
+
 def test_the_masters_death_takes_the_workers_with_it(server: ServerProcess) -> None:
     workers = _workers(server)
     assert server.pid is not None

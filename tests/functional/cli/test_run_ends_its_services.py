@@ -30,8 +30,7 @@ def _descendants_once_serving(process: psutil.Popen, names: tuple[str, ...],
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()[1][-3000:]
-        found = process.children(recursive=True)
-        commands = [" ".join(p.cmdline()) for p in found if p.is_running()]
+        commands = [_command(p) for p in process.children(recursive=True)]
         if all(any(f" {name} serve" in c for c in commands) for name in names):
             time.sleep(1.0)  # their workers too
             return process.children(recursive=True)
@@ -39,13 +38,27 @@ def _descendants_once_serving(process: psutil.Popen, names: tuple[str, ...],
     raise AssertionError(f"no {names} started within {timeout}s")
 
 
+def _command(process: psutil.Process) -> str:
+    """Its command line; "" once it has ended (a zombie tells none)."""
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:
+        return ""
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _left(processes: list[psutil.Process], within: float) -> list[str]:
     deadline = time.monotonic() + within
     while True:
-        alive = [p for p in processes
-                 if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        alive = [p for p in processes if _alive(p)]
         if not alive or time.monotonic() > deadline:
-            return [f"{p.pid}: {' '.join(p.cmdline())}" for p in alive]
+            return [f"{p.pid}: {_command(p)}" for p in alive]
         time.sleep(0.1)
 
 
@@ -68,7 +81,11 @@ def test_a_run_ends_its_services(tmp_path: Path, sig: signal.Signals) -> None:
     process = psutil.Popen([sys.executable, "-m", "moorage", "run", str(cloud),
                             "--only", "both", "--api-workers", "2"], cwd=tmp_path,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    started = _descendants_once_serving(process, ("placement", "api"))
+    try:
+        started = _descendants_once_serving(process, ("placement", "api"))
+    except BaseException:
+        _end(process, signal.SIGKILL, process.children(recursive=True))
+        raise
     assert len(started) >= 2, started
     _end(process, sig, started)
 
