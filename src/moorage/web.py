@@ -129,20 +129,20 @@ DEPTH_REFUSED = "JSON nested more than {} levels deep is not allowed in {}."
 
 def nested_deeper_than(value: object, limit: int) -> bool:
     """Whether decoded JSON ``value`` nests objects and arrays more than ``limit`` deep.
-    Walked without recursion: a body thousands deep must not exhaust the stack here."""
-    pending: list[tuple[object, int]] = [(value, 1)]
-    while pending:
-        item, depth = pending.pop()
-        if isinstance(item, dict):
-            children: Iterable[object] = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
+    Walked a level at a time, without recursion: a body thousands deep must not
+    exhaust the stack here, and a wide one costs a list comprehension per level."""
+    level: list[dict[str, object] | list[object]] = (
+        [value] if isinstance(value, dict | list) else [])
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             return True
-        pending.extend((child, depth + 1) for child in children
-                       if isinstance(child, dict | list))
+        below: list[dict[str, object] | list[object]] = []
+        for item in level:
+            children: Iterable[object] = item.values() if isinstance(item, dict) else item
+            below.extend([child for child in children if isinstance(child, dict | list)])
+        level = below
     return False
 
 
