@@ -164,6 +164,16 @@ def option_value(conf: cfg.ConfigOpts, group: str, name: str) -> object:
                             f"{_allowed(group, name)}") from None
 
 
+def where(conf: cfg.ConfigOpts, group: str, name: str) -> str:
+    """`` in FILE`` when the option's value came from a configuration file, for a
+    refusal to name the file to fix; "" otherwise (a default, an override)."""
+    try:
+        location = conf.get_location(name, None if group == DEFAULT_GROUP else group)
+    except (cfg.NoSuchOptError, cfg.NoSuchGroupError):
+        return ""
+    return f" in {location.detail}" if location is not None and location.detail else ""
+
+
 def _allowed(group: str, name: str) -> str:
     """``; allowed: ...`` for a boolean or a number (oslo.config's message does not
     say what would do)."""

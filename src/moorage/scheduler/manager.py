@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from oslo_config import cfg
 
-from moorage.conf import check_options
+from moorage.conf import check_options, where
 from moorage.placement.client import (
     Candidates,
     PlacementClient,
@@ -51,6 +51,7 @@ from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
+    UnknownHostFilter,
     constraint_labels,
     enabled_filters,
     run_filters,
@@ -131,7 +132,12 @@ def check_configuration(conf: cfg.ConfigOpts) -> None:
     """A misspelt filter or a bad option value stops the service when it starts, naming
     what is allowed (a ValueError of one line), rather than failing the first boot."""
     check_options(conf, ("scheduler", "filter_scheduler"))
-    enabled_filters(conf.filter_scheduler.enabled_filters)
+    try:
+        enabled_filters(conf.filter_scheduler.enabled_filters)
+    except UnknownHostFilter as exc:
+        named = "[filter_scheduler] enabled_filters"
+        raise UnknownHostFilter(str(exc).replace(
+            named, named + where(conf, "filter_scheduler", "enabled_filters"), 1)) from None
 
 
 class Scheduler:

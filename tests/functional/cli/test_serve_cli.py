@@ -21,9 +21,10 @@ def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["serve", "--db", "foo://x"], "unsupported database URL 'foo://x'"),
+    # --port 0: no test depends on the default port (8778) being free.
+    (["serve", "--port", "0", "--db", "foo://x"], "unsupported database URL 'foo://x'"),
     (["serve", "--port", "99999"], "[placement_server] port = 99999"),
-    (["serve", "--db", "sqlite:////nonexistent/dir/p.sqlite"],
+    (["serve", "--port", "0", "--db", "sqlite:////nonexistent/dir/p.sqlite"],
      "cannot use the placement database sqlite:////nonexistent/dir/p.sqlite"),
     (["db", "sync", "--db", "postgresql://nobody:secret@127.0.0.1:1/x"],
      "cannot use the placement database postgresql://nobody:***@127.0.0.1:1/x"),
@@ -85,8 +86,8 @@ def test_db_sync_reports_the_revisions(tmp_path: Path) -> None:
 SCHEDULER_CONFIGS = {
     "a misspelt host filter": (
         "[filter_scheduler]\nenabled_filters = ComputeFilter,RamFiltr\n",
-        "[filter_scheduler] enabled_filters: unknown RamFiltr; available: ComputeFilter, "
-        "AvailabilityZoneFilter, ImagePropertiesFilter"),
+        "[filter_scheduler] enabled_filters in {conf}: unknown RamFiltr; available: "
+        "ComputeFilter, AvailabilityZoneFilter, ImagePropertiesFilter"),
     "a prefilter switch that is no boolean": (
         "[scheduler]\nimage_metadata_prefilter = maybe\n",
         "[scheduler] image_metadata_prefilter in {conf}: Unexpected boolean value 'maybe'; "
