@@ -185,11 +185,12 @@ class WorkerDeath:
 
 def _supervising_server() -> type:
     """granian's server class, with Moorage's rule for the workers that die (above)
-    in place of granian's crash-loop exit. It hooks ``_respawn_workers``, the one step
-    granian takes for every replacement (a dead worker, a reload, a lifetime's end),
-    and acts only on the workers found dead; granian is held below 2.9 for it
-    (pyproject.toml), and tests/functional/test_process_model.py kills workers to
-    check it."""
+    in place of granian's crash-loop exit, and a stop every worker hears. It hooks
+    two steps of granian's master: ``_respawn_workers``, the one it takes for every
+    replacement (a dead worker, a reload, a lifetime's end; acting only on the workers
+    found dead), and ``_stop_workers``. granian is held below 2.9 for them
+    (pyproject.toml); tests/functional/test_process_model.py kills and stops workers
+    to check them."""
     from granian import Granian
 
     class SupervisingServer(Granian):  # type: ignore[misc,valid-type]
@@ -259,8 +260,10 @@ def serve(target: str, *, host: str, port: int, workers: int, threads: int,
           stop_timeout: int) -> None:
     """Serve the WSGI application ``target`` makes ("module:factory") under granian, as
     every Moorage service is served, until the master is stopped: this process is
-    the master (``mark_master``); a dead worker is replaced after
-    ``RESPAWN_INTERVAL``; on SIGTERM each worker finishes the requests it holds,
+    the master (``mark_master``); a dead worker is replaced at once, with a backoff
+    when it keeps dying (``_supervising_server``); granian's ``respawn_interval``
+    (``RESPAWN_INTERVAL``) spaces the replacements of a reload; on SIGTERM each
+    worker finishes the requests it holds,
     ``stop_timeout`` seconds at most (0: no limit); systemd, when it runs the
     service, hears when it answers and when it stops (``systemd.announce_granian``).
     Logging is the services' (``logs``), granian's own lines included."""
