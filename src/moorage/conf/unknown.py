@@ -15,12 +15,12 @@ import configparser
 import glob
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from oslo_config import cfg
 
-DEFAULT_GROUP = "DEFAULT"
+from moorage.conf import DEFAULT_GROUP
 
 
 @dataclass(frozen=True)
@@ -71,13 +71,12 @@ def files_of(conf: cfg.ConfigOpts) -> list[str]:
     return found
 
 
-def unknown_options(conf: cfg.ConfigOpts, files: Iterable[str] | None = None
-                    ) -> list[UnknownOptions]:
-    """What ``files`` (default: those ``conf`` was read from) set in the sections
-    ``conf`` reads that none of its options is."""
+def unknown_options(conf: cfg.ConfigOpts) -> list[UnknownOptions]:
+    """What the files ``conf`` was read from set in the sections it reads that none of
+    its options is."""
     known = known_names(conf)
     found: list[UnknownOptions] = []
-    for path in files_of(conf) if files is None else files:
+    for path in files_of(conf):
         parser = configparser.ConfigParser(strict=False, interpolation=None,
                                            default_section="\x00none")
         try:

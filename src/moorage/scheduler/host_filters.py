@@ -277,12 +277,13 @@ class UnknownHostFilter(ValueError):
     """``enabled_filters`` names a filter Moorage does not have."""
 
 
-def enabled_filters(names: Sequence[str]) -> list[HostFilter]:
-    """The filters ``[filter_scheduler] enabled_filters`` names, in its order."""
+def enabled_filters(names: Sequence[str], source: str = "") -> list[HostFilter]:
+    """The filters ``[filter_scheduler] enabled_filters`` names, in its order.
+    ``source``: where the value came from, for the refusal (`` in FILE``)."""
     unknown = [n for n in names if n not in HOST_FILTERS]
     if unknown:
         raise UnknownHostFilter(
-            f"[filter_scheduler] enabled_filters: unknown {', '.join(unknown)}; "
+            f"[filter_scheduler] enabled_filters{source}: unknown {', '.join(unknown)}; "
             f"available: {', '.join(HOST_FILTERS)}")
     return [HOST_FILTERS[n] for n in names]
 

@@ -51,7 +51,6 @@ from moorage.scheduler.filter_records import Origin, OriginKind
 from moorage.scheduler.host_filters import (
     FilterOptions,
     HostState,
-    UnknownHostFilter,
     constraint_labels,
     enabled_filters,
     run_filters,
@@ -132,12 +131,8 @@ def check_configuration(conf: cfg.ConfigOpts) -> None:
     """A misspelt filter or a bad option value stops the service when it starts, naming
     what is allowed (a ValueError of one line), rather than failing the first boot."""
     check_options(conf, ("scheduler", "filter_scheduler"))
-    try:
-        enabled_filters(conf.filter_scheduler.enabled_filters)
-    except UnknownHostFilter as exc:
-        named = "[filter_scheduler] enabled_filters"
-        raise UnknownHostFilter(str(exc).replace(
-            named, named + where(conf, "filter_scheduler", "enabled_filters"), 1)) from None
+    enabled_filters(conf.filter_scheduler.enabled_filters,
+                    where(conf, "filter_scheduler", "enabled_filters"))
 
 
 class Scheduler:
