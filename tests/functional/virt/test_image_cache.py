@@ -16,8 +16,9 @@ import pytest
 from moorage.model.image import Image
 from moorage.virt import image_cache
 from moorage.virt.image_service import ImageNotFound, ImageService, ImageServiceUnavailable
-from moorage.virt.libvirt.guest import Choice, Disk
+from moorage.virt.libvirt.guest import Disk
 from moorage.virt.libvirt.root_disk import create
+from moorage.virt.switches import Choice
 from tests.image_standin import ImageServiceStandIn, StoredImage, boot_disk
 from tests.unit.virt import builders
 

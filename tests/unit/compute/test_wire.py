@@ -13,7 +13,7 @@ from moorage.compute.client import PowerAction, SpawnFailed
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.virt.driver import Guest, HypervisorUnavailable, UnsupportedHardware
-from moorage.virt.libvirt.guest import FlavorImageConflict
+from moorage.virt.switches import FlavorImageConflict
 
 UUID = "6f1f9d3e-2a7b-4c55-9d0e-1b2c3d4e5f60"
 

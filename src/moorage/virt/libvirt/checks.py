@@ -18,14 +18,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from moorage.model import image, vocabulary
+from moorage.virt import switches
 from moorage.virt.driver import UnsupportedHardware
-from moorage.virt.libvirt import models, switches, tables
+from moorage.virt.libvirt import models, tables
+from moorage.virt.libvirt import switches as cpu_switches
 from moorage.virt.libvirt.domcaps import DomainCapabilities
-from moorage.virt.libvirt.guest import Choice, GuestConfig
+from moorage.virt.libvirt.guest import GuestConfig
 from moorage.virt.libvirt.hostcaps import GuestArch
 from moorage.virt.libvirt.models import GuestPlatform
 from moorage.virt.libvirt.qemu_devices import DeviceList
 from moorage.virt.libvirt.tables import Version
+from moorage.virt.switches import Choice
 
 # Device-model traits a flavor or image may require, and the model each names.
 BUS_TRAITS: Mapping[str, str] = {vocabulary.trait_name(vocabulary.STORAGE_BUS, bus): bus
@@ -235,8 +238,8 @@ def check_cpu_features(config: GuestConfig, target: Target) -> None:
     """Every CPU feature a requested trait switches on is one this hypervisor can give
     the guest (libvirt would refuse to start it otherwise)."""
     for feature in config.cpu_features:
-        if config.arch not in switches.CPU_FEATURE_ARCHS[feature.trait]:
-            family = switches.CPU_FEATURE_FAMILY[feature.trait]
+        if config.arch not in cpu_switches.CPU_FEATURE_ARCHS[feature.trait]:
+            family = cpu_switches.CPU_FEATURE_FAMILY[feature.trait]
             raise _refuse(feature.trait, f"an {family} CPU feature ({feature.name}) for "
                                          f"a {config.arch} guest")
         if feature.name not in target.cpu_features:

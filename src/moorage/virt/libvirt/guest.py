@@ -6,7 +6,8 @@ Three pure steps, each testable without a hypervisor:
    image and ``[libvirt]`` options (the host is asked for nothing yet);
 2. ``resolve``: every device model and feature the guest gets, from the image's
    ``hw_*`` properties, upstream's defaults (``defaults.py``) and the requested
-   traits that switch features on (``switches.py``), each with where it came
+   traits that switch features on (``moorage.virt.switches`` and
+   ``switches.py`` here for the CPU), each with where it came
    from, so that a late check (``checks.py``) can say why it refuses;
 3. ``domain_xml``: the ``<domain>`` document, built with lxml.
 
@@ -18,16 +19,19 @@ from __future__ import annotations
 
 import logging
 import uuid as uuid_module
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lxml import etree
 
 from moorage.model import vocabulary
 from moorage.model.image import Image
+from moorage.virt import switches
 from moorage.virt.driver import Guest, UnsupportedHardware
-from moorage.virt.libvirt import defaults, switches
+from moorage.virt.libvirt import defaults
+from moorage.virt.libvirt import switches as cpu_switches
 from moorage.virt.libvirt.domcaps import DomainCapabilities
+from moorage.virt.switches import Choice, FlavorImageConflict, chosen_model, single
 
 LOG = logging.getLogger(__name__)
 
@@ -43,21 +47,6 @@ DEV_PREFIXES: Mapping[str, str] = {
 # CPU model of an emulated architecture, which has no host model to copy.
 EMULATED_CPU_MODELS: Mapping[str, str] = {"x86_64": "qemu64", "i686": "qemu32",
                                           "aarch64": "max", "ppc64le": "POWER8"}
-
-
-class FlavorImageConflict(ValueError):
-    """The flavor and the image (or two traits) ask for things that exclude each other."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A value the guest gets, and why: the image property, trait or default that chose it."""
-
-    value: str
-    source: str
-
-    def __str__(self) -> str:
-        return f"{self.value} ({self.source})"
 
 
 @dataclass(frozen=True)
@@ -219,21 +208,21 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
     warnings: list[str] = []
 
     root = _root_disk(guest.image, settings, arch, machine, f"{instance_dir}/disk")
-    video = (_model("hw_video_model", props.hw_video_model, requested)
+    video = (chosen_model("hw_video_model", props.hw_video_model, requested)
              or _default(defaults.video_model(settings.virt_type, arch), f"default for {arch}"))
-    vif = (_model("hw_vif_model", props.hw_vif_model, requested)
+    vif = (chosen_model("hw_vif_model", props.hw_vif_model, requested)
            or _default(defaults.vif_model(settings.virt_type),
                        f"default for {settings.virt_type}"))
     packed_ring = switches.VIRTIO_PACKED if switches.VIRTIO_PACKED in requested else None
     if packed_ring and (vif is None or vif.value != "virtio"):
         warnings.append(f"{packed_ring} asks for packed virtqueues, which only virtio "
                         f"devices have; the NIC is {vif or 'none'}")
-    sound = _model("hw_sound_model", props.hw_sound_model, requested)
-    viommu = _model("hw_viommu_model", props.hw_viommu_model, requested)
+    sound = chosen_model("hw_sound_model", props.hw_sound_model, requested)
+    viommu = chosen_model("hw_viommu_model", props.hw_viommu_model, requested)
     if viommu is not None and viommu.value == "auto" and auto_viommu is not None:
         viommu = Choice(auto_viommu, f"auto ({viommu.source})")
 
-    features = tuple(CpuFeature(t, f) for t, f in switches.cpu_features(requested).items())
+    features = tuple(CpuFeature(t, f) for t, f in cpu_switches.cpu_features(requested).items())
     emulated_model = EMULATED_CPU_MODELS.get(arch) if where.emulated else None
 
     hpet: Choice | None = None
@@ -282,14 +271,6 @@ def resolve(guest: Guest, settings: Settings, where: Platform,
 
 def _default(value: str | None, source: str) -> Choice | None:
     return Choice(value, source) if value else None
-
-
-def _model(prop: str, value: str | None, requested: frozenset[str]) -> Choice | None:
-    """The model the image property names, or the one a required trait switches on;
-    FlavorImageConflict when they (or two traits) name different models."""
-    choices = ([Choice(value, prop)] if value else []) + [
-        Choice(model, trait) for trait, model in switches.model_traits(prop, requested).items()]
-    return _single(prop.removeprefix("hw_").replace("_", " "), choices)
 
 
 def _root_disk(image: Image, settings: Settings, arch: str, machine: str | None,
@@ -354,11 +335,11 @@ def _tpm(image: Image, requested: frozenset[str]) -> Tpm | None:
     trait_list = switches.tpm_traits(requested)
     if not (props.hw_tpm_version or props.hw_tpm_model or trait_list):
         return None
-    version = _single("TPM version", [
+    version = single("TPM version", [
         *([Choice(props.hw_tpm_version, "hw_tpm_version")] if props.hw_tpm_version else []),
         *(Choice(switches.TPM_VERSIONS[t], t) for t in trait_list if t in switches.TPM_VERSIONS),
     ])
-    model = _single("TPM model", [
+    model = single("TPM model", [
         *([Choice(props.hw_tpm_model, "hw_tpm_model")] if props.hw_tpm_model else []),
         *(Choice(switches.TPM_MODELS[t], t) for t in trait_list if t in switches.TPM_MODELS),
     ])
@@ -370,13 +351,6 @@ def _tpm(image: Image, requested: frozenset[str]) -> Tpm | None:
     if model.value == "tpm-crb" and version.value != "2.0":
         raise FlavorImageConflict(f"TPM model {model} needs TPM 2.0, not version {version}")
     return Tpm(model, version)
-
-
-def _single(what: str, choices: Sequence[Choice]) -> Choice | None:
-    """The one value ``choices`` agree on; FlavorImageConflict when they differ."""
-    if len({c.value for c in choices}) > 1:
-        raise FlavorImageConflict(f"conflicting {what}: " + ", ".join(map(str, choices)))
-    return choices[0] if choices else None
 
 
 # -- 3. domain_xml ----------------------------------------------------------------------

@@ -1,15 +1,10 @@
-"""Requested traits that switch a guest feature on.
+"""The CPU features a required trait switches on, for the libvirt driver.
 
-The decision recorded in the HPET discussion: a trait a flavor or an image
-requires is not only a constraint on the host, it is the switch for the guest
-feature it names. A required ``HW_CPU_X86_AVX2`` gives the guest's CPU AVX2; a
-required ``COMPUTE_SECURITY_TPM_2_0`` gives it a TPM 2.0; a required
-``COMPUTE_SECURITY_UEFI_SECURE_BOOT`` boots it with secure boot. The tables
-below say which traits mean something to the libvirt driver, and what. Traits
-not in them (storage buses, ``COMPUTE_*`` capabilities, custom traits) only
-ever constrain where the guest lands. A required NIC, video, sound or vIOMMU model
-trait gives the guest that model when its image does not name one (and conflicts
-with an image that names another).
+A required ``HW_CPU_X86_AVX2`` gives the guest's CPU AVX2 (the decision recorded
+in the HPET discussion: a required trait is the switch for the feature it
+names). The other guest features every driver shares (models, TPM, firmware,
+secure boot) are ``moorage.virt.switches``; traits in neither (storage buses,
+``COMPUTE_*`` capabilities, custom traits) only constrain where the guest lands.
 """
 
 from __future__ import annotations
@@ -17,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 import os_traits
-
-from moorage.model import vocabulary
 
 # HW_CPU_X86_<NAME> -> the CPU feature as libvirt and QEMU name it (libvirt's
 # cpu_map/x86_features.xml). Most are the lower-cased suffix; these are not:
@@ -125,62 +118,8 @@ NOT_CPU_FEATURES = frozenset({
     os_traits.HW_CPU_X86_ASF,
 })
 
-# TPM traits: a version, a model, or how the vTPM secret is kept. Any of them
-# asks for a TPM; the version and model ones also say which.
-TPM_VERSIONS: Mapping[str, str] = {
-    os_traits.COMPUTE_SECURITY_TPM_1_2: "1.2",
-    os_traits.COMPUTE_SECURITY_TPM_2_0: "2.0",
-}
-TPM_MODELS: Mapping[str, str] = {
-    os_traits.COMPUTE_SECURITY_TPM_TIS: "tpm-tis",
-    os_traits.COMPUTE_SECURITY_TPM_CRB: "tpm-crb",
-}
-TPM_SECRET_SECURITY = frozenset({
-    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_USER,
-    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_HOST,
-    os_traits.COMPUTE_SECURITY_TPM_SECRET_SECURITY_DEPLOYMENT,
-})
-
-# Firmware traits -> the firmware type they ask for.
-FIRMWARE: Mapping[str, str] = {
-    os_traits.COMPUTE_FIRMWARE_BIOS: "bios",
-    os_traits.COMPUTE_FIRMWARE_UEFI: "uefi",
-}
-SECURE_BOOT = os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT
-# Packed virtqueues on the guest's virtio NIC (upstream's hw:virtio_packed_ring).
-VIRTIO_PACKED = os_traits.COMPUTE_NET_VIRTIO_PACKED
-
 
 def cpu_features(requested: Iterable[str]) -> dict[str, str]:
     """The requested traits that are CPU features, trait -> feature name, sorted."""
     return {trait: ALL_CPU_FEATURES[trait] for trait in sorted(requested)
             if trait in ALL_CPU_FEATURES}
-
-
-def tpm_traits(requested: Iterable[str]) -> list[str]:
-    """The requested traits that ask for a TPM, sorted."""
-    return sorted(t for t in requested
-                  if t in TPM_VERSIONS or t in TPM_MODELS or t in TPM_SECRET_SECURITY)
-
-
-def firmware_traits(requested: Iterable[str]) -> dict[str, str]:
-    """The requested firmware traits, trait -> firmware type, sorted."""
-    return {trait: FIRMWARE[trait] for trait in sorted(requested) if trait in FIRMWARE}
-
-
-# The device-model properties whose required trait picks the guest's model (a bus
-# trait only constrains the host): property -> {trait: model}, from the vocabulary.
-def _models(prop: str) -> Mapping[str, str]:
-    named = vocabulary.property_family(prop)
-    return {named.trait(model): model for model in named.values}
-
-
-MODEL_SWITCHES: Mapping[str, Mapping[str, str]] = {
-    prop: _models(prop)
-    for prop in ("hw_vif_model", "hw_video_model", "hw_sound_model", "hw_viommu_model")}
-
-
-def model_traits(prop: str, requested: Iterable[str]) -> dict[str, str]:
-    """The requested traits that pick a model for ``prop``, trait -> model, sorted."""
-    family = MODEL_SWITCHES[prop]
-    return {trait: family[trait] for trait in sorted(requested) if trait in family}

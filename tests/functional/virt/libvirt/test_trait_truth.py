@@ -28,7 +28,7 @@ from moorage.virt.driver import Guest, UnsupportedHardware
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt import models, root_disk, spawn
 from moorage.virt.libvirt.driver import LibvirtDriver
-from moorage.virt.libvirt.guest import FlavorImageConflict
+from moorage.virt.switches import FlavorImageConflict
 from tests.unit.virt.libvirt.test_trait_truth import Ask, asks, owned
 
 NODE = "truth-1"

@@ -21,7 +21,8 @@ from moorage.virt.driver import Guest
 from moorage.virt.libvirt import defaults, domcaps, hostcaps, qemu_devices
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
-from moorage.virt.libvirt.guest import FlavorImageConflict, GuestConfig, Settings
+from moorage.virt.libvirt.guest import GuestConfig, Settings
+from moorage.virt.switches import FlavorImageConflict
 from tests.unit.virt import builders
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "domcaps"

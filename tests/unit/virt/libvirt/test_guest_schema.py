@@ -15,6 +15,7 @@ import pytest
 from lxml import etree
 
 from moorage.model import image
+from moorage.virt import switches as features
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt import switches, tables, validation
 from moorage.virt.libvirt.guest import Settings
@@ -56,7 +57,7 @@ for firmware_case, properties, flavor in [
     ("secure-boot-disabled", {"hw_firmware_type": "uefi", "os_secure_boot": "disabled"}, {}),
 ]:
     case(f"firmware-{firmware_case}", properties, flavor)
-for tpm_trait in sorted(switches.tpm_traits(ot.get_traits("COMPUTE_SECURITY_TPM_"))):
+for tpm_trait in sorted(features.tpm_traits(ot.get_traits("COMPUTE_SECURITY_TPM_"))):
     case(f"tpm-{tpm_trait}", flavor={f"trait:{tpm_trait}": "required"})
 for version in image.TPM_VERSIONS:
     for model in image.TPM_MODELS:

@@ -14,6 +14,7 @@ import pytest
 from lxml import etree
 
 from moorage.model import vocabulary
+from moorage.virt import switches as features
 from moorage.virt.libvirt import switches, tables
 
 # libvirt's x86 CPU feature names (libvirt0 ships it with the RNG schemas).
@@ -57,21 +58,21 @@ def test_cpu_feature_names(trait: str, feature: str) -> None:
 
 def test_every_tpm_trait_asks_for_a_tpm() -> None:
     every = set(ot.get_traits("COMPUTE_SECURITY_TPM_"))
-    assert set(switches.tpm_traits(every)) == every
+    assert set(features.tpm_traits(every)) == every
     # the versions and models are the ones discovery reports, the same names
-    assert dict(switches.TPM_VERSIONS) == {t: v for v, t in tables.TPM_VERSION_TRAITS.items()}
-    assert dict(switches.TPM_MODELS) == {t: m for m, t in tables.TPM_MODEL_TRAITS.items()}
+    assert dict(features.TPM_VERSIONS) == {t: v for v, t in tables.TPM_VERSION_TRAITS.items()}
+    assert dict(features.TPM_MODELS) == {t: m for m, t in tables.TPM_MODEL_TRAITS.items()}
 
 
 def test_every_firmware_trait_selects_a_firmware() -> None:
-    assert set(switches.FIRMWARE) == set(ot.get_traits("COMPUTE_FIRMWARE_"))
-    assert dict(switches.FIRMWARE) == {t: f for f, t in tables.FIRMWARE_TRAITS.items()}
-    assert vocabulary.checked(switches.SECURE_BOOT) == ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT
+    assert set(features.FIRMWARE) == set(ot.get_traits("COMPUTE_FIRMWARE_"))
+    assert dict(features.FIRMWARE) == {t: f for f, t in tables.FIRMWARE_TRAITS.items()}
+    assert vocabulary.checked(features.SECURE_BOOT) == ot.COMPUTE_SECURITY_UEFI_SECURE_BOOT
 
 
 def test_switch_names_are_all_os_traits() -> None:
-    for name in [*switches.NOT_CPU_FEATURES, *switches.TPM_VERSIONS, *switches.TPM_MODELS,
-                 *switches.TPM_SECRET_SECURITY, *switches.FIRMWARE]:
+    for name in [*switches.NOT_CPU_FEATURES, *features.TPM_VERSIONS, *features.TPM_MODELS,
+                 *features.TPM_SECRET_SECURITY, *features.FIRMWARE]:
         assert vocabulary.checked(name) == name
 
 
@@ -79,5 +80,5 @@ def test_unrelated_traits_switch_nothing() -> None:
     requested = {ot.COMPUTE_STORAGE_BUS_SATA, ot.HW_CPU_X86_AMD_SEV, "CUSTOM_GOLD",
                  ot.COMPUTE_GRAPHICS_MODEL_QXL}
     assert switches.cpu_features(requested) == {}
-    assert switches.tpm_traits(requested) == []
-    assert switches.firmware_traits(requested) == {}
+    assert features.tpm_traits(requested) == []
+    assert features.firmware_traits(requested) == {}

@@ -19,14 +19,16 @@ import os_traits as ot
 import pytest
 
 from moorage.model import vocabulary
+from moorage.virt import switches as features
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
 from moorage.virt.libvirt import checks, discovery, hostcaps, models, spawn, switches, tables
 from moorage.virt.libvirt import guest as guest_config
 from moorage.virt.libvirt.checks import Target
 from moorage.virt.libvirt.discovery import HostFacts
 from moorage.virt.libvirt.driver import LibvirtDriver
-from moorage.virt.libvirt.guest import FlavorImageConflict, Settings
+from moorage.virt.libvirt.guest import Settings
 from moorage.virt.report import TraitReport
+from moorage.virt.switches import FlavorImageConflict
 from tests.unit.virt import builders
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "domcaps"
@@ -67,7 +69,7 @@ PROPERTY_FAMILIES = {
     "NIC": ("hw_vif_model", tuple(models.NIC_MODELS)),
     "sound": ("hw_sound_model", tuple(models.SOUND_MODELS)),
     "vIOMMU": ("hw_viommu_model", (*models.VIOMMU_MODELS, "auto")),
-    "video": ("hw_video_model", tuple(switches.MODEL_SWITCHES["hw_video_model"].values())),
+    "video": ("hw_video_model", tuple(features.MODEL_SWITCHES["hw_video_model"].values())),
     "disk bus": ("hw_disk_bus",
                  tuple(sorted({b for buses in tables.DEVICE_BUSES.values() for b in buses}))),
 }
