@@ -160,9 +160,9 @@ PROPERTY_FAMILIES: tuple[PropertyFamily, ...] = (
     PropertyFamily("hw_vif_model", VIF_MODEL, _META, device_model=True),
     PropertyFamily("hw_architecture", HW_ARCH, _META),
     PropertyFamily("hw_emulation_architecture", EMULATED_ARCH, _META),
-    PropertyFamily("hw_viommu_model", VIOMMU_MODEL, _META),
+    PropertyFamily("hw_viommu_model", VIOMMU_MODEL, _META, device_model=True),
     # No request filter asks for it; its values still name its family's traits.
-    PropertyFamily("hw_sound_model", SOUND_MODEL, None),
+    PropertyFamily("hw_sound_model", SOUND_MODEL, None, device_model=True),
 )
 _BY_PROPERTY: Mapping[str, PropertyFamily] = {f.name: f for f in PROPERTY_FAMILIES}
 

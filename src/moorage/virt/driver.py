@@ -29,6 +29,7 @@ from moorage.model.flavor import Flavor, required_traits
 from moorage.model.image import Image
 from moorage.model.inventory import Inventory
 from moorage.model.vocabulary import IMAGE_TYPE, PROPERTY_FAMILIES, trait_name
+from moorage.virt import switches
 from moorage.virt.capabilities import capability_reports
 from moorage.virt.report import TraitReport
 
@@ -88,15 +89,19 @@ class Guest:
 
 
 def device_model_traits(image: Image) -> dict[str, str]:
-    """{trait: "property=value"} for the device models ``image`` asks for (the
-    vocabulary's device models): what a host must not have reported unsupported for
-    the guest to boot there. Of two properties naming one trait, the first in the
+    """{trait: "property=value"} for the guest features ``image``'s properties ask
+    for: the vocabulary's device models (NIC, video, sound and vIOMMU models, disk and
+    CD-ROM buses) and the firmware, TPM and secure boot properties
+    (``switches.property_traits``). A host must not have reported them unsupported
+    for the guest to boot there. Of two properties naming one trait, the first in the
     vocabulary's order is named (hw_cdrom_bus=ide before hw_disk_bus=ide)."""
     found: dict[str, str] = {}
     for named in PROPERTY_FAMILIES:
         value = getattr(image.properties, named.name) if named.device_model else None
         if value:
             found.setdefault(named.trait(value), f"{named.name}={value}")
+    for trait, wanted in switches.property_traits(image).items():
+        found.setdefault(trait, wanted)
     return found
 
 

@@ -41,6 +41,7 @@ from moorage.virt.driver import (
     NodeProvider,
     ReportedSupport,
     UnsupportedHardware,
+    device_model_traits,
 )
 from moorage.virt.report import Source, TraitReport
 
@@ -198,6 +199,7 @@ class FakeDriver(ComputeDriver):
         self._guests: dict[str, Guest] = {}
         self._off: set[str] = set()
         self._console: dict[str, list[str]] = {}
+        self._built: dict[str, frozenset[str]] = {}
         self._broken: dict[str, str] = {}
         self._lock = threading.Lock()
         # A fake host never changes: its reports are read once per node.
@@ -267,11 +269,17 @@ class FakeDriver(ComputeDriver):
             if guest.uuid in self._guests:
                 raise ValueError(f"guest {guest.uuid} already runs on this fake host")
             self._guests[guest.uuid] = guest
+            # What the guest asked for, by trait or property, that the host says it has:
+            # what a real driver would have switched on.
+            self._built[guest.uuid] = (guest.requested_traits
+                                       | device_model_traits(guest.image).keys()
+                                       ) & support.supported
             self._console[guest.uuid] = [f"fake guest {guest.uuid} booted on {node}"]
 
     def destroy(self, instance_uuid: str) -> None:
         with self._lock:
             self._guests.pop(instance_uuid, None)
+            self._built.pop(instance_uuid, None)
             self._off.discard(instance_uuid)
             self._console.pop(instance_uuid, None)
             self._broken.pop(instance_uuid, None)
@@ -338,6 +346,12 @@ class FakeDriver(ComputeDriver):
 
     def hypervisor_version(self) -> int | None:
         return 1000  # "1.0", upstream's fake driver's
+
+    def built_with(self, instance_uuid: str) -> frozenset[str]:
+        """The traits the host reports supported that the guest asked for, by trait or
+        by property: the features it was built with (KeyError if it does not run here)."""
+        with self._lock:
+            return self._built[instance_uuid]
 
     def guest(self, instance_uuid: str) -> Guest:
         """The guest as it was spawned (KeyError if it does not run here)."""

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import os_traits
 
 from moorage.model import vocabulary
+from moorage.model.image import Image
 
 
 class FlavorImageConflict(ValueError):
@@ -124,3 +125,23 @@ def guest_feature_traits() -> frozenset[str]:
     models = {t for family in MODEL_SWITCHES.values() for t in family}
     return frozenset({*models, *buses, *TPM_TRAITS, *FIRMWARE, SECURE_BOOT, VIRTIO_PACKED}
                      & vocabulary.KNOWN)
+
+
+def property_traits(image: Image) -> dict[str, str]:
+    """{trait: "property=value"} for the guest features the image's properties outside
+    the vocabulary's families ask for: ``hw_firmware_type``, ``hw_tpm_version``,
+    ``hw_tpm_model`` and ``os_secure_boot=required``. A host that reported the trait
+    unsupported cannot build them (``virt.driver.ReportedSupport.check``)."""
+    props = image.properties
+    found: dict[str, str] = {}
+    firmware = {kind: trait for trait, kind in FIRMWARE.items()}
+    if props.hw_firmware_type in firmware:
+        found[firmware[props.hw_firmware_type]] = f"hw_firmware_type={props.hw_firmware_type}"
+    if props.os_secure_boot == "required":
+        found[SECURE_BOOT] = "os_secure_boot=required"
+    for prop, table in (("hw_tpm_version", TPM_VERSIONS), ("hw_tpm_model", TPM_MODELS)):
+        value = getattr(props, prop)
+        for trait, named in table.items():
+            if value == named:
+                found[trait] = f"{prop}={value}"
+    return found

@@ -21,9 +21,18 @@ NODE = "n1"
     # one trait named twice: the first property in the vocabulary's order
     ({"hw_disk_bus": "ide", "hw_cdrom_bus": "ide"},
      {"COMPUTE_STORAGE_BUS_IDE": "hw_cdrom_bus=ide"}),
-    # not device models every driver refuses: the libvirt driver checks them itself
-    ({"hw_viommu_model": "intel", "hw_sound_model": "ich9", "hw_architecture": "x86_64"},
-     {}),
+    ({"hw_viommu_model": "intel", "hw_sound_model": "ich9"},
+     {"COMPUTE_VIOMMU_MODEL_INTEL": "hw_viommu_model=intel",
+      "COMPUTE_SOUND_MODEL_ICH9": "hw_sound_model=ich9"}),
+    # the firmware, TPM and secure boot properties name their traits too
+    ({"hw_firmware_type": "uefi", "os_secure_boot": "required", "hw_tpm_version": "2.0",
+      "hw_tpm_model": "tpm-crb"},
+     {"COMPUTE_FIRMWARE_UEFI": "hw_firmware_type=uefi",
+      "COMPUTE_SECURITY_UEFI_SECURE_BOOT": "os_secure_boot=required",
+      "COMPUTE_SECURITY_TPM_2_0": "hw_tpm_version=2.0",
+      "COMPUTE_SECURITY_TPM_CRB": "hw_tpm_model=tpm-crb"}),
+    # an architecture is no device: the drivers check it against their own
+    ({"hw_architecture": "x86_64", "os_secure_boot": "optional"}, {}),
 ])
 def test_device_model_traits(properties: dict[str, str], expected: dict[str, str]) -> None:
     assert device_model_traits(guest(NODE, "raw", properties).image) == expected

@@ -15,6 +15,7 @@ from moorage.virt.ironic.driver import IronicDriver, resource_class_name
 from moorage.virt.ironic.simulator import IronicSimulator, SimulatedNode
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
+from moorage.virt.switches import guest_feature_traits
 from tests.unit.virt.builders import config, guest
 
 GOLD = "1b0c6d1e-0000-4000-8000-000000000001"
@@ -104,19 +105,21 @@ def test_a_node_without_power_state_is_reserved() -> None:
 
 def test_trait_reports_are_the_node_record_plus_upstreams_capabilities() -> None:
     reports = driver().trait_reports(GOLD)
-    from_record = {(r.trait, r.supported) for r in reports if r.source is Source.NODE_RECORD}
-    assert from_record == {(os_traits.HW_CPU_X86_AVX2, True), ("CUSTOM_RAID1", True)}
+    from_record = {r.trait for r in reports if r.source is Source.NODE_RECORD and r.supported}
+    assert from_record == {os_traits.HW_CPU_X86_AVX2, "CUSTOM_RAID1"}
     image_types = {r.trait: r.supported for r in reports
                    if r.trait.startswith("COMPUTE_IMAGE_TYPE_")}
     assert len(image_types) == 11
     assert {t for t, on in image_types.items() if on} == {
         os_traits.COMPUTE_IMAGE_TYPE_QCOW2, os_traits.COMPUTE_IMAGE_TYPE_RAW,
         os_traits.COMPUTE_IMAGE_TYPE_AMI}
-    # no device models: bare metal has what it has
-    assert not [r for r in reports if r.trait.startswith(("COMPUTE_NET_VIF_MODEL_",
-                                                          "COMPUTE_STORAGE_BUS_"))]
+    # bare metal has what it has: every guest feature not on the record is False
+    refused = {r.trait for r in reports if not r.supported and r.source is Source.NODE_RECORD}
+    assert refused == guest_feature_traits()
+    assert {os_traits.COMPUTE_NET_VIF_MODEL_VIRTIO, os_traits.COMPUTE_STORAGE_BUS_SCSI,
+            os_traits.COMPUTE_SOUND_MODEL_AC97, os_traits.COMPUTE_FIRMWARE_UEFI} <= refused
     assert {r.trait for r in driver().trait_reports(SILVER)
-            if r.source is Source.NODE_RECORD} == set()
+            if r.source is Source.NODE_RECORD and r.supported} == set()
 
 
 def test_a_trait_taken_off_the_record_is_removed_from_the_provider() -> None:
@@ -125,7 +128,7 @@ def test_a_trait_taken_off_the_record_is_removed_from_the_provider() -> None:
     bm.trait_reports(GOLD)
     simulator.set_traits(GOLD, ["CUSTOM_RAID1", os_traits.HW_CPU_X86_SSE42])
     from_record = {(r.trait, r.supported, r.detail) for r in bm.trait_reports(GOLD)
-                   if r.source is Source.NODE_RECORD}
+                   if r.source is Source.NODE_RECORD and r.trait not in guest_feature_traits()}
     assert from_record == {
         ("CUSTOM_RAID1", True, f"node {GOLD}"),
         (os_traits.HW_CPU_X86_SSE42, True, f"node {GOLD}"),

@@ -34,6 +34,7 @@ from moorage.virt.driver import (
     NodeProvider,
     UnsupportedHardware,
     check_reported_support,
+    device_model_traits,
 )
 from moorage.virt.ironic.simulator import (
     AVAILABLE,
@@ -47,6 +48,7 @@ from moorage.virt.ironic.simulator import (
 )
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
+from moorage.virt.switches import guest_feature_traits
 
 LOG = logging.getLogger(__name__)
 
@@ -59,6 +61,8 @@ CAPABILITIES: Mapping[str, bool] = managed_elsewhere(
     image_types=("qcow2", "raw", "ami"))
 # Power states in which a node's resources are not offered (upstream: ERROR, NOSTATE).
 BAD_POWER_STATES = (None, "error")
+# The guest features bare metal cannot be given unless the node has them.
+GUEST_FEATURES = guest_feature_traits()
 
 
 def resource_class_name(resource_class: str) -> str:
@@ -143,13 +147,19 @@ class IronicDriver(ComputeDriver):
         return [NodeProvider(record.uuid, inventories)]
 
     def device_reports(self, node: str) -> list[TraitReport]:
+        """The record's traits True; a trait it carried once and no longer does, and
+        every guest feature not on it, False."""
         record = self._node(node)
         owned = self._owned.setdefault(record.uuid, set())
         owned |= record.traits
-        return [TraitReport(trait, trait in record.traits, Source.NODE_RECORD,
-                            f"node {record.uuid}" if trait in record.traits else
-                            f"node {record.uuid}: no longer on the record")
-                for trait in sorted(owned)]
+        reports = [TraitReport(trait, trait in record.traits, Source.NODE_RECORD,
+                               f"node {record.uuid}" if trait in record.traits else
+                               f"node {record.uuid}: no longer on the record")
+                   for trait in sorted(owned)]
+        reports += [TraitReport(trait, False, Source.NODE_RECORD,
+                                f"node {record.uuid}: bare metal, and not on its record")
+                    for trait in sorted(GUEST_FEATURES - owned)]
+        return reports
 
     def custom_names(self, node: str) -> CustomNames:
         """The CUSTOM_* resource classes and traits ``node``'s provider uses."""
@@ -174,8 +184,11 @@ class IronicDriver(ComputeDriver):
             raise UnsupportedHardware(
                 missing[0], f"node {record.uuid} does not have it; its traits: "
                 f"{', '.join(sorted(record.traits)) or 'none'}")
+        # The traits the guest asks for, by trait or by property, that the node has: what
+        # deploy templates switch on, and what the guest is built with.
+        asked = guest.requested_traits | device_model_traits(guest.image).keys()
         instance_info = {"image_source": guest.image.id,
-                         "traits": sorted(guest.requested_traits & record.traits)}
+                         "traits": sorted(asked & record.traits)}
         with reaching(IRONIC):
             try:
                 self.simulator.deploy(record.uuid, guest.uuid, instance_info)

@@ -8,6 +8,13 @@ most free space on one). Beyond upstream, it reports the NIC models and disk
 buses its hosts offer as COMPUTE_NET_VIF_MODEL_* and COMPUTE_STORAGE_BUS_*
 traits, True or False for every model an image can ask for, so that a
 prefiltering scheduler sends it exactly the images its late checks accept.
+
+It owns every guest-feature family (``virt.switches``) and keeps the promise
+that a trait reported True is built: a NIC model named by ``hw_vif_model`` or
+by a required trait is the VM's adapter, its video device is vSphere's SVGA
+(vmvga), its firmware BIOS (upstream's driver builds no UEFI). What it does not
+build (the other video models, sound, vIOMMU, TPM, UEFI and secure boot,
+packed virtqueues) it reports False, and its late check refuses.
 """
 
 from __future__ import annotations
@@ -36,10 +43,20 @@ from moorage.virt.driver import (
 )
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
+from moorage.virt.switches import (
+    FIRMWARE,
+    SECURE_BOOT,
+    TPM_TRAITS,
+    VIRTIO_PACKED,
+    Choice,
+    chosen_model,
+)
 from moorage.virt.vmware.simulator import (
+    BIOS,
     NIC_DEVICES,
     POWERED_OFF,
     POWERED_ON,
+    VIDEO_CARD,
     SimulatedDatastore,
     SimulatedVM,
     VCenterSimulator,
@@ -69,6 +86,50 @@ DEFAULT_DISK_BUS, DEFAULT_SCSI_MODEL = "scsi", "lsilogic"
 DEFAULT_CDROM_BUS = "ide"
 # ESXi hosts are x86_64 (HW_ARCH_X86_64, as upstream reports); they run 32-bit guests too.
 GUEST_ARCHITECTURES = ("x86_64", "i686")
+# The video model of vSphere's one video device (VIDEO_CARD).
+VIDEO_MODEL = "vmvga"
+FIRMWARE_TRAIT = {kind: trait for trait, kind in FIRMWARE.items()}
+
+
+def _family(prop: str, built: str | None, why_not: str) -> list[TraitReport]:
+    """One report per model of ``prop``'s family: ``built`` True, the others False."""
+    named = vocabulary.property_family(prop)
+    return [TraitReport(named.trait(model), True, Source.DRIVER_TABLE,
+                        f"vSphere's {VIDEO_CARD}") if model == built else
+            TraitReport(named.trait(model), False, Source.DRIVER_TABLE, why_not)
+            for model in named.values]
+
+
+# The guest features that do not depend on the cluster: what vSphere builds, and what
+# the driver does not (its late check refuses them from these reports).
+FEATURE_REPORTS: tuple[TraitReport, ...] = (
+    *_family("hw_video_model", VIDEO_MODEL,
+             f"vSphere's only video device is its SVGA ({VIDEO_CARD}, {VIDEO_MODEL})"),
+    *_family("hw_sound_model", None, "the VMware driver adds no sound device"),
+    *_family("hw_viommu_model", None, "the VMware driver adds no vIOMMU"),
+    *(TraitReport(t, False, Source.DRIVER_TABLE, "the VMware driver adds no vTPM")
+      for t in sorted(TPM_TRAITS)),
+    TraitReport(FIRMWARE_TRAIT["bios"], True, Source.DRIVER_TABLE,
+                "VMs boot BIOS firmware, as upstream's driver builds them"),
+    TraitReport(FIRMWARE_TRAIT["uefi"], False, Source.DRIVER_TABLE,
+                "the VMware driver builds BIOS VMs only, as upstream's"),
+    TraitReport(SECURE_BOOT, False, Source.DRIVER_TABLE,
+                "secure boot needs UEFI, which the VMware driver does not build"),
+    TraitReport(VIRTIO_PACKED, False, Source.DRIVER_TABLE, "vSphere has no virtio NIC"),
+)
+
+
+def built_traits(vm: SimulatedVM) -> frozenset[str]:
+    """The guest-feature traits a VM was built with: its NIC model, disk bus, video
+    model and firmware, read back from what vCenter holds."""
+    bus, _ = CONTROLLER_BUS[vm.disk_controller]
+    return frozenset({
+        vocabulary.property_family("hw_vif_model").trait(VIF_MODEL_ALIASES[vm.nic_device.lower()]),
+        vocabulary.property_family("hw_disk_bus").trait(bus),
+        *([vocabulary.property_family("hw_video_model").trait(VIDEO_MODEL)]
+          if vm.video_card == VIDEO_CARD else []),
+        *([FIRMWARE_TRAIT["bios"]] if vm.firmware == BIOS else []),
+    })
 
 
 class VMwareDriver(ComputeDriver):
@@ -182,6 +243,7 @@ class VMwareDriver(ComputeDriver):
                 else:
                     reports.append(TraitReport(trait, False, Source.DRIVER_TABLE,
                                                f"vSphere has no {model} {kind}"))
+        reports += FEATURE_REPORTS
         return reports
 
     # -- guests ---------------------------------------------------------------------------
@@ -204,32 +266,42 @@ class VMwareDriver(ComputeDriver):
 
     def _devices(self, guest: Guest) -> tuple[str, str]:
         """The late device checks: the NIC and disk controller the guest gets, or
-        UnsupportedHardware naming the image property the cluster cannot honour."""
+        UnsupportedHardware naming the image property or trait the cluster cannot
+        honour. A NIC model trait the guest requires is its adapter when the image
+        names none (FlavorImageConflict when they differ). The features the driver
+        never builds were refused from its reports already (FEATURE_REPORTS)."""
         nics, buses, scsi_models = self._offered()
         props = guest.image.properties
 
-        def offered(prop: str, asked: str | None, default: str,
+        def offered(prop: str, asked: Choice | None, default: str,
                     devices: Mapping[str, str]) -> str:
-            value = asked or default
-            if value not in devices:
+            chosen = asked or Choice(default, prop)
+            if chosen.value not in devices:
+                why = "" if chosen.source == prop else f" ({chosen.source})"
                 raise UnsupportedHardware(
-                    f"{prop}={value}",
-                    f"{'the default ' if asked is None else ''}{prop}={value} is not offered "
-                    f"by vCenter cluster {self.cluster}; it offers "
+                    f"{prop}={chosen.value}",
+                    f"{'the default ' if asked is None else ''}{prop}={chosen.value}{why} "
+                    f"is not offered by vCenter cluster {self.cluster}; it offers "
                     f"{', '.join(sorted(devices)) or 'none'}")
-            return devices[value]
+            return devices[chosen.value]
+
+        def named(prop: str, value: str | None) -> Choice | None:
+            return Choice(value, prop) if value else None
 
         if props.hw_architecture not in (None, *GUEST_ARCHITECTURES):
             raise UnsupportedHardware(f"hw_architecture={props.hw_architecture}",
                                       f"ESXi runs {' and '.join(GUEST_ARCHITECTURES)} "
                                       "guests only")
-        nic = offered("hw_vif_model", props.hw_vif_model, DEFAULT_VIF_MODEL, nics)
-        controller = offered("hw_disk_bus", props.hw_disk_bus, DEFAULT_DISK_BUS, buses)
+        vif = chosen_model("hw_vif_model", props.hw_vif_model, guest.requested_traits)
+        nic = offered("hw_vif_model", vif, DEFAULT_VIF_MODEL, nics)
+        controller = offered("hw_disk_bus", named("hw_disk_bus", props.hw_disk_bus),
+                             DEFAULT_DISK_BUS, buses)
         if (props.hw_disk_bus or DEFAULT_DISK_BUS) == "scsi":
-            controller = offered("hw_scsi_model", props.hw_scsi_model, DEFAULT_SCSI_MODEL,
-                                 scsi_models)
+            controller = offered("hw_scsi_model", named("hw_scsi_model", props.hw_scsi_model),
+                                 DEFAULT_SCSI_MODEL, scsi_models)
         if props.hw_cdrom_bus or guest.image.disk_format == "iso":
-            offered("hw_cdrom_bus", props.hw_cdrom_bus, DEFAULT_CDROM_BUS, buses)
+            offered("hw_cdrom_bus", named("hw_cdrom_bus", props.hw_cdrom_bus),
+                    DEFAULT_CDROM_BUS, buses)
         return nic, controller
 
     def destroy(self, instance_uuid: str) -> None:

@@ -33,6 +33,10 @@ DISK_CONTROLLERS = ("VirtualIDEController", "VirtualLsiLogicController",
                     "VirtualLsiLogicSASController", "VirtualBusLogicController",
                     "ParaVirtualSCSIController", "VirtualAHCIController")
 DEFAULT_DISK_CONTROLLERS = DISK_CONTROLLERS[:5]
+# Every VM has one video device, VMware's SVGA (QEMU emulates it as vmvga).
+VIDEO_CARD = "VirtualMachineVideoCard"
+# VirtualMachine.config.firmware values.
+BIOS, EFI = "bios", "efi"
 # Datastore types a VM can be placed on (upstream's ds_util ALL_SUPPORTED_DS_TYPES).
 USABLE_DATASTORE_TYPES = ("VMFS", "NFS", "NFS41", "vsan", "VVOL")
 
@@ -85,6 +89,8 @@ class SimulatedVM:
     datastore: str
     nic_device: str
     disk_controller: str
+    video_card: str = VIDEO_CARD
+    firmware: str = BIOS
     power_state: str = "poweredOn"
     # How many times it was powered on (created running: 1).
     boots: int = 1
