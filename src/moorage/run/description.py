@@ -44,7 +44,9 @@ from moorage.run.schema import (
 )
 from moorage.virt.capabilities import IMAGE_TYPES, image_type_key
 from moorage.virt.fake import arch_trait, contrary_arch_traits
-from moorage.virt.libvirt.discovery import static_capabilities
+from moorage.virt.libvirt import recorded
+from moorage.virt.libvirt.discovery import MachineTypeError, static_capabilities
+from moorage.virt.libvirt.driver import InvalidConfiguration
 
 BUNDLED_EXAMPLE: Path = Path(__file__).parent / "clouds" / "example.yaml"
 # The bundled clouds, by the name `moorage run --example` takes.
@@ -60,7 +62,8 @@ FAKE_ARCHITECTURE = "x86_64"
 # Keys only some drivers have: key -> the drivers that take it.
 DRIVER_KEYS: Mapping[str, tuple[str, ...]] = {
     "virt_type": ("libvirt",),
-    "machine_type": ("libvirt",),
+    # fake: the libvirt machine type it stands in for, checked against the recordings
+    "machine_type": ("libvirt", "fake"),
     "image_backend": ("libvirt", "fake"),
     "architecture": ("fake",),
     # libvirt hosts report what they discover; nothing adds traits to them (yet).
@@ -99,7 +102,8 @@ class HostGroup:
     image_types: tuple[str, ...] | None = None  # fake: the disk formats it takes
     image_backend: str | None = None          # libvirt images_type; fake: which formats
     virt_type: str | None = None              # libvirt
-    machine_type: str | None = None           # libvirt: x86_64 guests' machine type
+    machine_type: str | None = None           # libvirt: x86_64 guests' machine type;
+                                              # fake: the one it stands in for
     resource_class: str | None = None         # ironic
     description: str = ""
 
@@ -505,6 +509,8 @@ def _group_problems(data: FleetFile, lines: _Lines) -> list[Problem]:
                 "allowed: a trait either supported or unsupported")))
         if driver == "fake":
             problems.extend(_arch_trait_problems(path, group, lines))
+            if "machine_type" in group:
+                problems.extend(_stand_in_problems(path, group, lines))
         backend, types = group.get("image_backend"), group.get("image_types")
         if backend is not None and types is not None:
             takes = backend_image_types(backend)
@@ -541,6 +547,34 @@ def _arch_trait_problems(path: JsonPath, group: HostGroupEntry,
                 problems.append(Problem(lines.line(here), (
                     f"{where(here)}: {name} contradicts architecture {arch}; allowed: "
                     f"{allowed[supported]}")))
+    return problems
+
+
+def _stand_in_problems(path: JsonPath, group: HostGroupEntry,
+                       lines: _Lines) -> list[Problem]:
+    """A fake host standing in for a libvirt machine type may not say a device model
+    or bus is (not) supported where the libvirt driver, on the recorded QEMU, says the
+    opposite: an example cannot invent a limitation, nor a capability."""
+    arch, machine = group.get("architecture", FAKE_ARCHITECTURE), group["machine_type"]
+    try:
+        reports = recorded.machine_type_reports(arch, machine)
+    except (MachineTypeError, InvalidConfiguration):
+        here = (*path, "machine_type")
+        known = recorded.recorded_machine_types(arch) if arch == "x86_64" else []
+        allowed = ", ".join(known) or f"none for a fake {arch} group"
+        return [Problem(lines.line(here), (
+            f"{where(here)}: no libvirt host of {arch} {machine} is recorded to check a "
+            f"fake group against; allowed: {allowed}"))]
+    problems = []
+    for (key, names), supported in zip(_reported(group), (True, False), strict=True):
+        for index, name in enumerate(names):
+            report = reports.get(name)
+            if report is not None and report.supported != supported:
+                here = (*path, key, index)
+                problems.append(Problem(lines.line(here), (
+                    f"{where(here)}: the libvirt driver reports {name} "
+                    f"{'supported' if report.supported else 'unsupported'} on {arch} "
+                    f"{machine} ({report.detail}); allowed: what it reports, or nothing")))
     return problems
 
 

@@ -24,6 +24,7 @@ from moorage.run.description import (
     backend_image_types,
 )
 from moorage.run.libvirt_hosts import libvirt_plan
+from moorage.virt.libvirt import recorded
 
 # Ironic nodes of a group that names no resource class.
 DEFAULT_RESOURCE_CLASS = "baremetal"
@@ -78,14 +79,25 @@ def fake_plan(group: HostGroup, name: str) -> HostPlan:
 
 
 def fake_options(group: HostGroup) -> dict[tuple[str, str], object]:
-    """The ``[fake_driver]`` options of a fake group's hosts."""
+    """The ``[fake_driver]`` options of a fake group's hosts. A group standing in for a
+    libvirt machine type reports, beyond its own traits, what the libvirt driver
+    reports of that machine type's device models and buses on the recorded QEMU
+    (the description has checked that its own traits do not contradict it)."""
+    arch = group.architecture or FAKE_ARCHITECTURE
+    traits, unsupported = list(group.traits), list(group.unsupported_traits)
+    if group.machine_type is not None:
+        listed = {*traits, *unsupported}
+        for trait, report in sorted(recorded.machine_type_reports(arch,
+                                                                  group.machine_type).items()):
+            if trait not in listed:
+                (traits if report.supported else unsupported).append(trait)
     options: dict[tuple[str, str], object] = {
-        ("fake_driver", "architecture"): group.architecture or FAKE_ARCHITECTURE,
+        ("fake_driver", "architecture"): arch,
         ("fake_driver", "vcpus"): group.capacity.vcpus,
         ("fake_driver", "memory_mb"): group.capacity.memory_mb,
         ("fake_driver", "disk_gb"): group.capacity.disk_gb,
-        ("fake_driver", "traits"): list(group.traits),
-        ("fake_driver", "unsupported_traits"): list(group.unsupported_traits),
+        ("fake_driver", "traits"): traits,
+        ("fake_driver", "unsupported_traits"): unsupported,
     }
     types = (list(group.image_types) if group.image_types is not None
              else backend_image_types(group.image_backend) if group.image_backend

@@ -391,3 +391,70 @@ def test_bundled_example_has_hosts_and_images_of_other_architectures() -> None:
     images = {i.properties.get("hw_architecture") for i in cloud.images}
     assert {"x86_64", "aarch64"} <= hosts
     assert {"aarch64", "s390x"} <= images and "s390x" not in hosts
+
+
+# A fake group standing in for a libvirt machine type may not contradict the libvirt
+# driver's report of that machine type on the recorded QEMU.
+BAD_STAND_IN = [
+    ("    traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, CUSTOM_GOLD]\n"
+     "    unsupported_traits: [COMPUTE_STORAGE_BUS_IDE]\n",
+     "    machine_type: q35\n    traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, CUSTOM_GOLD]\n"
+     "    unsupported_traits: [COMPUTE_STORAGE_BUS_IDE, COMPUTE_NET_VIF_MODEL_E1000]\n",
+     "unsupported_traits",
+     r"host_groups\[0\] \(group kvm\)\.unsupported_traits\[1\]: the libvirt driver reports "
+     r"COMPUTE_NET_VIF_MODEL_E1000 supported on x86_64 q35 \(x86_64 q35 domain capabilities: "
+     r"e1000 \(PCI\) in qemu-system-x86_64 7\.2\.22\); allowed: what it reports, or nothing"),
+    ("    traits: [COMPUTE_NET_VIF_MODEL_VIRTIO, CUSTOM_GOLD]\n",
+     "    machine_type: q35\n    traits: [COMPUTE_STORAGE_BUS_IDE, CUSTOM_GOLD]\n",
+     "traits: [COMPUTE_STORAGE_BUS_IDE",
+     r"\.traits\[0\]: the libvirt driver reports COMPUTE_STORAGE_BUS_IDE unsupported on "
+     r"x86_64 q35"),
+    ("    image_backend: rbd\n", "    image_backend: rbd\n    machine_type: virt\n",
+     "machine_type: virt",
+     r"host_groups\[1\] \(group ceph\)\.machine_type: no libvirt host of x86_64 virt is "
+     r"recorded to check a fake group against; allowed: pc, pc-i440fx-7.2, pc-q35-7.2, q35"),
+    ("    image_backend: rbd\n",
+     "    image_backend: rbd\n    architecture: aarch64\n    machine_type: virt\n",
+     "machine_type: virt",
+     r"machine_type: no libvirt host of aarch64 virt is recorded to check a fake group "
+     r"against; allowed: none for a fake aarch64 group"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "fragment", "message"), BAD_STAND_IN,
+                         ids=[case[2] for case in BAD_STAND_IN])
+def test_a_stand_in_that_contradicts_libvirt_is_refused(
+        tmp_path: Path, old: str, new: str, fragment: str, message: str) -> None:
+    test_bad_input_names_file_line_and_what_is_allowed(tmp_path, old, new, fragment, message)
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES))
+def test_bundled_stand_ins_report_what_libvirt_reports(example: str, tmp_path: Path) -> None:
+    """Every x86_64 fake group of the bundled examples names the machine type it stands
+    in for, and its hosts report, of the families a machine type decides, exactly what
+    the libvirt driver reports for that machine type (so an example cannot invent a
+    limitation: the large example's q35 hosts once refused e1000)."""
+    from moorage.conf import load_config
+    from moorage.virt.fake import FakeHost
+    from moorage.virt.libvirt import recorded
+
+    cloud = load_cloud(EXAMPLES[example])
+    stand_ins = [g for g in cloud.host_groups
+                 if g.driver == "fake" and (g.architecture or "x86_64") == "x86_64"]
+    assert stand_ins and all(g.machine_type for g in stand_ins)
+    plans = {plan.name: plan.options
+             for _, plan in host_plans(cloud, libvirt_real=False, workdir=tmp_path / "run")}
+    for group in stand_ins:
+        assert group.machine_type is not None
+        options = plans[group.host_names()[0]]
+        conf = load_config(overrides=[(g, k, v) for (g, k), v in options.items()])
+        host = FakeHost.from_config(conf)
+        libvirt = recorded.machine_type_reports("x86_64", group.machine_type)
+        reported = {t: on for t, on in host.traits.items() if t.startswith(
+            recorded.MACHINE_TYPE_FAMILIES)}
+        assert reported == {t: r.supported for t, r in libvirt.items()}, group.name
+    if example == "large":
+        q35 = next(g for g in stand_ins if g.name == "kvm-q35")
+        assert q35.machine_type == "q35"
+        traits = plans["kvm-q35-1"][("fake_driver", "traits")]
+        assert isinstance(traits, list) and "COMPUTE_NET_VIF_MODEL_E1000" in traits

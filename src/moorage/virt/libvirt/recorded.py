@@ -17,13 +17,16 @@ import functools
 import threading
 from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from lxml import etree
 from oslo_config import cfg
 
+from moorage.model import vocabulary
 from moorage.virt.driver import Guest, UnsupportedHardware, check_reported_support
 from moorage.virt.libvirt import (
     checks,
+    discovery,
     domcaps,
     hostcaps,
     qemu_devices,
@@ -40,6 +43,7 @@ from moorage.virt.libvirt.guest import GuestConfig, Platform
 from moorage.virt.libvirt.host import NodeInfo
 from moorage.virt.libvirt.hostcaps import GuestArch, HostCapabilities
 from moorage.virt.libvirt.qemu_devices import DeviceList
+from moorage.virt.report import TraitReport
 
 RECORDINGS = Path(__file__).with_name("recordings")
 # What the recording machine said (getLibVersion, getVersion, getInfo).
@@ -157,6 +161,26 @@ def recorded_facts(virt_type: str, machine_types: Mapping[str, str]) -> HostFact
         virt_type=virt_type, host_arch=host_arch, guests=guests,
         libvirt_version=LIBVIRT_VERSION, qemu_version=QEMU_VERSION,
         arch_detail="host CPU in the recorded host capabilities")
+
+
+# The trait families a machine type decides (its device models and buses): the same on
+# a KVM host as on the recording's TCG, where the CPU features are the host's own.
+MACHINE_TYPE_FAMILIES = tuple(f"{prefix}_" for prefix in (
+    vocabulary.VIF_MODEL, vocabulary.STORAGE_BUS, vocabulary.GRAPHICS_MODEL,
+    vocabulary.SOUND_MODEL, vocabulary.VIOMMU_MODEL))
+
+
+@functools.cache
+def machine_type_reports(arch: str, machine: str) -> Mapping[str, TraitReport]:
+    """What the libvirt driver reports, from the recordings, of the families a machine
+    type decides for a host whose ``arch`` guests get ``machine``: trait -> report.
+    MachineTypeError or InvalidConfiguration when nothing of that is recorded."""
+    if arch != host_capabilities().cpu.arch:
+        raise InvalidConfiguration(
+            f"only {host_capabilities().cpu.arch} hosts are recorded, not {arch}")
+    facts = recorded_facts(VIRT_TYPE, {arch: machine})
+    return MappingProxyType({r.trait: r for r in discovery.device_reports(facts)
+                             if r.trait.startswith(MACHINE_TYPE_FAMILIES)})
 
 
 class RecordedLibvirtDriver(LibvirtDriver):
