@@ -12,6 +12,7 @@ from moorage.model.inventory import Inventory
 from moorage.virt.driver import GuestNotFound, HypervisorUnavailable, UnsupportedHardware
 from moorage.virt.loader import load_driver
 from moorage.virt.report import Source
+from moorage.virt.switches import FlavorImageConflict
 from moorage.virt.vmware.driver import VMwareDriver
 from moorage.virt.vmware.simulator import (
     SimulatedDatastore,
@@ -166,6 +167,14 @@ def test_exclude_list_turns_an_image_type_off_from_configuration() -> None:
     ("vmdk", {"hw_scsi_model": "lsisas1068"}, "VirtualE1000", "VirtualLsiLogicSASController"),
     ("iso", {"hw_cdrom_bus": "ide"}, "VirtualE1000", "VirtualLsiLogicController"),
     ("vmdk", {"hw_architecture": "i386"}, "VirtualE1000", "VirtualLsiLogicController"),
+    # a NIC model trait the flavor or image requires is the adapter
+    ("vmdk", {"trait:COMPUTE_NET_VIF_MODEL_VMXNET3": "required"}, "VirtualVmxnet3",
+     "VirtualLsiLogicController"),
+    ("vmdk", {"trait:COMPUTE_NET_VIF_MODEL_PCNET": "required", "hw_vif_model": "pcnet"},
+     "VirtualPCNet32", "VirtualLsiLogicController"),
+    # the one video model and firmware vSphere builds, asked for
+    ("vmdk", {"hw_video_model": "vmvga", "hw_firmware_type": "bios"}, "VirtualE1000",
+     "VirtualLsiLogicController"),
 ])
 def test_spawn_creates_the_vm_with_the_devices_asked(disk_format: str,
                                                      properties: dict[str, str], nic: str,
@@ -198,6 +207,15 @@ def test_spawn_creates_the_vm_with_the_devices_asked(disk_format: str,
      "COMPUTE_NET_VIF_MODEL_VIRTIO"),
     ("vmdk", {"trait:COMPUTE_VOLUME_MULTI_ATTACH": "required"}, {},
      "COMPUTE_VOLUME_MULTI_ATTACH"),
+    # what the driver never builds: refused, where it used to be silently dropped
+    ("vmdk", {"hw_viommu_model": "intel"}, {}, "hw_viommu_model=intel"),
+    ("vmdk", {"hw_sound_model": "ac97"}, {}, "hw_sound_model=ac97"),
+    ("vmdk", {"hw_video_model": "qxl"}, {}, "hw_video_model=qxl"),
+    ("vmdk", {"hw_firmware_type": "uefi"}, {}, "hw_firmware_type=uefi"),
+    ("vmdk", {"hw_tpm_version": "2.0"}, {}, "hw_tpm_version=2.0"),
+    ("vmdk", {"os_secure_boot": "required"}, {}, "os_secure_boot=required"),
+    ("vmdk", {}, {"trait:COMPUTE_SOUND_MODEL_ICH9": "required"}, "COMPUTE_SOUND_MODEL_ICH9"),
+    ("vmdk", {}, {"trait:COMPUTE_NET_VIRTIO_PACKED": "required"}, "COMPUTE_NET_VIRTIO_PACKED"),
 ])
 def test_spawn_late_checks(disk_format: str, properties: dict[str, str],
                            extra_specs: dict[str, str], feature: str) -> None:
@@ -222,6 +240,25 @@ def test_spawn_checks_follow_what_the_simulated_cluster_offers() -> None:
     server = guest(NODE, "vmdk", {"hw_vif_model": "vmxnet3", "hw_disk_bus": "sata"})
     vmware.spawn(server)
     assert simulator.vms[server.uuid].disk_controller == "VirtualAHCIController"
+
+
+def test_a_nic_trait_and_another_nic_property_conflict() -> None:
+    """Every host would refuse it alike: the build stops instead of rescheduling."""
+    simulator = cluster()
+    with pytest.raises(FlavorImageConflict, match=r"conflicting vif model: e1000 "
+                       r"\(hw_vif_model\), vmxnet3 \(COMPUTE_NET_VIF_MODEL_VMXNET3\)"):
+        driver(simulator).spawn(guest(NODE, "vmdk", {"hw_vif_model": "e1000"},
+                                      {"trait:COMPUTE_NET_VIF_MODEL_VMXNET3": "required"}))
+    assert simulator.vms == {}
+
+
+def test_a_nic_trait_the_cluster_does_not_offer_names_the_trait() -> None:
+    simulator = cluster(nic_devices=("VirtualE1000",))
+    with pytest.raises(UnsupportedHardware, match=r"COMPUTE_NET_VIF_MODEL_VMXNET3: reported "
+                       r"unsupported on domain-c8\.\S+ \(hypervisor: cluster cluster1 does not "
+                       r"offer it\)"):
+        driver(simulator).spawn(guest(NODE, "vmdk", {},
+                                      {"trait:COMPUTE_NET_VIF_MODEL_VMXNET3": "required"}))
 
 
 def test_an_excluded_image_type_is_refused_at_spawn() -> None:

@@ -27,7 +27,7 @@ import os_traits
 
 from moorage.model import image, vocabulary
 from moorage.virt.libvirt import domcaps, hostcaps, models, qemu_devices, switches, tables
-from moorage.virt.libvirt.domcaps import DomainCapabilities
+from moorage.virt.libvirt.domcaps import DomainCapabilities, HostModelCpu
 from moorage.virt.libvirt.models import Decision, GuestPlatform
 from moorage.virt.libvirt.qemu_devices import DeviceList, DeviceProbeError
 from moorage.virt.libvirt.tables import Version, VersionGate, version_text
@@ -51,6 +51,9 @@ class GuestMachine:
     # it); None when unknown, with the reason (only the host architecture's are asked).
     cpu_features: frozenset[str] | None = None
     cpu_problem: str | None = None
+    # Without the expansion, from a file: the host-model CPU as the domain capabilities
+    # name it, whose required and disabled features alone are known.
+    cpu_named: HostModelCpu | None = None
 
     @property
     def label(self) -> str:
@@ -323,16 +326,34 @@ def cpu_reports(facts: HostFacts) -> list[TraitReport]:
     when the host-model CPU of the configured virt type has the feature. Under TCG
     that is what QEMU emulates, not the physical CPU. Nothing when it is unknown."""
     guest = facts.host_guest
-    if guest is None or guest.cpu_features is None or not facts.runs_qemu:
+    if guest is None or not facts.runs_qemu:
         return []
-    features = guest.cpu_features
     domain = "TCG" if facts.virt_type == "qemu" else facts.virt_type.upper()
+    if guest.cpu_features is None:
+        return _named_cpu_reports(guest, domain) if guest.cpu_named is not None else []
+    features = guest.cpu_features
     reports = []
     for trait, name in switches.cpu_feature_traits(guest.arch).items():
         has = name in features
         reports.append(TraitReport(
             trait, has, Source.DOMAIN_CAPABILITIES,
             f"{guest.label}: the {domain} host-model CPU {'has' if has else 'lacks'} {name}"))
+    return reports
+
+
+def _named_cpu_reports(guest: GuestMachine, domain: str) -> list[TraitReport]:
+    """The CPU feature traits the unexpanded host-model CPU names: True for a feature
+    it requires, False for one it disables, nothing for the model's own."""
+    named = guest.cpu_named
+    assert named is not None
+    reports = []
+    for trait, name in switches.cpu_feature_traits(guest.arch).items():
+        if name in named.required or name in named.disabled:
+            has = name in named.required
+            reports.append(TraitReport(
+                trait, has, Source.DOMAIN_CAPABILITIES,
+                f"{guest.label}: the {domain} host-model CPU ({named.model}) "
+                f"{'requires' if has else 'disables'} {name}"))
     return reports
 
 
@@ -349,8 +370,16 @@ def notes(facts: HostFacts) -> list[str]:
                          f"{guest.devices_problem or 'no device list'}")
         if (facts.runs_qemu and arch == facts.host_arch and guest.cpu_features is None
                 and switches.cpu_feature_traits(arch)):
-            found.append(f"{arch}: CPU feature traits not reported: "
-                         f"{guest.cpu_problem or 'no host-model CPU'}")
+            named = guest.cpu_named
+            if named is not None:
+                found.append(
+                    f"{arch}: CPU feature traits only for the features the host-model CPU "
+                    f"names beside its model ({len(named.required)} required, "
+                    f"{len(named.disabled)} disabled); the features of {named.model} itself "
+                    f"were not expanded: {guest.cpu_problem or 'no expansion'}")
+            else:
+                found.append(f"{arch}: CPU feature traits not reported: "
+                             f"{guest.cpu_problem or 'no host-model CPU'}")
     host_guest = facts.host_guest
     if host_guest is not None:
         caps = host_guest.capabilities
@@ -419,6 +448,7 @@ def facts_from_files(paths: Sequence[str | Path], virt_type: str,
             devices=listed,
             devices_problem=problem,
             cpu_problem=cpu_problem,
+            cpu_named=caps.host_model,
         )
     if lists:
         raise ValueError(f"a device list for {', '.join(sorted(lists))}, which no domain "
@@ -432,7 +462,7 @@ def facts_from_files(paths: Sequence[str | Path], virt_type: str,
             raise ValueError(f"{path}: cannot read the CPU: {exc.strerror}") from None
         guests[arch] = dataclasses.replace(
             guests[arch], cpu_features=hostcaps.expanded_cpu_features(document, str(path)),
-            cpu_problem=None)
+            cpu_problem=None, cpu_named=None)
     if not guests:
         raise ValueError("no domain capabilities file given")
     first = next(iter(guests.values()))

@@ -69,6 +69,17 @@ class Firmware:
 
 
 @dataclass(frozen=True)
+class HostModelCpu:
+    """``<cpu><mode name='host-model'>``: a named CPU model and the features libvirt
+    says it adds to (``require``) or takes from (``disable``) that model. The model's
+    own features are not listed: only libvirt's expansion of it says them all."""
+
+    model: str
+    required: frozenset[str] = frozenset()
+    disabled: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
 class DomainCapabilities:
     """What a hypervisor offers guests of one architecture and machine type."""
 
@@ -82,6 +93,8 @@ class DomainCapabilities:
     devices: Mapping[str, Device] = field(default_factory=dict)
     # <features>: gic, vmcoreinfo, genid, backup, sev, sgx, hyperv... -> supported
     features: Mapping[str, bool] = field(default_factory=dict)
+    # The supported host-model CPU, None when it is not supported or names no model.
+    host_model: HostModelCpu | None = None
 
     def device(self, name: str) -> Device:
         return self.devices.get(name, Device())
@@ -175,7 +188,24 @@ class _Reader:
             features={} if features is None else {
                 child.tag: self.supported(child) for child in features
             },
+            host_model=self.host_model(root.find("cpu/mode[@name='host-model']")),
         )
+
+    def host_model(self, mode: etree._Element | None) -> HostModelCpu | None:
+        if mode is None or mode.get("supported") != "yes":
+            return None
+        model = mode.find("model")
+        if model is None or not (model.text or "").strip():
+            return None
+        named: dict[str, set[str]] = {"require": set(), "disable": set()}
+        for feature in mode.findall("feature"):
+            name, policy = feature.get("name"), feature.get("policy")
+            if not name:
+                raise self.error(feature, "a feature without a name")
+            if policy in named:
+                named[policy].add(name)
+        return HostModelCpu((model.text or "").strip(), frozenset(named["require"]),
+                            frozenset(named["disable"]))
 
     def text(self, parent: etree._Element, tag: str) -> str:
         value = self.optional_text(parent, tag)

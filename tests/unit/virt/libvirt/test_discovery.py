@@ -181,10 +181,44 @@ def test_no_device_list_reports_no_nic_sound_or_viommu_and_says_why() -> None:
     assert discovery.notes(host) == [
         "x86_64: NIC, sound and vIOMMU models not reported: no device list given for "
         "x86_64 (the output of qemu-system-x86_64 -device help)",
-        "x86_64: CPU feature traits not reported: no host-model CPU given for x86_64 "
-        "(libvirt's expansion of it: virsh hypervisor-cpu-baseline --features)",
+        "x86_64: CPU feature traits only for the features the host-model CPU names beside "
+        "its model (18 required, 10 disabled); the features of EPYC itself were not "
+        "expanded: no host-model CPU given for x86_64 (libvirt's expansion of it: virsh "
+        "hypervisor-cpu-baseline --features)",
         "x86_64 pc-q35-7.2 domain capabilities list video model ramfb, which os-traits "
         f"{vocabulary.OS_TRAITS_VERSION} has no trait for"]
+
+
+def test_without_the_expansion_the_host_model_cpu_names_some_cpu_traits() -> None:
+    """``--domcaps`` without ``--cpu``: the features the host-model CPU requires are
+    True, those it disables False, and its model's own are not said (neither way)."""
+    reports = by_trait(discovery.cpu_reports(facts("qemu-x86_64-q35")))
+    assert {t: r.supported for t, r in reports.items()} == {
+        ot.HW_CPU_X86_3DNOW: True, ot.HW_CPU_X86_AVX512VAES: True, ot.HW_CPU_X86_MPX: True,
+        ot.HW_CPU_X86_SHA: False}
+    assert reports[ot.HW_CPU_X86_SHA].detail == (
+        "x86_64 pc-q35-7.2 domain capabilities: the TCG host-model CPU (EPYC) disables sha-ni")
+    # SSE2 is EPYC's own: unknown without the expansion, so not reported
+    assert ot.HW_CPU_X86_SSE2 not in reports
+    # with the expansion, every CPU trait is decided and the named model is not used
+    expanded = discovery.facts_from_files(
+        [FIXTURES / "qemu-x86_64-q35.xml"], "qemu",
+        cpu={"x86_64": FIXTURES / "qemu-x86_64-cpu-expanded.xml"})
+    assert by_trait(discovery.cpu_reports(expanded))[ot.HW_CPU_X86_SSE2].supported
+    assert not [n for n in discovery.notes(expanded) if "CPU feature" in n]
+
+
+def test_a_host_model_cpu_is_read_from_the_domain_capabilities() -> None:
+    caps = domcaps.parse_file(FIXTURES / "qemu-x86_64-q35.xml")
+    assert caps.host_model is not None
+    assert caps.host_model.model == "EPYC"
+    assert "avx2" not in caps.host_model.required  # EPYC's own feature: not listed
+    assert {"mpx", "vaes"} <= caps.host_model.required
+    assert "sha-ni" in caps.host_model.disabled
+    unsupported = domcaps.parse(
+        "<domainCapabilities><domain>qemu</domain><arch>x86_64</arch><cpu><mode "
+        "name='host-model' supported='no'/></cpu></domainCapabilities>")
+    assert unsupported.host_model is None
 
 
 def test_a_probe_that_fails_says_why(tmp_path: Path) -> None:
