@@ -14,8 +14,9 @@ from cliff.command import Command
 
 from moorage.cli.config_files import add_config_arguments
 from moorage.cli.service_logging import start_logging
-from moorage.conf import load_config
+from moorage.conf import check_all_options, load_config
 from moorage.embedded import SAMPLE_HOSTS, EmbeddedCloud, HostPlan, parse_host
+from moorage.scheduler.manager import check_configuration
 
 PREFILTERS = (("scheduler", "image_metadata_prefilter", True),
               ("scheduler", "query_placement_for_image_type_support", True))
@@ -79,7 +80,14 @@ class Serve(Command):
         except ValueError as exc:
             raise SystemExit(f"moorage serve: {exc}") from None
         overrides = list(PREFILTERS) if parsed_args.prefilters else []
-        start_logging(self, load_config(parsed_args.config_file, overrides))
+        conf = load_config(parsed_args.config_file, overrides)
+        try:
+            # Before any service starts: one line, not a placement already "serving".
+            check_all_options(conf)
+            check_configuration(conf)
+        except ValueError as exc:
+            raise SystemExit(f"moorage serve: {exc}") from None
+        start_logging(self, conf)
         with tempfile.TemporaryDirectory(prefix="moorage-") as scratch:
             workdir = parsed_args.data_dir or Path(scratch)
             cloud = EmbeddedCloud(workdir, hosts or SAMPLE_HOSTS,

@@ -22,7 +22,14 @@ from sqlalchemy.pool import PoolProxiedConnection
 from typing_extensions import TypeVar
 
 from moorage.db import memo
-from moorage.db.engine import WRITE_OPTION, KeptConnection, make_engine, normalize_url, sqlite_file
+from moorage.db.engine import (
+    WRITE_OPTION,
+    KeptConnection,
+    make_engine,
+    normalize_url,
+    sqlite_file,
+    url_problem,
+)
 from moorage.db.group_commit import SQLiteGroupCommit
 
 
@@ -57,13 +64,11 @@ class Database(Generic[W]):
         (``SQLiteGroupCommit``). Only for callers that never hold a lock another
         writer's block may wait for while in ``writer()``: a writer waits for the
         writers after it in its batch."""
+        problem = url_problem(url)
+        if problem is not None:
+            raise ValueError(problem)
         self.url = normalize_url(url)
         self.dialect = sa.engine.make_url(self.url).get_backend_name()
-        if self.dialect not in ("sqlite", "postgresql"):
-            raise ValueError(
-                f"unsupported database URL {url!r}: use sqlite:///PATH or "
-                "postgresql://USER:PASSWORD@HOST/DBNAME"
-            )
         self.engine = make_engine(self.url, sqlite_synchronous=sqlite_synchronous,
                                   pool_size=pool_size)
         self._transaction = transaction

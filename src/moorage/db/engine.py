@@ -43,6 +43,19 @@ def normalize_url(url: str) -> str:
     return url
 
 
+def url_problem(url: str) -> str | None:
+    """What is wrong with a database URL for Moorage, or None: a URL of another
+    database than SQLite or PostgreSQL, or no URL at all."""
+    allowed = "use sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DBNAME"
+    try:
+        backend = sa.engine.make_url(normalize_url(url)).get_backend_name()
+    except sa.exc.ArgumentError:
+        return f"not a database URL (the value is not shown: it may hold a password); {allowed}"
+    if backend not in ("sqlite", "postgresql"):
+        return f"unsupported database URL {redacted(url)!r}: {allowed}"
+    return None
+
+
 def redacted(url: str) -> str:
     """A database URL without its password, for messages."""
     return sa.engine.make_url(url).render_as_string(hide_password=True)

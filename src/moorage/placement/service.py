@@ -10,6 +10,8 @@ import platformdirs
 from oslo_config import cfg
 
 from moorage import heap
+from moorage.conf import where
+from moorage.db.engine import url_problem
 from moorage.metrics import HttpMetrics
 from moorage.placement.engine.index import ProviderIndex
 from moorage.placement.errors import BadRequest, RequestEntityTooLarge
@@ -29,7 +31,14 @@ def default_database_url() -> str:
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:
-    return conf.placement_database.connection or default_database_url()
+    """The configured database, or the embedded one; ValueError naming the option and
+    its file for a URL Moorage cannot use."""
+    url: str = conf.placement_database.connection or default_database_url()
+    problem = url_problem(url)
+    if problem is not None:
+        found = where(conf, "placement_database", "connection")
+        raise ValueError(f"[placement_database] connection{found}: {problem}")
+    return url
 
 
 def open_database(conf: cfg.ConfigOpts) -> Database:

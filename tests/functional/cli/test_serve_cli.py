@@ -1,4 +1,4 @@
-"""`moorage placement serve` and `db sync` refuse bad settings in one line, exit 1."""
+"""Services refuse bad settings at start in one line naming the option and its file, exit 1."""
 
 from __future__ import annotations
 
@@ -98,7 +98,8 @@ SCHEDULER_CONFIGS = {
 }
 
 
-@pytest.mark.parametrize("service", [["api", "serve", "--port", "0"], ["conductor", "serve"]])
+@pytest.mark.parametrize("service", [["api", "serve", "--port", "0"], ["conductor", "serve"],
+                                     ["serve", "--port", "0", "--placement-port", "0"]])
 @pytest.mark.parametrize("case", sorted(SCHEDULER_CONFIGS))
 def test_a_bad_scheduler_option_stops_the_service_at_start(
         tmp_path: Path, service: list[str], case: str) -> None:
@@ -112,7 +113,46 @@ def test_a_bad_scheduler_option_stops_the_service_at_start(
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr.strip() == result.stderr.strip().splitlines()[0]
     assert message.format(conf=conf) in result.stderr
-    assert "serving" not in result.stdout
+    assert "serving" not in result.stdout + result.stderr
+
+
+# Every refusal at start names the option and the file that set it: service ->
+# (configuration, the start of the message after the file).
+START_REFUSALS = [
+    (["placement", "serve", "--port", "0"], "[placement_database]\nconnection = foo://x\n",
+     "[placement_database] connection in {conf}: unsupported database URL 'foo://x'"),
+    (["placement", "serve", "--port", "0"],
+     "[placement_database]\nconnection = user:secret@nowhere\n",
+     "[placement_database] connection in {conf}: not a database URL"),
+    (["placement", "serve"], "[placement_server]\nport = 99999\n",
+     "[placement_server] port in {conf}: "),
+    (["api", "serve", "--port", "0"], "[database]\nconnection = foo://x\n",
+     "[database] connection in {conf}: unsupported database URL 'foo://x'"),
+    (["api", "serve", "--port", "0"], "[api]\ncapability_host_floor = -3\n",
+     "[api] capability_host_floor in {conf}: "),
+    (["api", "serve", "--port", "0"], "[api]\nauth_strategy = nope\n",
+     "[api] auth_strategy in {conf}: "),
+    (["conductor", "serve"], "[database]\nconnection = foo://x\n",
+     "[database] connection in {conf}: unsupported database URL 'foo://x'"),
+    (["serve", "--port", "0", "--placement-port", "0"], "[scheduler]\nmax_attempts = 0\n",
+     "[scheduler] max_attempts in {conf}: "),
+]
+
+
+@pytest.mark.parametrize(("service", "text", "message"), START_REFUSALS,
+                         ids=[f"{' '.join(s[:2])}: {t.split(chr(10))[1]}"
+                              for s, t, _ in START_REFUSALS])
+def test_every_start_refusal_names_the_option_and_its_file(
+        tmp_path: Path, service: list[str], text: str, message: str) -> None:
+    conf = tmp_path / "moorage.conf"
+    conf.write_text(text)
+    result = subprocess.run([sys.executable, "-m", "moorage", *service, "--config-file",
+                             str(conf)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert message.format(conf=conf) in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert "secret" not in result.stderr
+    assert "serving" not in result.stdout + result.stderr
 
 
 HIDE_KEYSTONEMIDDLEWARE = """\

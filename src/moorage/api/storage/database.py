@@ -9,7 +9,9 @@ from pathlib import Path
 import platformdirs
 from oslo_config import cfg
 
+from moorage.conf import where
 from moorage.db.database import Database
+from moorage.db.engine import url_problem
 
 
 def default_database_url() -> str:
@@ -20,7 +22,14 @@ def default_database_url() -> str:
 
 
 def database_url(conf: cfg.ConfigOpts) -> str:
-    return str(conf.database.connection or default_database_url())
+    """The configured database, or the embedded one; ValueError naming the option and
+    its file for a URL Moorage cannot use."""
+    url: str = str(conf.database.connection or default_database_url())
+    problem = url_problem(url)
+    if problem is not None:
+        found = where(conf, "database", "connection")
+        raise ValueError(f"[database] connection{found}: {problem}")
+    return url
 
 
 def open_database(conf: cfg.ConfigOpts) -> Database:
