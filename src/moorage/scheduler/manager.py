@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 
 from oslo_config import cfg
 
-from moorage.conf import check_options, where
+from moorage.conf import check_options, option_value, where
 from moorage.placement.client import (
     Candidates,
     PlacementClient,
@@ -75,6 +75,7 @@ from moorage.scheduler.types import (
     Selection,
     Unschedulable,
 )
+from moorage.scheduler.uncertainty import Randomness, differences
 from moorage.scheduler.weighers import (
     WeighedHost,
     choose_order,
@@ -215,7 +216,11 @@ class Scheduler:
                 return Selection(destination, alternates,
                                  candidates=len(offer.candidates.allocation_requests),
                                  hosts_passing_filters=len(offer.passing),
-                                 decisions=decisions)
+                                 decisions=decisions,
+                                 differences=() if claim else differences(
+                                     self._randomness(), weighed,
+                                     {r: h.host for r, h in by_root.items()},
+                                     offer.truncated))
             LOG.info("claim on %s for %s lost a race; trying the next host", names[root],
                      spec.instance_uuid)
             decisions.claims_failed.append(names[root])
@@ -510,6 +515,17 @@ class Scheduler:
             if name in by_name:
                 found[root] = by_name[name]
         return found
+
+    def _randomness(self) -> Randomness:
+        """The options that make a boot's choice of host random. Placement's own is read
+        from this configuration: one file for every service, or ``[placement]`` set
+        to what the placement service runs with."""
+        fs = self.conf.filter_scheduler
+        return Randomness(
+            randomized_candidates=bool(option_value(self.conf, "placement",
+                                                    "randomize_allocation_candidates")),
+            shuffle_best=fs.shuffle_best_same_weighed_hosts,
+            subset_size=fs.host_subset_size)
 
     def _aggregate_names(self) -> dict[str, str]:
         return {agg.uuid: agg.name for agg in self.catalog.aggregates()}

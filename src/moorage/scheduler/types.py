@@ -15,6 +15,7 @@ from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.filter_records import FilterRecord, records_json
 from moorage.scheduler.server_groups import GroupPlacement
+from moorage.scheduler.uncertainty import Difference
 
 # provider uuid -> {resource class: amount}: one allocation request, as placement gives it.
 AllocationRequest = Mapping[str, Mapping[str, int]]
@@ -66,6 +67,8 @@ class Selection:
     hosts_passing_filters: int
     # What each stage decided (scheduler/decisions.py).
     decisions: Decisions = field(default_factory=lambda: Decisions())
+    # A dry run's: where the boot may choose another host (scheduler/uncertainty.py).
+    differences: tuple[Difference, ...] = ()
 
 
 @dataclass(frozen=True)

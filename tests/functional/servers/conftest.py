@@ -188,6 +188,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
              default: Mapping[str, object] | None = None,
              conductor: Mapping[str, object] | None = None,
              quota: Mapping[str, object] | None = None,
+             placement: Mapping[str, object] | None = None,
              fleet: Sequence[HostGroup] = (),
              database_url: str | None = None) -> Cloud:
         overrides: list[tuple[str, str, object]] = [
@@ -204,6 +205,7 @@ def make_cloud(placement_server: Any, tmp_path: Path) -> Iterator[Any]:
         overrides += [("DEFAULT", k, v) for k, v in (default or {}).items()]
         overrides += [("conductor", k, v) for k, v in (conductor or {}).items()]
         overrides += [("quota", k, v) for k, v in (quota or {}).items()]
+        overrides += [("placement", k, v) for k, v in (placement or {}).items()]
         conf = load_config([], overrides)
         state = make_state(conf, migrate=True)
         attach_workers(state)

@@ -130,10 +130,40 @@ def test_the_dry_run_matches_the_boot_that_follows(cloud: Any) -> None:
     assert server["OS-EXT-SRV-ATTR:host"] == plan["host"] == "big"
     assert plan["decisions"]["weighed"] == server["moorage:scheduling"]["decisions"][
         "weighed"]
+    assert (plan["certain"], plan["may_differ"]) == (True, [])
     # The next plan sees the first server's usage, as the next boot will.
     again = cloud.ok("POST", "/scheduler/plan", body)["plan"]
     second = cloud.boot_and_wait(flavor, image)
     assert second["OS-EXT-SRV-ATTR:host"] == again["host"]
+
+
+def test_a_plan_says_when_the_boot_may_choose_another_host(make_cloud: Any) -> None:
+    """host_subset_size 2 and randomized candidates: the plan is not certain, names each
+    source and the hosts the boot may choose from, and the boot lands among them. A
+    member reads the sources without the hosts."""
+    cloud = make_cloud([fake_host(name, memory_mb=16384) for name in ("e1", "e2", "e3")],
+                       filter_scheduler={"host_subset_size": 2},
+                       placement={"randomize_allocation_candidates": True})
+    flavor = cloud.flavor("small")
+    image = cloud.image("plain", "raw")
+    body = {"server": {"name": "vm", "flavorRef": flavor, "imageRef": image}}
+    plan = cloud.ok("POST", "/scheduler/plan", body)["plan"]
+    assert (plan["schedulable"], plan["certain"]) == (True, False)
+    sources = {d["source"]: d for d in plan["may_differ"]}
+    assert set(sources) == {"[placement] randomize_allocation_candidates",
+                            "[filter_scheduler] host_subset_size"}
+    # three equal hosts, all tied for the best weight: any of them, in placement's order
+    tied = sources["[placement] randomize_allocation_candidates"]
+    assert sorted(tied["hosts"]) == ["e1", "e2", "e3"]
+    assert "tied for the best weight" in tied["detail"]
+    subset = sources["[filter_scheduler] host_subset_size"]
+    assert len(subset["hosts"]) == 2 and plan["host"] in subset["hosts"] + tied["hosts"]
+    server = cloud.boot_and_wait(flavor, image)
+    assert server["OS-EXT-SRV-ATTR:host"] in tied["hosts"]
+    mine = cloud.call("POST", "/scheduler/plan", body, token=USER).json()["plan"]
+    assert mine["certain"] is False
+    assert [set(d) for d in mine["may_differ"]] == [{"source", "detail"}] * 2
+    assert not {"e1", "e2", "e3"} & set(_walk(mine))
 
 
 def test_a_plan_with_no_host_says_why_and_a_user_sees_no_host(cloud: Any) -> None:

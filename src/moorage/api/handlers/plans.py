@@ -4,7 +4,9 @@ The request is validated as the real one is (servers.py), its request spec built
 as the conductor builds it (lifecycle/specs.py), and the scheduler's pipeline run
 whole (request filters, placement, host filters, weighers) without the claim:
 nothing is written anywhere. The answer is the plan: the host the claim would try
-first, the alternates, what each request filter added, and the recorded decisions.
+first, the alternates, what each request filter added, the recorded decisions, and
+``may_differ``: every option that makes the boot's choice random, with the hosts it
+may choose from (``certain`` when there is none).
 A plan that finds no host is still an answer (200), with the NoValidHost message.
 Hosts are named only to callers the host policy lets see them.
 """
@@ -44,17 +46,23 @@ def plan(req: ApiRequest) -> Response:
     except NoValidHost as exc:
         found: dict[str, Any] = {
             "host": None, "node": None, "alternates": [], "message": str(exc),
-            "decisions": exc.decisions.to_json()}
+            "decisions": exc.decisions.to_json(), "may_differ": []}
     else:
         found = {"host": selection.destination.host, "node": selection.destination.node,
                  "alternates": [d.host for d in selection.alternates], "message": None,
-                 "decisions": selection.decisions.to_json()}
+                 "decisions": selection.decisions.to_json(),
+                 "may_differ": [d.to_json() for d in selection.differences]}
     found["operation"] = "build" if operation == "server" else operation
     found["filters"] = records_json(spec.filter_records)
     if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
         found.update(host=None, node=None, alternates=[],
-                     decisions=for_user(found["decisions"]))
+                     decisions=for_user(found["decisions"]),
+                     may_differ=[{k: v for k, v in d.items() if k != "hosts"}
+                                 for d in found["may_differ"]])
     found["schedulable"] = found["message"] is None
+    # The boot that follows lands on the plan's host unless the cloud changes meanwhile,
+    # or one of ``may_differ`` makes its choice random.
+    found["certain"] = found["schedulable"] and not found["may_differ"]
     return json_response({"plan": found})
 
 
