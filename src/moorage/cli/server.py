@@ -192,6 +192,10 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         lines = [f"{plan.get('operation')} would go to {where}"]
         if plan.get("alternates"):
             lines.append(f"alternates: {_words(plan['alternates'])}")
+        for difference in plan.get("may_differ") or ():
+            hosts = difference.get("hosts")
+            lines.append(f"may differ: {difference.get('source')}: {difference.get('detail')}"
+                         + (f" (the boot may choose {_words(hosts)})" if hosts else ""))
     else:
         lines = [f"{plan.get('operation')} would fail: {plan.get('message')}"]
     lines += [f"request filter {filter_line(f)}" for f in plan.get("filters") or ()
