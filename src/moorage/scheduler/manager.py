@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from oslo_config import cfg
 
 from moorage.conf import check_options, option_value, where
+from moorage.placement.answers import ExplanationJSON
 from moorage.placement.client import (
     Candidates,
     PlacementClient,
@@ -54,6 +55,12 @@ from moorage.scheduler.host_filters import (
     constraint_labels,
     enabled_filters,
     run_filters,
+)
+from moorage.scheduler.probed_explanation import (
+    SHARING_TRAIT,
+    explanation,
+    probes,
+    satisfying,
 )
 from moorage.scheduler.request_filters import (
     FilterContext,
@@ -86,9 +93,6 @@ from moorage.scheduler.weighers import (
 )
 
 LOG = logging.getLogger(__name__)
-
-# Traits checked one by one when placement offers nothing, to name the one no provider has.
-MAX_TRAITS_DIAGNOSED = 10
 
 # Upstream's reasons for a rebuild whose new image the current host cannot take.
 REBUILD_FORBIDDEN = ("Image traits are part of forbidden traits in flavor associated with the "
@@ -418,14 +422,19 @@ class Scheduler:
                     f"placement refused the request for: {described}: {exc}", details,
                     decisions) from None
             raise
-        if candidates.explanation is not None:
-            decisions = placement_decisions(
-                candidates.explanation, spec, self._host_of, self._aggregate_names)
+        explained = candidates.explanation
+        if explained is None and not candidates.allocation_requests:
+            # A placement without Moorage's explanation (upstream's): counted here, only
+            # now, at a bounded number of reads.
+            explained, left_out = self._probe(request)
         else:
-            decisions = Decisions()
+            left_out = ()
+        decisions = (placement_decisions(explained, spec, self._host_of,
+                                         self._aggregate_names)
+                     if explained is not None else Decisions())
+        if left_out:
+            decisions.notes = [f"counted by probing placement, without {', '.join(left_out)}"]
         if not candidates.allocation_requests:
-            if candidates.explanation is None:
-                decisions.notes = self._diagnose(request)
             described = describe_request(request, spec, self._aggregate_names())
             reason = "placement returned no allocation candidates for: " + described
             said = decisions.explanation()
@@ -440,25 +449,26 @@ class Scheduler:
         node = self.catalog.node_of_provider(root_uuid)
         return node[0] if node is not None else root_uuid
 
-    def _diagnose(self, request: ResourceRequest) -> list[str]:
-        """Name a required trait no provider has, or resources no host has free: the
-        usual reasons for an empty answer, at one cheap query each."""
-        required = sorted(request.all_required_traits())[:MAX_TRAITS_DIAGNOSED]
+    def _probe(self, request: ResourceRequest) -> tuple[ExplanationJSON | None, tuple[str, ...]]:
+        """Placement's explanation worked out from ``GET /resource_providers`` reads
+        (``probed_explanation``), and what of the request it leaves out; None when
+        placement cannot be read."""
+        planned = probes(request)
+        queries = [ProviderQuery(), ProviderQuery(required=[SHARING_TRAIT]),
+                   *(p.query for p in planned.probes)]
         try:
-            holders = self.placement.concurrently(
-                lambda trait: self.placement.providers(ProviderQuery(required=[trait])),
-                required)
-            hints = [f"no resource provider has trait {trait}"
-                     for trait, having in zip(required, holders, strict=True) if not having]
-            resources = request.unnumbered.resources
-            if not hints and resources and len(request.groups) == 1 and not self.placement.\
-                    providers(ProviderQuery(resources=resources)):
-                hints.append("no host has " + ",".join(f"{rc}={n}" for rc, n in
-                                                       resources.items()) + " free")
+            answers = self.placement.concurrently(self.placement.providers, queries)
         except PlacementError as exc:
-            LOG.warning("could not diagnose an empty candidates answer: %s", exc)
-            return []
-        return hints
+            LOG.warning("could not count what excluded each host: %s", exc)
+            return None, ()
+        every, sharing, *found = answers
+        lenders = {p.uuid for p in sharing}
+        hosts = frozenset(p.uuid for p in every if p.uuid == p.root_uuid
+                          and p.uuid not in lenders)
+        probed = [(probe, satisfying(probe, [(p.uuid, p.root_uuid) for p in providers], hosts))
+                  for probe, providers in zip(planned.probes, found, strict=True)]
+        listed = int(self.conf.scheduler.decision_hosts_listed)
+        return explanation(sorted(hosts), probed, listed), planned.left_out
 
     def _by_host(self, candidates: Candidates, roots: Mapping[int, str],
                  hosts: Mapping[str, HostInfo]) -> list[HostCandidates]:

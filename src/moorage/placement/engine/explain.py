@@ -191,12 +191,12 @@ def explain(index: ProviderIndex, request: CandidateRequest, viable: BoolArray |
     together: tuple[int, ...] = ()
     relaxed = None
     if viable_count == 0 and satisfied:
-        together = _together(hosts, satisfied)
-        relaxed = _relaxed(hosts, satisfied)
+        together = no_host_together(hosts, satisfied)
+        relaxed = best_relaxation(hosts, satisfied)
     return Explanation(total, viable_count, tuple(counted), together, relaxed)
 
 
-def _together(hosts: BoolArray, satisfied: list[BoolArray]) -> tuple[int, ...]:
+def no_host_together(hosts: BoolArray, satisfied: list[BoolArray]) -> tuple[int, ...]:
     """A small set of constraints, each satisfied by some host, that no host satisfies
     together; () when some constraint alone leaves no host or all together leave some.
 
@@ -222,7 +222,7 @@ def _together(hosts: BoolArray, satisfied: list[BoolArray]) -> tuple[int, ...]:
     return tuple(sorted(chosen))
 
 
-def _relaxed(hosts: BoolArray, satisfied: list[BoolArray]) -> tuple[int, int] | None:
+def best_relaxation(hosts: BoolArray, satisfied: list[BoolArray]) -> tuple[int, int] | None:
     """The constraint whose removal leaves the most hosts (prefix and suffix
     conjunctions: one pass each way), or None when no single removal helps."""
     n = len(satisfied)
