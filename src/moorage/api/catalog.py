@@ -44,7 +44,8 @@ __all__ = ["ApiCatalog", "to_aggregate"]
 
 _COLUMNS = (services.c.host, services.c.nodes, services.c.disabled, services.c.forced_down,
             services.c.driver, services.c.supported_instances,
-            services.c.hypervisor_version, services.c.updated_at, services.c.agent_url)
+            services.c.hypervisor_version, services.c.updated_at, services.c.agent_url,
+            services.c.refused)
 
 
 def to_aggregate(record: aggregate_store.AggregateRecord) -> Aggregate:
@@ -145,7 +146,7 @@ class ApiCatalog:
         Liveness so that snapshots handed out earlier keep seeing its heartbeats."""
         for row in rows:
             (host, nodes_json, disabled, forced_down, driver, supported_json, version,
-             beat, agent_url) = row
+             beat, agent_url, refused_json) = row
             host = str(host)
             nodes = tuple(json.loads(str(nodes_json)))
             old = self._hosts.get(host)
@@ -163,7 +164,9 @@ class ApiCatalog:
                 driver=str(driver),
                 supported_instances=tuple((str(a), str(h), str(m)) for a, h, m
                                           in json.loads(str(supported_json))),
-                hypervisor_version=version, agent_url=agent_url)
+                hypervisor_version=version, agent_url=agent_url,
+                refused={str(node): frozenset(traits)
+                         for node, traits in json.loads(str(refused_json)).items()})
             for node in nodes:
                 self._by_provider[provider_uuid(node)] = (host, node)
 

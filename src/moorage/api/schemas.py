@@ -475,6 +475,8 @@ AGGREGATE_ACTION = choice("action", {
         required=("metadata",)),
 })
 
+# Traits a node may say it refuses, at most: every family an image property names.
+MAX_REFUSED = 1000
 # What an agent reports of its host (the host is in the URL, or beside it in a fleet's).
 _HEARTBEAT_FIELDS: dict[str, Schema] = {
     "binary": text(),
@@ -487,6 +489,9 @@ _HEARTBEAT_FIELDS: dict[str, Schema] = {
     "hypervisor_version": {"type": ["integer", "null"], "minimum": 0,
                            "maximum": MAX_BIGINT},
     "version": text(64, nullable=True),
+    # node -> the traits its driver reports unsupported (compute.traits.refused)
+    "refused": {"type": ["object", "null"], "additionalProperties": {
+        "type": "array", "maxItems": MAX_REFUSED, "items": text()}},
 }
 HEARTBEAT = some_of(_HEARTBEAT_FIELDS, required=("driver", "nodes"))
 

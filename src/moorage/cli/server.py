@@ -192,6 +192,12 @@ def plan_lines(plan: Mapping[str, Any]) -> list[str]:
         lines = [f"{plan.get('operation')} would go to {where}"]
         if plan.get("alternates"):
             lines.append(f"alternates: {_words(plan['alternates'])}")
+        for refusal in plan.get("refusals") or ():
+            where = ("the chosen host" if refusal.get("position") == 0
+                     else f"alternate {refusal.get('position')}")
+            named = f" ({refusal['host']})" if refusal.get("host") else ""
+            lines.append(f"will refuse: {where}{named}: {_words(refusal.get('traits') or ())}"
+                         f": {refusal.get('detail')}")
         for difference in plan.get("may_differ") or ():
             hosts = difference.get("hosts")
             lines.append(f"may differ: {difference.get('source')}: {difference.get('detail')}"

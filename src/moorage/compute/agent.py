@@ -17,6 +17,7 @@ from oslo_config import cfg
 
 from moorage.compute.client import Fence
 from moorage.compute.provider_tree import ProviderChange, ProviderTreeSync
+from moorage.compute.traits import refused
 from moorage.placement.client import PlacementClient, PlacementError
 from moorage.virt.driver import ComputeDriver, HypervisorUnavailable
 
@@ -81,6 +82,9 @@ class ComputeAgent:
         self._stop = threading.Event()
         self.last: SyncResult | None = None
         self.fences = GuestFences()
+        # node -> what its driver last reported unsupported (traits.refused), for the
+        # heartbeat; kept while the hypervisor is unreachable.
+        self.refused: dict[str, list[str]] = {}
 
     # -- state -------------------------------------------------------------------
     @property
@@ -115,6 +119,7 @@ class ComputeAgent:
             LOG.error("%s hypervisor unavailable, reporting nothing: %s", self.driver.name, exc)
             self._connected = False
             return SyncResult(problem=f"hypervisor unavailable: {exc}")
+        self.refused = {node: refused(reports) for node, (_, reports) in nodes.items()}
         result = SyncResult()
         for node, (tree, reports) in nodes.items():
             try:

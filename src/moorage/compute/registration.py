@@ -110,7 +110,9 @@ class HostReporter:
         return {"binary": BINARY, "driver": driver.name, "nodes": self._nodes,
                 "agent_url": self.agent_url,
                 "supported_instances": [list(t) for t in self._supported],
-                "hypervisor_version": self._version, "version": moorage.__version__}
+                "hypervisor_version": self._version, "version": moorage.__version__,
+                "refused": {node: traits for node, traits in self.agent.refused.items()
+                            if traits}}
 
     def apply(self, state: ServiceState) -> list[str]:
         """Follow the API's record: the disabled state, and destroy the guests it

@@ -17,10 +17,24 @@ from collections.abc import Iterable, Set
 
 import os_traits
 
+from moorage.model.vocabulary import PROPERTY_FAMILIES
 from moorage.virt.report import TraitReport
+from moorage.virt.switches import guest_feature_traits
 
 COMPUTE_NODE = os_traits.COMPUTE_NODE
 STATUS_DISABLED = os_traits.COMPUTE_STATUS_DISABLED
+# Families whose "no" the compute API records (the heartbeat's ``refused``): the ones an
+# image property names, which a scheduler without the prefilters does not avoid.
+_REFUSABLE_PREFIXES = tuple(f"{named.prefix}_" for named in PROPERTY_FAMILIES)
+_GUEST_FEATURES = guest_feature_traits()
+
+
+def refused(reports: Iterable[TraitReport]) -> list[str]:
+    """The traits of ``reports`` reported unsupported that an image can ask for, by
+    a property (an image type, a device model, an architecture) or as a guest feature
+    (firmware, TPM): a spawn asking for one is refused. Sorted."""
+    return sorted({r.trait for r in reports if not r.supported and (
+        r.trait.startswith(_REFUSABLE_PREFIXES) or r.trait in _GUEST_FEATURES)})
 
 
 def desired_traits(

@@ -211,6 +211,9 @@ class HostInfo:
     hypervisor_version: int | None = None
     # Where its compute agent answers (the conductor's calls), as it registered.
     agent_url: str | None = None
+    # node -> the traits its driver reports unsupported (refused at spawn), of the
+    # families an image property names and the guest features.
+    refused: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     @property
     def up(self) -> bool:

@@ -14,8 +14,11 @@ the boot may choose from instead, so that the plan says when it cannot promise:
 - ``[filter_scheduler] host_subset_size`` above 1: one of that many best hosts is
   chosen at random.
 
-What is not random but still differs (the cloud changing between the plan and the
-boot, a claim lost to a concurrent boot) is in docs/scheduling.md.
+A host chosen although its own reports say it will refuse the guest is not random
+either: ``refusals.py`` names those.
+
+What else differs (the cloud changing between the plan and the boot, a claim lost to
+a concurrent boot) is in docs/scheduling.md.
 """
 
 from __future__ import annotations
@@ -80,3 +83,4 @@ def differences(randomness: Randomness, weighed: Sequence[WeighedHost],
             "the boot chooses at random among the best hosts",
             tuple(named[:randomness.subset_size])))
     return tuple(found)
+

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from moorage.api.handlers.services import AGENT_NOTIFIED
+from moorage.api.storage import services as services_store
 from moorage.compute.client import AgentUnreachable
 from moorage.lifecycle import machine, operations, store
 from moorage.lifecycle.records import MigrationRecord
@@ -118,11 +119,31 @@ def test_forced_down_and_bad_updates(compute_api: ComputeApi) -> None:
 
 def test_bad_heartbeats_are_400(compute_api: ComputeApi) -> None:
     for change in ({"nodes": "h1"}, {"supported_instances": [["x86_64"]]},
-                   {"hypervisor_version": "seven"}, {"driver": None}):
+                   {"hypervisor_version": "seven"}, {"driver": None},
+                   {"refused": ["COMPUTE_NET_VIF_MODEL_E1000"]},
+                   {"refused": {"h2": ["COMPUTE_NET_VIF_MODEL_E1000"]}},
+                   {"refused": {"h1": ["not a trait"]}}):
         response = compute_api.internal("PUT", "/internal/services/h1",
                                         json={**BEAT, **change})
         assert response.status_code == 400, (change, response.text)
     assert compute_api.admin("GET", "/v2.1/os-services").json()["services"] == []
+
+
+def test_a_heartbeat_records_what_each_node_refuses(compute_api: ComputeApi) -> None:
+    """The refused traits are the service's record, read by the plan and preflight; a
+    changed report replaces them, an agent of an older release (no field) has none."""
+    refused = {"h1": ["COMPUTE_NET_VIF_MODEL_E1000", "COMPUTE_IMAGE_TYPE_VHD"]}
+    compute_api.internal("PUT", "/internal/services/h1", json={**BEAT, "refused": refused},
+                         expect=200)
+    state = compute_api.state
+    with state.database.reader() as conn:
+        record = services_store.load_service_by_host(conn, "h1")
+    assert record.refused == {"h1": ["COMPUTE_IMAGE_TYPE_VHD", "COMPUTE_NET_VIF_MODEL_E1000"]}
+    assert state.catalog.hosts()["h1"].refused == {"h1": frozenset(refused["h1"])}
+    compute_api.internal("PUT", "/internal/services/h1", json=BEAT, expect=200)
+    with state.database.reader() as conn:
+        assert services_store.load_service_by_host(conn, "h1").refused == {}
+    assert state.catalog.hosts()["h1"].refused == {}
 
 
 def test_hypervisors(compute_api: ComputeApi) -> None:

@@ -289,15 +289,24 @@ def compute_api() -> Iterator[StandInComputeAPI]:
 
 def test_registration_and_heartbeat(placement: TestClient, agents: list[RunningAgent],
                                     compute_api: StandInComputeAPI) -> None:
-    running = _start(agents, placement.url, "h1", api_url=compute_api.url,
+    def refusing(conf: Any) -> ComputeDriver:
+        return FakeDriver(conf, FakeHost(nodes=("h1",), traits={
+            "COMPUTE_NET_VIF_MODEL_E1000": False, "COMPUTE_NET_VIF_MODEL_VIRTIO": True,
+            "COMPUTE_VOLUME_MULTI_ATTACH": False}))
+
+    running = _start(agents, placement.url, "h1", refusing, api_url=compute_api.url,
                      overrides=(("DEFAULT", "report_interval", 1),
                                 ("DEFAULT", "service_token", "s3cret")))
     # Registered before start_agent returned.
     path, headers, body = compute_api.beats[0]
     assert path == "/internal/services/h1" and headers["X-Service-Token"] == "s3cret"
+    # What the driver reports unsupported of what an image can ask for (the fake
+    # driver's vhd, and e1000), not of the other capabilities (multi-attach)
     assert body == {"binary": "nova-compute", "driver": "fake", "nodes": ["h1"],
                     "agent_url": running.url, "supported_instances": [["x86_64", "fake", "hvm"]],
-                    "hypervisor_version": 1000, "version": body["version"]}
+                    "hypervisor_version": 1000, "version": body["version"],
+                    "refused": {"h1": ["COMPUTE_IMAGE_TYPE_VHD",
+                                       "COMPUTE_NET_VIF_MODEL_E1000"]}}
     compute_api.wait_for(2)
 
 

@@ -47,7 +47,7 @@ def test_migrations_match_the_schema(db: Database) -> None:
 
 def test_upgrade_twice_is_harmless(db: Database) -> None:
     migration.upgrade(db)
-    assert migration.current_revision(db) == migration.head_revision() == "0015"
+    assert migration.current_revision(db) == migration.head_revision() == "0016"
 
 
 def _upgrade_to(db: Database, revision: str) -> None:

@@ -26,3 +26,16 @@ def test_a_certain_plan_says_nothing_of_differences() -> None:
     lines = plan_lines({"operation": "build", "schedulable": True, "host": "e1",
                         "may_differ": []})
     assert not [line for line in lines if line.startswith("may differ")]
+
+
+def test_a_plan_names_the_hosts_that_will_refuse() -> None:
+    plan = {"operation": "build", "schedulable": True, "host": "pc1", "alternates": ["q1"],
+            "refusals": [{"position": 0, "host": "pc1",
+                          "traits": ["COMPUTE_NET_VIF_MODEL_IGB (hw_vif_model=igb)"],
+                          "detail": "the host reports them unsupported"}]}
+    assert plan_lines(plan)[2] == (
+        "will refuse: the chosen host (pc1): COMPUTE_NET_VIF_MODEL_IGB (hw_vif_model=igb): "
+        "the host reports them unsupported")
+    hidden = {**plan, "host": None, "refusals": [
+        {k: v for k, v in plan["refusals"][0].items() if k != "host"}]}
+    assert plan_lines(hidden)[2].startswith("will refuse: the chosen host: ")

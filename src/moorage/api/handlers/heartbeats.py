@@ -12,7 +12,7 @@ from moorage.api import work
 from moorage.api.errors import BadRequest
 from moorage.api.handlers.common import string
 from moorage.api.http import ApiRequest, json_response
-from moorage.api.schemas import MAX_HEARTBEATS
+from moorage.api.schemas import MAX_HEARTBEATS, MAX_REFUSED
 from moorage.api.storage import services as store
 from moorage.api.storage.services import Heartbeat, OperatorState
 from moorage.compute import BINARY
@@ -20,6 +20,7 @@ from moorage.lifecycle import operations
 from moorage.lifecycle import store as lifecycle
 from moorage.lifecycle.operations import Operation
 from moorage.lifecycle.states import MigrationKind, MigrationStatus, OperationKind
+from moorage.model.vocabulary import is_trait_name
 from moorage.web import Response
 
 
@@ -36,6 +37,13 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
     version = body.get("hypervisor_version")
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
         raise BadRequest("'hypervisor_version' must be an integer.")
+    refused = body.get("refused") or {}
+    if not isinstance(refused, dict) or not all(
+            node in nodes and isinstance(traits, list) and len(traits) <= MAX_REFUSED
+            and all(isinstance(t, str) and is_trait_name(t) for t in traits)
+            for node, traits in refused.items()):
+        raise BadRequest(f"'refused' must map nodes of 'nodes' to lists of at most "
+                         f"{MAX_REFUSED} trait names.")
     return Heartbeat(
         host=host,
         binary=string(body, "binary") or BINARY,
@@ -45,6 +53,7 @@ def _heartbeat(host: str, body: dict[str, Any]) -> Heartbeat:
         supported_instances=[(t[0], t[1], t[2]) for t in triples],
         hypervisor_version=version,
         version=string(body, "version", allow_none=True),
+        refused={node: list(traits) for node, traits in refused.items()},
     )
 
 

@@ -4,9 +4,10 @@ The request is validated as the real one is (servers.py), its request spec built
 as the conductor builds it (lifecycle/specs.py), and the scheduler's pipeline run
 whole (request filters, placement, host filters, weighers) without the claim:
 nothing is written anywhere. The answer is the plan: the host the claim would try
-first, the alternates, what each request filter added, the recorded decisions, and
+first, the alternates, what each request filter added, the recorded decisions,
 ``may_differ``: every option that makes the boot's choice random, with the hosts it
-may choose from (``certain`` when there is none).
+may choose from, and ``refusals``: the hosts of the plan whose own reports say they
+will refuse the guest (``certain`` when there is none of either).
 A plan that finds no host is still an answer (200), with the NoValidHost message.
 Hosts are named only to callers the host policy lets see them.
 """
@@ -21,10 +22,12 @@ from moorage.api.handlers.server_records import server_or_404
 from moorage.api.http import ApiRequest, json_response
 from moorage.lifecycle import server_groups
 from moorage.lifecycle.specs import move_spec, request_spec
+from moorage.scheduler.bootability import image_requirements
 from moorage.scheduler.decisions import for_user
 from moorage.scheduler.filter_records import records_json
 from moorage.scheduler.manager import Scheduler
-from moorage.scheduler.types import NoValidHost, RequestSpec
+from moorage.scheduler.refusals import Refusal, refusals
+from moorage.scheduler.types import NoValidHost, RequestSpec, Selection
 from moorage.web import Response
 
 OPERATIONS = ("server", "resize", "migrate")
@@ -41,6 +44,7 @@ def plan(req: ApiRequest) -> Response:
     if not isinstance(argument, dict):
         raise BadRequest(f"'{operation}' must be an object, not {argument!r}.")
     spec = _spec(req, operation, argument)
+    selection: Selection | None = None
     try:
         selection = _scheduler(req).plan(spec)
     except NoValidHost as exc:
@@ -52,18 +56,35 @@ def plan(req: ApiRequest) -> Response:
                  "alternates": [d.host for d in selection.alternates], "message": None,
                  "decisions": selection.decisions.to_json(),
                  "may_differ": [d.to_json() for d in selection.differences]}
+    refused = _refusals(req, spec, selection)
+    found["refusals"] = [r.to_json() for r in refused]
     found["operation"] = "build" if operation == "server" else operation
     found["filters"] = records_json(spec.filter_records)
     if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
         found.update(host=None, node=None, alternates=[],
                      decisions=for_user(found["decisions"]),
                      may_differ=[{k: v for k, v in d.items() if k != "hosts"}
-                                 for d in found["may_differ"]])
+                                 for d in found["may_differ"]],
+                     refusals=[{k: v for k, v in r.items() if k != "host"}
+                               for r in found["refusals"]])
     found["schedulable"] = found["message"] is None
     # The boot that follows lands on the plan's host unless the cloud changes meanwhile,
-    # or one of ``may_differ`` makes its choice random.
-    found["certain"] = found["schedulable"] and not found["may_differ"]
+    # one of ``may_differ`` makes its choice random, or the host refuses the guest.
+    found["certain"] = (found["schedulable"] and not found["may_differ"]
+                        and not any(r.position == 0 for r in refused))
     return json_response({"plan": found})
+
+
+def _refusals(req: ApiRequest, spec: RequestSpec, selection: Selection | None
+              ) -> tuple[Refusal, ...]:
+    """The hosts of the plan that report a trait the image needs unsupported: with the
+    prefilters off, placement did not avoid them, and each will refuse the guest."""
+    if selection is None:
+        return ()
+    hosts = req.state.catalog.hosts()
+    tried = [(d.host, hosts[d.host].refused.get(d.node, frozenset()) if d.host in hosts
+              else frozenset()) for d in (selection.destination, *selection.alternates)]
+    return refusals(image_requirements(spec.image), tried)
 
 
 def _spec(req: ApiRequest, operation: str, argument: dict[str, Any]) -> RequestSpec:

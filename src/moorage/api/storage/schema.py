@@ -75,6 +75,8 @@ services = sa.Table(
     sa.Column("nodes", sa.Text, nullable=False),  # JSON list of node names
     sa.Column("agent_url", sa.String(255), nullable=True),
     sa.Column("supported_instances", sa.Text, nullable=False),  # JSON [[arch, hv, mode]]
+    # JSON {node: [trait]}: what each node's driver reports unsupported (migration 0016).
+    sa.Column("refused", sa.Text, nullable=False, server_default="{}"),
     sa.Column("hypervisor_version", sa.BigInteger, nullable=True),
     sa.Column("version", sa.String(64), nullable=True),
     sa.Column("disabled", sa.Boolean, nullable=False),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 import json
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sqlalchemy as sa
@@ -30,6 +30,8 @@ class Heartbeat:
     supported_instances: Sequence[tuple[str, str, str]] = ()
     hypervisor_version: int | None = None
     version: str | None = None
+    # node -> the traits its driver reports unsupported (compute.agent.refused).
+    refused: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class ServiceRecord:
     supported_instances: list[tuple[str, str, str]] = field(default_factory=list)
     hypervisor_version: int | None = None
     version: str | None = None
+    refused: dict[str, list[str]] = field(default_factory=dict)
     disabled: bool = False
     disabled_reason: str | None = None
     forced_down: bool = False
@@ -66,6 +69,7 @@ def _record(row: sa.Row[tuple[object, ...]]) -> ServiceRecord:
         supported_instances=[(str(a), str(h), str(v)) for a, h, v
                              in json.loads(m["supported_instances"])],
         hypervisor_version=m["hypervisor_version"], version=m["version"],
+        refused={str(n): [str(t) for t in ts] for n, ts in json.loads(m["refused"]).items()},
         disabled=bool(m["disabled"]), disabled_reason=m["disabled_reason"],
         forced_down=bool(m["forced_down"]), created_at=m["created_at"],
         updated_at=m["updated_at"],
@@ -89,7 +93,14 @@ def _reported(beat: Heartbeat) -> dict[str, object]:
         "agent_url": beat.agent_url,
         "supported_instances": json.dumps([list(t) for t in beat.supported_instances]),
         "hypervisor_version": beat.hypervisor_version, "version": beat.version,
+        "refused": refused_json(beat.refused),
     }
+
+
+def refused_json(refused: Mapping[str, Sequence[str]]) -> str:
+    """The ``refused`` column: nodes and traits sorted, so that an unchanged report
+    compares equal to the row."""
+    return json.dumps({node: sorted(set(traits)) for node, traits in sorted(refused.items())})
 
 
 def _chunks(items: Sequence[str], size: int = 500) -> list[list[str]]:
