@@ -259,3 +259,26 @@ def test_a_users_failed_build_names_no_host(make_cloud: Any) -> None:
     assert fault["message"].startswith("Exceeded maximum number of retries.")
     assert fault["message"].count("UnsupportedHardware") == 2
     assert fault["details"]["kind"] == "MaxRetriesExceeded"
+
+
+def test_with_the_prefilters_off_a_plan_names_the_host_that_will_refuse(
+        make_cloud: Any) -> None:
+    """The weighers favour ``q35`` (most memory), whose driver reports e1000 unsupported:
+    the plan says so (the compute API keeps the host's own "no"), is not certain, and
+    the boot that follows is refused there and rescheduled to ``pc``."""
+    e1000 = "COMPUTE_NET_VIF_MODEL_E1000"
+    cloud = make_cloud([fake_host("pc", traits=[e1000], memory_mb=16384),
+                        fake_host("q35", unsupported=[e1000], memory_mb=65536)])
+    flavor = cloud.flavor("small")
+    image = cloud.image("legacy", "raw", {"hw_vif_model": "e1000"})
+    body = {"server": {"name": "vm", "flavorRef": flavor, "imageRef": image}}
+    plan = cloud.ok("POST", "/scheduler/plan", body)["plan"]
+    assert (plan["host"], plan["alternates"], plan["certain"]) == ("q35", ["pc"], False)
+    assert [(r["position"], r["host"], r["traits"]) for r in plan["refusals"]] == [
+        (0, "q35", [f"{e1000} (hw_vif_model=e1000)"])]
+    server = cloud.boot_and_wait(flavor, image)
+    assert server["OS-EXT-SRV-ATTR:host"] == "pc"
+    assert [a["host"] for a in server["moorage:scheduling"]["attempts"]] == ["q35", "pc"]
+    mine = cloud.call("POST", "/scheduler/plan", body, token=USER).json()["plan"]
+    assert [set(r) for r in mine["refusals"]] == [{"position", "traits", "detail"}]
+    assert not {"pc", "q35"} & set(_walk(mine))
