@@ -108,6 +108,12 @@ def test_preflight_against_upstream_placement(capsys: pytest.CaptureFixture[str]
     # the listing, the traits in use, the versions; then 7 traits (VMDK is in use
     # nowhere: not asked) and 3 families (required=in:...): not one request per host
     assert err[1].endswith("(13 placement requests)"), err[1]
+    # no compute API that keeps the hosts' own "no": said, and the counts are placement's
+    assert err[2] == ("the hosts' own unsupported reports were not read (no compute API "
+                      "named: --os-compute-url): a host that reports no trait of a family "
+                      "is counted as not reporting it yet, and today's late checks are not "
+                      "predicted")
+    assert all(row["cannot"] == {} for row in rows)
 
 
 def test_only_the_metadata_prefilter_strands_nothing(

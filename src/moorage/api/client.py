@@ -420,6 +420,12 @@ class ComputeApiClient:
         them in ``running_vms``; ``with_servers`` lists them)."""
         return self._list("/os-hypervisors/detail", "hypervisors", [("with_servers", "true")])
 
+    def scheduler_hosts(self) -> list[Json]:
+        """Moorage's GET /scheduler/hosts (admins): each host with its nodes' providers
+        and what each node's driver reports unsupported. ComputeApiError (404) from a
+        compute API that is not Moorage's."""
+        return self._list("/scheduler/hosts", "hosts")
+
     def capabilities(self) -> Capabilities:
         """What the cloud offers as standard traits (GET /capabilities, any user)."""
         return cast(Capabilities, self._record("GET", "/capabilities", "capabilities"))

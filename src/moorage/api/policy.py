@@ -356,6 +356,9 @@ API_RULES: tuple[tuple[str, str, str, list[tuple[str, str]]], ...] = (
     ("moorage:scheduler:plan", PROJECT_MEMBER_OR_ADMIN,
      "Plan a boot, resize or cold migration without making it (the dry run).",
      [("POST", "/scheduler/plan")]),
+    ("moorage:scheduler:hosts", ADMIN,
+     "List the compute hosts with what each node's driver reports unsupported.",
+     [("GET", "/scheduler/hosts")]),
 )
 
 

@@ -130,6 +130,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "/v2.1/os-migrations": {"GET": migrations.list_migrations},
     # Moorage: the dry run of a boot, resize or migration (claims nothing).
     "/v2.1/scheduler/plan": {"POST": plans.plan},
+    "/v2.1/scheduler/hosts": {"GET": plans.hosts},
     "/v2.1/os-services": {"GET": services.list_services},
     # {service_id}: an action (enable, disable, ...) before 2.53, a uuid from 2.53.
     "/v2.1/os-services/{service_id}": {

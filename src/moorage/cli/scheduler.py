@@ -19,6 +19,7 @@ does not answer).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +33,7 @@ from oslo_config import cfg
 from moorage.api.client import DEFAULT_TOKEN as COMPUTE_DEFAULT_TOKEN
 from moorage.api.client import TOKEN_ENV as COMPUTE_TOKEN_ENV
 from moorage.api.client import URL_ENV as COMPUTE_URL_ENV
+from moorage.api.client import ComputeApiError
 from moorage.cli import cloud
 from moorage.cli.api_options import api_client
 from moorage.cli.options import add_connection_arguments, client_from_arguments
@@ -60,6 +62,7 @@ from moorage.scheduler.bootability import (
 from moorage.scheduler.host_traits import HostTraitsReader
 
 EXIT_STRANDED = 3
+CATALOGUE = "the compute API's catalogue"
 # Hosts named per family before "and N more".
 DEFAULT_HOSTS_SHOWN = 5
 
@@ -102,6 +105,72 @@ def _host_names(shown: Sequence[str], count: int) -> str:
     return ", ".join(shown) + more
 
 
+class CannotColumn(NotReportingColumn):
+    """Hosts that report a needed trait unsupported: "COMPUTE_VIOMMU_MODEL_INTEL: pc1,
+    vc" in tables, {trait: {"count", "hosts"}} in JSON/YAML."""
+
+    def human_readable(self) -> str:
+        return "\n".join(f"{trait}: {_host_names(found['hosts'], found['count'])}"
+                         for trait, found in self._value.items())
+
+
+def named_as_listed(hosts: Sequence[HostTraits], reports: Mapping[str, HostReport] | None
+                    ) -> list[HostTraits]:
+    """The hosts named as ``moorage host list`` names them (a service with several
+    nodes: ``HOST:NODE``), with what each node's driver reports unsupported, where the
+    compute API said (``reports``: provider uuid -> report; None: not known)."""
+    if reports is None:
+        return list(hosts)
+    found = []
+    for host in hosts:
+        report = reports.get(host.uuid)
+        if report is None:  # a provider no compute service owns: as placement names it
+            found.append(host)
+            continue
+        found.append(dataclasses.replace(host, name=report.name, refused=report.refused))
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class HostReport:
+    """A node as the compute API knows it: its host's name and its driver's "no"."""
+
+    name: str
+    refused: frozenset[str]
+
+
+def host_reports(listing: Sequence[Mapping[str, object]]) -> dict[str, HostReport]:
+    """GET /scheduler/hosts' answer by provider uuid."""
+    found = {}
+    for host in listing:
+        nodes = host.get("nodes")
+        if not isinstance(nodes, list):
+            continue
+        for node in nodes:
+            if not isinstance(node, dict):
+                continue
+            name = str(host.get("host")) if len(nodes) == 1 else (
+                f"{host.get('host')}:{node.get('node')}")
+            found[str(node.get("provider_uuid"))] = HostReport(
+                name, frozenset(str(t) for t in node.get("refused") or ()))
+    return found
+
+
+def _host_reports(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace,
+                  source: str) -> tuple[dict[str, HostReport] | None, str | None]:
+    """What each node's driver reports unsupported, from a Moorage compute API (when one
+    is named, or gave the images), and why not otherwise."""
+    named = (parsed_args.os_compute_url or os.environ.get(COMPUTE_URL_ENV)
+             or cloud.chosen(cloud_options) or source == CATALOGUE)
+    if not named:
+        return None, "no compute API named: --os-compute-url"
+    try:
+        client = api_client(parsed_args, cloud_options, token_option="os_compute_token")
+        return host_reports(client.scheduler_hosts()), None
+    except ComputeApiError as exc:
+        return None, f"the compute API does not say: {exc}"
+
+
 class Preflight(Lister):
     """Count, per image, the hosts that can boot it today and with each prefilter on;
     name the traits no host reports and the hosts that do not report them yet.
@@ -109,7 +178,8 @@ class Preflight(Lister):
     with no host."""
 
     COLUMNS = ("id", "name", "disk_format", "hosts_today",
-               *(f"with_{p}" for p in PREFILTERS), "with_all", "missing", "not_reporting")
+               *(f"with_{p}" for p in PREFILTERS), "with_all", "missing", "not_reporting",
+               "cannot")
 
     def get_parser(self, prog_name: str) -> argparse.ArgumentParser:
         parser = super().get_parser(prog_name)
@@ -170,27 +240,36 @@ class Preflight(Lister):
         hosts = reader.hosts(
             traits_of_interest(every),
             (f for r in required_under(every, planned) if (f := r.family) is not None))
+        reports, why_not = _host_reports(parsed_args, self.app.options, source)
+        hosts = named_as_listed(hosts, reports)
         assessments = [assess(image, hosts, configured, planned) for image in images]
         self._report(images, hosts, assessments, configured, planned, reader.requests,
-                     parsed_args.hosts_shown)
+                     parsed_args.hosts_shown, why_not)
         self._status = EXIT_STRANDED if any(a.stranded for a in assessments) else 0
         rows = [(image.id, image.name, image.disk_format, found.hosts,
                  *(found.with_prefilter[p] for p in PREFILTERS), found.with_all,
                  MissingColumn(list(found.missing)),
-                 NotReportingColumn(_capped(found.not_reporting, parsed_args.hosts_shown)))
+                 NotReportingColumn(_capped(found.not_reporting, parsed_args.hosts_shown)),
+                 CannotColumn(_capped(found.cannot, parsed_args.hosts_shown)))
                 for image, found in zip(images, assessments, strict=True)]
         return self.COLUMNS, rows
 
     def _report(self, images: Sequence[Image], hosts: Sequence[HostTraits],
                 assessments: Sequence[Assessment], configured: frozenset[Prefilter],
-                planned: frozenset[Prefilter], requests: int, shown: int) -> None:
+                planned: frozenset[Prefilter], requests: int, shown: int,
+                unreported: str | None) -> None:
         """What the table means, on stderr (so that -f json stays clean): the hosts,
-        each image the plan would strand and why, the hosts not reporting yet, and
-        the verdict the exit status carries."""
+        each image the plan would strand and why, the hosts not reporting yet and
+        those that cannot, and the verdict the exit status carries. ``unreported``:
+        why the hosts' own unsupported reports could not be read."""
         enabled = sum(1 for host in hosts if host.enabled)
         out = [f"{len(hosts)} compute hosts ({enabled} enabled), {len(images)} images; "
                f"prefilters on today: {_names(configured)}; planned: {_names(planned)} "
                f"({requests} placement requests)"]
+        if unreported:
+            out.append(f"the hosts' own unsupported reports were not read ({unreported}): "
+                       "a host that reports no trait of a family is counted as not "
+                       "reporting it yet, and today's late checks are not predicted")
         stranded = [(image, found) for image, found in zip(images, assessments, strict=True)
                     if found.stranded]
         for image, found in stranded:
@@ -205,6 +284,15 @@ class Preflight(Lister):
             ordered = sorted(all_quiet)
             out.append(f"hosts not reporting {family}_* yet ({len(ordered)} of {enabled} "
                        f"enabled): {_host_names(ordered[:shown], len(ordered))}")
+        refusing: dict[str, set[str]] = {}
+        for found in assessments:
+            for trait, names in found.cannot.items():
+                refusing.setdefault(trait, set()).update(names)
+        for trait, all_refusing in sorted(refusing.items()):
+            ordered = sorted(all_refusing)
+            out.append(f"hosts that cannot give {trait} (they report it unsupported; "
+                       f"{len(ordered)} of {enabled} enabled): "
+                       f"{_host_names(ordered[:shown], len(ordered))}")
         out.append(
             f"turning on {_names(planned - configured)} would leave {len(stranded)} "
             "image(s) that boot today with no host" if stranded else
@@ -268,7 +356,7 @@ def _images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace
                 dict(record.get("properties") or {})))
         except InvalidImageProperty as exc:
             raise ValueError(f"image {record['id']} of {client.url}: {exc}") from None
-    return images, [], "the compute API's catalogue"
+    return images, [], CATALOGUE
 
 
 def _glance_images(parsed_args: argparse.Namespace, cloud_options: argparse.Namespace

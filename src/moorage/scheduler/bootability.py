@@ -19,7 +19,7 @@ nothing, whatever it reports.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from oslo_config import cfg
 
@@ -109,12 +109,20 @@ def traits_of_interest(requirements: Iterable[Requirement]) -> frozenset[str]:
 @dataclass(frozen=True)
 class HostTraits:
     """A compute host as placement shows it: the traits of its root provider that were
-    read, and the prefilter families it reports any trait of."""
+    read, and the prefilter families it reports any trait of; and, where the compute
+    API keeps them (Moorage's ``GET /scheduler/hosts``), what its driver reports
+    unsupported (``refused``, None when unknown), which placement does not keep."""
 
     name: str
     uuid: str
     traits: frozenset[str]
     families: frozenset[str]
+    refused: frozenset[str] | None = None
+
+    def refuses(self, requirements: Iterable[Requirement]) -> bool:
+        """Its own reports say its late check refuses a guest needing these."""
+        refused = self.refused or frozenset()
+        return any(r.trait in refused for r in requirements)
 
     @classmethod
     def of(cls, name: str, host_traits: Iterable[str], uuid: str = "") -> HostTraits:
@@ -128,10 +136,14 @@ class HostTraits:
         return STATUS_DISABLED not in self.traits
 
 
-def bootable(hosts: Iterable[HostTraits], requirements: Iterable[Requirement]) -> int:
-    """How many enabled hosts report every required trait."""
+def bootable(hosts: Iterable[HostTraits], requirements: Iterable[Requirement],
+             needs: Sequence[Requirement] = ()) -> int:
+    """How many enabled hosts report every required trait and, of ``needs`` (every
+    trait the guest needs, required of placement or not), refuse none: the late
+    checks, as each host's own reports predict them."""
     needed = {r.trait for r in requirements}
-    return sum(1 for host in hosts if host.enabled and needed <= host.traits)
+    return sum(1 for host in hosts
+               if host.enabled and needed <= host.traits and not host.refuses(needs))
 
 
 def missing(hosts: Sequence[HostTraits],
@@ -143,21 +155,36 @@ def missing(hosts: Sequence[HostTraits],
 
 def not_reporting(hosts: Iterable[HostTraits],
                   families: Iterable[str]) -> dict[str, tuple[str, ...]]:
-    """For each family, the enabled hosts that report no trait of it at all: their
-    agents do not report that family yet (as opposed to a host that reports other
-    members of the family and lacks the one an image needs)."""
+    """For each family, the enabled hosts that report no trait of it at all, neither
+    supported (placement) nor unsupported (their own reports): their agents do not
+    report that family yet (as opposed to a host that reports other members of the
+    family and lacks the one an image needs, or one that reports them all False)."""
     enabled = [host for host in hosts if host.enabled]
-    silent = {family: tuple(sorted(h.name for h in enabled if family not in h.families))
-              for family in dict.fromkeys(families)}
+    silent = {family: tuple(sorted(
+        h.name for h in enabled if family not in h.families
+        and not any(t.startswith(family + "_") for t in h.refused or ())))
+        for family in dict.fromkeys(families)}
     return {family: names for family, names in silent.items() if names}
+
+
+def cannot(hosts: Iterable[HostTraits],
+           requirements: Iterable[Requirement]) -> dict[str, tuple[str, ...]]:
+    """For each trait of ``requirements``, the enabled hosts whose own reports say they
+    cannot give it (reported unsupported): not "not yet", never."""
+    enabled = [host for host in hosts if host.enabled and host.refused]
+    found = {r.trait: tuple(sorted(h.name for h in enabled if r.trait in (h.refused or ())))
+             for r in requirements}
+    return {trait: names for trait, names in found.items() if names}
 
 
 @dataclass(frozen=True)
 class Assessment:
     """One image on today's hosts: how many enabled hosts can boot it under today's
     options (``hosts``), with today's options and each prefilter on, with all on, and
-    with the ``planned`` ones on; what no host reports of what the planned options
-    require, and the hosts that report none of a family they require."""
+    with the ``planned`` ones on, each count with the late checks the hosts' own
+    reports predict; what no host reports of what the planned options require, the
+    hosts that report none of a family they require (not yet), and those that report
+    a needed trait unsupported (cannot)."""
 
     hosts: int
     with_prefilter: Mapping[Prefilter, int]
@@ -166,6 +193,8 @@ class Assessment:
     with_planned: int
     missing: tuple[Requirement, ...]
     not_reporting: Mapping[str, tuple[str, ...]]
+    # trait -> the enabled hosts that report it unsupported (when their reports are known)
+    cannot: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def stranded(self) -> bool:
@@ -182,15 +211,16 @@ def assess(image: Image, hosts: Sequence[HostTraits], configured: Collection[Pre
     after = today | frozenset(planned)
     needed_after = required_under(requirements, after)
     return Assessment(
-        hosts=bootable(hosts, required_under(requirements, today)),
-        with_prefilter={p: bootable(hosts, required_under(requirements, today | {p}))
-                        for p in PREFILTERS},
-        with_all=bootable(hosts, required_under(requirements, PREFILTERS)),
+        hosts=bootable(hosts, required_under(requirements, today), requirements),
+        with_prefilter={p: bootable(hosts, required_under(requirements, today | {p}),
+                                    requirements) for p in PREFILTERS},
+        with_all=bootable(hosts, required_under(requirements, PREFILTERS), requirements),
         planned=after,
-        with_planned=bootable(hosts, needed_after),
+        with_planned=bootable(hosts, needed_after, requirements),
         missing=missing(hosts, needed_after),
         not_reporting=not_reporting(
             hosts, (f for r in needed_after if (f := r.family) is not None)),
+        cannot=cannot(hosts, needed_after),
     )
 
 

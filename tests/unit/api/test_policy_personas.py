@@ -34,6 +34,7 @@ CASES = [
     ("os_compute_api:server-metadata:update_all", {"member", "admin"}),
     ("os_compute_api:os-server-tags:update", {"member", "admin"}),
     ("moorage:scheduler:plan", {"member", "admin"}),
+    ("moorage:scheduler:hosts", {"admin"}),
     ("os_compute_api:servers:index:get_all_tenants", {"admin"}),
     ("os_compute_api:servers:show:host_status", {"admin"}),
     ("os_compute_api:servers:create:forced_host", {"admin"}),

@@ -1,4 +1,5 @@
-"""POST /v2.1/scheduler/plan: the dry run of a boot, resize or cold migration.
+"""POST /v2.1/scheduler/plan: the dry run of a boot, resize or cold migration; and
+GET /v2.1/scheduler/hosts, what the scheduler knows of each host beyond placement.
 
 The request is validated as the real one is (servers.py), its request spec built
 as the conductor builds it (lifecycle/specs.py), and the scheduler's pipeline run
@@ -20,8 +21,10 @@ from moorage.api.errors import BadRequest
 from moorage.api.handlers import servers
 from moorage.api.handlers.server_records import server_or_404
 from moorage.api.http import ApiRequest, json_response
+from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import server_groups
 from moorage.lifecycle.specs import move_spec, request_spec
+from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.bootability import image_requirements
 from moorage.scheduler.decisions import for_user
 from moorage.scheduler.filter_records import records_json
@@ -73,6 +76,23 @@ def plan(req: ApiRequest) -> Response:
     found["certain"] = (found["schedulable"] and not found["may_differ"]
                         and not any(r.position == 0 for r in refused))
     return json_response({"plan": found})
+
+
+def hosts(req: ApiRequest) -> Response:
+    """GET /v2.1/scheduler/hosts (admins): every compute host as the scheduler sees it,
+    with each node's provider and what its driver reports unsupported (the families an
+    image property names, and the guest features): the "no" placement does not keep,
+    read by the upgrade preflight to tell a host that cannot from one not reporting
+    yet."""
+    req.authorize("moorage:scheduler:hosts")
+    found: list[JSONValue] = []
+    for name, info in sorted(req.state.catalog.hosts().items()):
+        found.append({
+            "host": name, "enabled": info.enabled, "up": info.up,
+            "nodes": [{"node": node, "provider_uuid": provider_uuid(node),
+                       "refused": sorted(info.refused.get(node, ()))}
+                      for node in info.nodes]})
+    return json_response({"hosts": found})
 
 
 def _refusals(req: ApiRequest, spec: RequestSpec, selection: Selection | None
