@@ -51,10 +51,7 @@ GLANCE_LISTING = {
 @pytest.fixture(scope="module")
 def placement(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Upstream placement with the cloud above; its URL."""
-    try:
-        server = upstream.UpstreamPlacement(tmp_path_factory.mktemp("upstream"))
-    except upstream.CompatVenvMissing as error:
-        pytest.fail(str(error), pytrace=False)
+    server = upstream.started(tmp_path_factory.mktemp("upstream"))
     writer = PlacementWriter(server.url)
 
     def host(name: str, *traits: str) -> str:

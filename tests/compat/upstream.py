@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from tests import venvs
 
 VENV_ENV = "MOORAGE_COMPAT_VENV"
@@ -76,3 +78,13 @@ class UpstreamPlacement:
 
     def stop(self) -> None:
         venvs.stop_server(self.process)
+
+
+def started(workdir: Path, authtoken: Mapping[str, object] | None = None
+            ) -> UpstreamPlacement:
+    """Upstream placement started in ``workdir``; the test fails, saying how to create
+    the compat venv, when it cannot be."""
+    try:
+        return UpstreamPlacement(workdir, authtoken=authtoken)
+    except CompatVenvMissing as error:
+        pytest.fail(str(error), pytrace=False)

@@ -276,29 +276,29 @@ class Preflight(Lister):
             reason = unbootable_reason(hosts, required_under(image_requirements(image),
                                                              found.planned))
             out.append(f"  {image.name or image.id} ({image.id}): {reason}")
-        silent: dict[str, set[str]] = {}
-        for found in assessments:
-            for family, quiet in found.not_reporting.items():
-                silent.setdefault(family, set()).update(quiet)
-        for family, all_quiet in sorted(silent.items()):
-            ordered = sorted(all_quiet)
-            out.append(f"hosts not reporting {family}_* yet ({len(ordered)} of {enabled} "
-                       f"enabled): {_host_names(ordered[:shown], len(ordered))}")
-        refusing: dict[str, set[str]] = {}
-        for found in assessments:
-            for trait, names in found.cannot.items():
-                refusing.setdefault(trait, set()).update(names)
-        for trait, all_refusing in sorted(refusing.items()):
-            ordered = sorted(all_refusing)
+        for family, quiet in _union(a.not_reporting for a in assessments).items():
+            out.append(f"hosts not reporting {family}_* yet ({len(quiet)} of {enabled} "
+                       f"enabled): {_host_names(quiet[:shown], len(quiet))}")
+        for trait, refusing in _union(a.cannot for a in assessments).items():
             out.append(f"hosts that cannot give {trait} (they report it unsupported; "
-                       f"{len(ordered)} of {enabled} enabled): "
-                       f"{_host_names(ordered[:shown], len(ordered))}")
+                       f"{len(refusing)} of {enabled} enabled): "
+                       f"{_host_names(refusing[:shown], len(refusing))}")
         out.append(
             f"turning on {_names(planned - configured)} would leave {len(stranded)} "
             "image(s) that boot today with no host" if stranded else
             f"turning on {_names(planned - configured)} leaves every image that boots "
             "today bootable")
         self.app.stderr.write("\n".join(out) + "\n")
+
+
+def _union(found: Iterable[Mapping[str, Sequence[str]]]) -> dict[str, list[str]]:
+    """Key -> every host any of the images' ``found`` lists under it, sorted by key and
+    by host."""
+    merged: dict[str, set[str]] = {}
+    for hosts_by_key in found:
+        for key, names in hosts_by_key.items():
+            merged.setdefault(key, set()).update(names)
+    return {key: sorted(names) for key, names in sorted(merged.items())}
 
 
 def _names(prefilters: Iterable[Prefilter]) -> str:

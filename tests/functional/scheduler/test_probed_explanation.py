@@ -101,10 +101,7 @@ def test_probing_counts_as_moorages_explanation(moorage_cloud: tuple[str, FakeCa
 
 @pytest.fixture(scope="module")
 def upstream_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    try:
-        server = upstream.UpstreamPlacement(tmp_path_factory.mktemp("upstream"))
-    except upstream.CompatVenvMissing as error:
-        pytest.fail(str(error), pytrace=False)
+    server = upstream.started(tmp_path_factory.mktemp("upstream"))
     yield server.url
     server.stop()
 
