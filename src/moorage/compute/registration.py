@@ -111,8 +111,9 @@ class HostReporter:
                 "agent_url": self.agent_url,
                 "supported_instances": [list(t) for t in self._supported],
                 "hypervisor_version": self._version, "version": moorage.__version__,
+                # of the nodes reported now: a node gone since the last sync is not one
                 "refused": {node: traits for node, traits in self.agent.refused.items()
-                            if traits}}
+                            if traits and node in self._nodes}}
 
     def apply(self, state: ServiceState) -> list[str]:
         """Follow the API's record: the disabled state, and destroy the guests it
