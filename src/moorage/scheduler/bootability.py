@@ -136,14 +136,10 @@ class HostTraits:
         return STATUS_DISABLED not in self.traits
 
 
-def bootable(hosts: Iterable[HostTraits], requirements: Iterable[Requirement],
-             needs: Sequence[Requirement] = ()) -> int:
-    """How many enabled hosts report every required trait and, of ``needs`` (every
-    trait the guest needs, required of placement or not), refuse none: the late
-    checks, as each host's own reports predict them."""
+def bootable(hosts: Iterable[HostTraits], requirements: Iterable[Requirement]) -> int:
+    """How many enabled hosts report every required trait."""
     needed = {r.trait for r in requirements}
-    return sum(1 for host in hosts
-               if host.enabled and needed <= host.traits and not host.refuses(needs))
+    return sum(1 for host in hosts if host.enabled and needed <= host.traits)
 
 
 def missing(hosts: Sequence[HostTraits],
@@ -210,13 +206,16 @@ def assess(image: Image, hosts: Sequence[HostTraits], configured: Collection[Pre
     today = frozenset(configured)
     after = today | frozenset(planned)
     needed_after = required_under(requirements, after)
+    # The late checks, as each host's own reports predict them: a host that refuses a
+    # trait the guest needs (required of placement or not) boots it under no option.
+    able = [host for host in hosts if not host.refuses(requirements)]
     return Assessment(
-        hosts=bootable(hosts, required_under(requirements, today), requirements),
-        with_prefilter={p: bootable(hosts, required_under(requirements, today | {p}),
-                                    requirements) for p in PREFILTERS},
-        with_all=bootable(hosts, required_under(requirements, PREFILTERS), requirements),
+        hosts=bootable(able, required_under(requirements, today)),
+        with_prefilter={p: bootable(able, required_under(requirements, today | {p}))
+                        for p in PREFILTERS},
+        with_all=bootable(able, required_under(requirements, PREFILTERS)),
         planned=after,
-        with_planned=bootable(hosts, needed_after, requirements),
+        with_planned=bootable(able, needed_after),
         missing=missing(hosts, needed_after),
         not_reporting=not_reporting(
             hosts, (f for r in needed_after if (f := r.family) is not None)),

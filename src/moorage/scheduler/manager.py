@@ -56,12 +56,8 @@ from moorage.scheduler.host_filters import (
     enabled_filters,
     run_filters,
 )
-from moorage.scheduler.probed_explanation import (
-    SHARING_TRAIT,
-    explanation,
-    probes,
-    satisfying,
-)
+from moorage.scheduler.host_traits import SHARES
+from moorage.scheduler.probed_explanation import explanation, probes, satisfying
 from moorage.scheduler.request_filters import (
     FilterContext,
     RequestFilterFailed,
@@ -454,7 +450,7 @@ class Scheduler:
         (``probed_explanation``), and what of the request it leaves out; None when
         placement cannot be read."""
         planned = probes(request)
-        queries = [ProviderQuery(), ProviderQuery(required=[SHARING_TRAIT]),
+        queries = [ProviderQuery(), ProviderQuery(required=[SHARES]),
                    *(p.query for p in planned.probes)]
         try:
             answers = self.placement.concurrently(self.placement.providers, queries)

@@ -34,7 +34,6 @@ from moorage.scheduler.resource_request import ResourceRequest
 # Constraints probed at most, one read each (the first by kind: root, then resources,
 # then required, then forbidden traits).
 MAX_PROBED = 12
-SHARING_TRAIT = "MISC_SHARES_VIA_AGGREGATE"
 
 
 @dataclass(frozen=True)

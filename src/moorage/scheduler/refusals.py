@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.scheduler.bootability import Requirement
 
 
@@ -23,7 +25,7 @@ class Refusal:
     and the build will go to the next host."""
 
     position: int
-    host: str
+    host: Annotated[str, IDENTIFIES_HOST]
     needs: tuple[Requirement, ...]
 
     def to_json(self) -> dict[str, object]:

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.scheduler.weighers import WeighedHost
 
 
@@ -37,7 +39,7 @@ class Difference:
 
     source: str
     detail: str
-    hosts: tuple[str, ...]
+    hosts: Annotated[tuple[str, ...], IDENTIFIES_HOST]
 
     def to_json(self) -> dict[str, object]:
         return {"source": self.source, "detail": self.detail, "hosts": list(self.hosts)}

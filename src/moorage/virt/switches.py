@@ -72,6 +72,8 @@ FIRMWARE: Mapping[str, str] = {
     os_traits.COMPUTE_FIRMWARE_BIOS: "bios",
     os_traits.COMPUTE_FIRMWARE_UEFI: "uefi",
 }
+# The firmware type -> the trait that asks for it.
+FIRMWARE_TRAIT: Mapping[str, str] = {kind: trait for trait, kind in FIRMWARE.items()}
 SECURE_BOOT = os_traits.COMPUTE_SECURITY_UEFI_SECURE_BOOT
 # Packed virtqueues on the guest's virtio NIC (upstream's hw:virtio_packed_ring).
 VIRTIO_PACKED = os_traits.COMPUTE_NET_VIRTIO_PACKED
@@ -134,9 +136,9 @@ def property_traits(image: Image) -> dict[str, str]:
     unsupported cannot build them (``virt.driver.ReportedSupport.check``)."""
     props = image.properties
     found: dict[str, str] = {}
-    firmware = {kind: trait for trait, kind in FIRMWARE.items()}
-    if props.hw_firmware_type in firmware:
-        found[firmware[props.hw_firmware_type]] = f"hw_firmware_type={props.hw_firmware_type}"
+    firmware = props.hw_firmware_type
+    if firmware is not None and firmware in FIRMWARE_TRAIT:
+        found[FIRMWARE_TRAIT[firmware]] = f"hw_firmware_type={firmware}"
     if props.os_secure_boot == "required":
         found[SECURE_BOOT] = "os_secure_boot=required"
     for prop, table in (("hw_tpm_version", TPM_VERSIONS), ("hw_tpm_model", TPM_MODELS)):

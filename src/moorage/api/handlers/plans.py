@@ -24,6 +24,7 @@ from moorage.api.http import ApiRequest, json_response
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle import server_groups
 from moorage.lifecycle.specs import move_spec, request_spec
+from moorage.model.disclosure import without_hosts
 from moorage.placement.provider_names import provider_uuid
 from moorage.scheduler.bootability import image_requirements
 from moorage.scheduler.decisions import for_user
@@ -31,6 +32,7 @@ from moorage.scheduler.filter_records import records_json
 from moorage.scheduler.manager import Scheduler
 from moorage.scheduler.refusals import Refusal, refusals
 from moorage.scheduler.types import NoValidHost, RequestSpec, Selection
+from moorage.scheduler.uncertainty import Difference
 from moorage.web import Response
 
 OPERATIONS = ("server", "resize", "migrate")
@@ -66,10 +68,8 @@ def plan(req: ApiRequest) -> Response:
     if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
         found.update(host=None, node=None, alternates=[],
                      decisions=for_user(found["decisions"]),
-                     may_differ=[{k: v for k, v in d.items() if k != "hosts"}
-                                 for d in found["may_differ"]],
-                     refusals=[{k: v for k, v in r.items() if k != "host"}
-                               for r in found["refusals"]])
+                     may_differ=[without_hosts(d, Difference) for d in found["may_differ"]],
+                     refusals=[without_hosts(r, Refusal) for r in found["refusals"]])
     found["schedulable"] = found["message"] is None
     # The boot that follows lands on the plan's host unless the cloud changes meanwhile,
     # one of ``may_differ`` makes its choice random, or the host refuses the guest.

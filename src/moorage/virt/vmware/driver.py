@@ -44,7 +44,7 @@ from moorage.virt.driver import (
 from moorage.virt.report import Source, TraitReport
 from moorage.virt.simulation import reaching
 from moorage.virt.switches import (
-    FIRMWARE,
+    FIRMWARE_TRAIT,
     SECURE_BOOT,
     TPM_TRAITS,
     VIRTIO_PACKED,
@@ -88,7 +88,6 @@ DEFAULT_CDROM_BUS = "ide"
 GUEST_ARCHITECTURES = ("x86_64", "i686")
 # The video model of vSphere's one video device (VIDEO_CARD).
 VIDEO_MODEL = "vmvga"
-FIRMWARE_TRAIT = {kind: trait for trait, kind in FIRMWARE.items()}
 
 
 def _family(prop: str, built: str | None, why_not: str) -> list[TraitReport]:
