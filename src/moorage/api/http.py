@@ -20,7 +20,9 @@ import orjson
 from moorage.api.context import ANONYMOUS, RequestContext
 from moorage.api.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from moorage.api.microversion import ADDITIONS_HEADER, MIN_VERSION, Gate, Version
+from moorage.conf.api import user_floor
 from moorage.jsonvalue import JSONValue
+from moorage.model.discretion import EXACT, Floor
 from moorage.web import JSON, Request, Response, json_body_problem
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
     from moorage.api.state import ApiState
     from moorage.policy import PolicyValue
     from moorage.scheduler.types import HostInfo
+
+
+# nova's rule for who sees a server's host; Moorage's for every host identity and count.
+HOST_STATUS_RULE = "os_compute_api:servers:show:host_status"
 
 
 class _Unread(enum.Enum):
@@ -178,6 +184,15 @@ class ApiRequest(Request):
     def authorize(self, rule: str, target: Mapping[str, PolicyValue] | None = None) -> None:
         """403 unless the caller satisfies the policy rule."""
         self.state.policy.authorize(rule, self.context, target)
+
+    def sees_hosts(self, target: Mapping[str, PolicyValue] | None = None) -> bool:
+        """Whether the caller may see the cloud's hosts (nova's host_status rule):
+        their names, and every count of them exactly."""
+        return self.state.policy.allows(HOST_STATUS_RULE, self.context, target)
+
+    def floor(self, target: Mapping[str, PolicyValue] | None = None) -> Floor:
+        """The counts of hosts the caller may be told (``moorage.model.discretion``)."""
+        return EXACT if self.sees_hosts(target) else user_floor(self.state.conf)
 
     def link(self, collection: str, ident: str) -> list[dict[str, str]]:
         """Nova's ``links`` of a resource: self (versioned) and bookmark."""

@@ -20,10 +20,12 @@ from moorage.api.handlers.server_groups import groups_of
 from moorage.api.handlers.server_records import target
 from moorage.api.http import ApiRequest
 from moorage.api.timestamps import iso_time
+from moorage.conf.api import user_floor
 from moorage.jsonvalue import JSONValue
 from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, ServerStatus, power_state
+from moorage.model.discretion import Floor
 
 # nova shows progress in these statuses, and a fault in these.
 _PROGRESS = frozenset({ServerStatus.ACTIVE, ServerStatus.BUILD, ServerStatus.REBUILD,
@@ -33,7 +35,6 @@ _FAULTED = frozenset({ServerStatus.ERROR, ServerStatus.DELETED})
 # A body the API answers, built field by field.
 View = dict[str, JSONValue]
 
-HOST_STATUS_RULE = "os_compute_api:servers:show:host_status"
 EXTENDED_RULE = "os_compute_api:os-extended-server-attributes"
 FLAVOR_EXTRA_SPECS_RULE = "os_compute_api:servers:show:flavor-extra-specs"
 
@@ -95,7 +96,8 @@ def _host_status(req: ApiRequest, record: ServerRecord) -> str:
 def _fault(req: ApiRequest, record: ServerRecord, sees_hosts: bool) -> View:
     """nova's fault ({code, created, message}); the typed details are an addition."""
     assert record.fault is not None
-    shown = record.fault.to_json() if sees_hosts else record.fault.for_user()
+    shown = record.fault.to_json() if sees_hosts else record.fault.for_user(
+        user_floor(req.state.conf))
     if not req.wants_additions:
         shown.pop("details", None)
     return shown
@@ -106,7 +108,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
     and the caller's policy have it."""
     attributes = record.attributes
     extended = req.state.policy.allows(EXTENDED_RULE, req.context, target(record))
-    sees_hosts = req.state.policy.allows(HOST_STATUS_RULE, req.context, target(record))
+    sees_hosts = req.sees_hosts(target(record))
     status = record.status
     view: View = {
         "id": record.uuid,
@@ -174,7 +176,8 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
     if req.at(mv.SERVER_SCHEDULER_HINTS):
         view["scheduler_hints"] = dict(attributes.scheduler_hints)
     if req.wants_additions:
-        view["moorage:scheduling"] = scheduling_view(record, sees_hosts)
+        view["moorage:scheduling"] = scheduling_view(
+            record, sees_hosts, user_floor(req.state.conf))
     return view
 
 
@@ -216,7 +219,7 @@ def summary_view(req: ApiRequest, record: ServerRecord) -> View:
     return {"id": record.uuid, "name": record.name, "links": req.link("servers", record.uuid)}
 
 
-def scheduling_view(record: ServerRecord, sees_hosts: bool) -> View:
+def scheduling_view(record: ServerRecord, sees_hosts: bool, floor: Floor) -> View:
     """``moorage:scheduling``: the last scheduling, with the server's attempt history (a
     move keeps its own attempts in its record, which show instead). Those the host
     policy does not let see hosts read it without the fields that identify one."""
@@ -228,5 +231,5 @@ def scheduling_view(record: ServerRecord, sees_hosts: bool) -> View:
         return shown
     shown = {"attempts": [attempt.for_user() for attempt in record.attempts]}
     if scheduling is not None:
-        shown.update(scheduling.for_user())
+        shown.update(scheduling.for_user(floor))
     return shown

@@ -142,8 +142,31 @@ def exclusion_line(exclusion: Exclusion) -> str:
     return f"{exclusion.stage}: {text}"
 
 
+def told_lines(data: Mapping[str, Any]) -> list[str]:
+    """The decisions as a user who may not see hosts is shown them: no count below
+    ``host_floor`` (null), each fact in the API's own words."""
+    floor = data["host_floor"]
+
+    def told(n: object) -> str:
+        return str(n) if n is not None else f"fewer than {floor}"
+
+    lines = [f"hosts counted: {told(data['hosts'])}"] if "hosts" in data else []
+    for exclusion in data.get("exclusions") or ():
+        text = f"{exclusion.get('stage', '?')}: {exclusion.get('description', '?')}"
+        reasons = exclusion.get("reasons") or {}
+        if reasons:
+            text += " (" + ", ".join(f"{told(n)} {why}" for why, n in reasons.items()) + ")"
+        lines.append(text)
+    lines += [part["description"] for part in (data.get("together"), data.get("relaxed"))
+              if isinstance(part, Mapping) and "description" in part]
+    lines += [f"note: {note}" for note in data.get("notes") or ()]
+    return lines
+
+
 def decision_lines(data: Mapping[str, Any]) -> list[str]:
     """The scheduler's decisions (scheduler/decisions.py), one fact per line."""
+    if "host_floor" in data:
+        return told_lines(data)
     decisions = Decisions.from_json(data)
     lines = [f"hosts counted: {decisions.hosts}"] if decisions.hosts is not None else []
     lines += [exclusion_line(e) for e in decisions.exclusions if e.excluded]
@@ -170,7 +193,8 @@ def scheduling_lines(record: Mapping[str, Any]) -> list[str]:
         lines.append("request filters:")
         lines.extend(f"  {filter_line(f)}" for f in filters)
     if "candidates" in record:
-        lines.append(f"candidates: {record['candidates']}")
+        told = record["candidates"]
+        lines.append(f"candidates: {told if told is not None else 'fewer than the host floor'}")
     decisions = record.get("decisions")
     if isinstance(decisions, Mapping):
         lines.append("decisions:")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from oslo_config import cfg
 
+from moorage.model.discretion import Floor
+
 GROUP = "api"
 
 OPTS = (
@@ -49,10 +51,13 @@ OPTS = (
         "capability_host_floor",
         default=2,
         min=1,
-        help="GET /v2.1/capabilities lists a trait only when at least this many "
-        "enabled, up hosts with room offer it, and never shows a smaller host count: "
-        "with the default, a capability of one special host is not revealed. 1 shows "
-        "every host's capabilities.",
+        help="No count of hosts below this is told to a user who may not see hosts "
+        "(os_compute_api:servers:show:host_status): GET /v2.1/capabilities lists a "
+        "trait only when at least this many enabled, up hosts with room offer it, and "
+        "an image's moorage:bootable, a plan, a NoValidHost fault and a server's "
+        "scheduling record say \"fewer than N\" (null in JSON), zero included. With the "
+        "default, a capability of one special host is not revealed. 1 tells every "
+        "count.",
     ),
     cfg.FloatOpt(
         "capability_cache_seconds",
@@ -77,3 +82,8 @@ OPTS = (
 
 def register_opts(conf: cfg.ConfigOpts) -> None:
     conf.register_opts(list(OPTS), group=GROUP)
+
+
+def user_floor(conf: cfg.ConfigOpts) -> Floor:
+    """The counts of hosts told to those who may not see hosts (``Floor``)."""
+    return Floor(int(conf.api.capability_host_floor))

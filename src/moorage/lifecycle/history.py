@@ -24,6 +24,7 @@ from typing import Annotated, Any
 
 from moorage.model.codec import flavor_from_json, flavor_to_json
 from moorage.model.disclosure import IDENTIFIES_HOST, without_hosts
+from moorage.model.discretion import Floor
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.decisions import for_user as decisions_for_user
@@ -213,19 +214,19 @@ class Fault:
         return {"code": self.code, "message": self.message, "details": details,
                 "created": self.created}
 
-    def for_user(self) -> dict[str, Any]:
+    def for_user(self, floor: Floor) -> dict[str, Any]:
         """The fault as a user who may not see host identities reads it: the user's
         message, and of the details the kind, the candidate count and the decisions
-        without hosts."""
+        without hosts, with no count below ``floor``."""
         details: dict[str, Any] = {}
         if self.kind is not None:
             details["kind"] = self.kind
         why = self.unschedulable
         if why is not None:
             if why.candidates is not None:
-                details["candidates"] = why.candidates
+                details["candidates"] = floor.count(why.candidates)
             if why.decisions.to_json():
-                details["decisions"] = decisions_for_user(why.decisions.to_json())
+                details["decisions"] = decisions_for_user(why.decisions.to_json(), floor)
         return {"code": self.code, "message": self.user_message, "details": details,
                 "created": self.created}
 
@@ -413,18 +414,21 @@ class SchedulingRecord:
         data.update({k: v for k, v in optional.items() if v is not None})
         return data
 
-    def for_user(self) -> dict[str, Any]:
-        """The record without host identities: constraints, counts and the error in
-        the user's words stay; the hosts tried, the alternates and the hosts each
-        constraint excluded go."""
+    def for_user(self, floor: Floor) -> dict[str, Any]:
+        """The record without host identities: constraints, counts (none below
+        ``floor``) and the error in the user's words stay; the hosts tried, the
+        alternates and the hosts each constraint excluded go."""
         shown = without_hosts(self.to_json(), SchedulingRecord)
+        for name in ("candidates", "hosts_passing_filters"):
+            if name in shown:
+                shown[name] = floor.count(shown[name])
         shown.pop("error_for_user", None)
         if self.error is not None:
             shown["error"] = self.error_for_user or self.error
         if self.attempts is not None:
             shown["attempts"] = [a.for_user() for a in self.attempts]
         if self.decisions is not None:
-            shown["decisions"] = decisions_for_user(self.decisions.to_json())
+            shown["decisions"] = decisions_for_user(self.decisions.to_json(), floor)
         if self.resize is not None:
             shown["resize"] = without_hosts(self.resize.to_json(), ResizeRecord)
         return shown

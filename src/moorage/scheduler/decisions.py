@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from moorage.model.disclosure import IDENTIFIES_HOST, without_hosts
+from moorage.model.discretion import EXACT, Floor
 
 # Hosts named per exclusion at most (the rest are counted): a record stays small
 # when a constraint excludes thousands of hosts.
@@ -82,12 +83,32 @@ class Exclusion:
                    int(data.get("hosts_omitted", 0)),
                    {str(k): int(v) for k, v in (data.get("reasons") or {}).items()})
 
-    def describe(self) -> str:
-        origin = f" (from {self.origin})" if self.origin else ""
-        if self.excluded < self.of:
-            return f"{self.constraint}{origin}: excludes {self.excluded} of {self.of} hosts"
+    def describe(self, floor: Floor = EXACT) -> str:
+        """"required trait X: excludes 14 of 17 hosts"; below ``floor``, "leaves fewer
+        than 3 of the 17 hosts" or "excludes fewer than 3 of the 17 hosts"."""
+        said = f"{self.constraint}{' (from ' + self.origin + ')' if self.origin else ''}: "
+        of = floor.count(self.of)
+        hosts = f"{of} hosts" if of is not None else "hosts"
+        excluded, remaining = floor.split(self.excluded, self.of)
+        if excluded is None:
+            if floor.count(self.of - self.excluded) is None:
+                return f"{said}leaves fewer than {floor.hosts} of the {hosts}"
+            return f"{said}excludes fewer than {floor.hosts} of the {hosts}"
+        if remaining:
+            return f"{said}excludes {excluded} of {hosts}"
         every = "the only host" if self.of == 1 else f"all {self.of} hosts"
-        return f"{self.constraint}{origin}: excludes {every} (no host satisfies it)"
+        return f"{said}excludes {every} (no host satisfies it)"
+
+    def for_user(self, floor: Floor) -> dict[str, object]:
+        """The JSON form without hosts, its counts as ``floor`` lets them be told
+        (``remaining``: the hosts it leaves)."""
+        shown = without_hosts(self.to_json(), Exclusion)
+        excluded, remaining = floor.split(self.excluded, self.of)
+        shown.update(excluded=excluded, of=floor.count(self.of), remaining=remaining,
+                     description=self.describe(floor))
+        if self.reasons:
+            shown["reasons"] = {reason: floor.count(n) for reason, n in self.reasons.items()}
+        return shown
 
 
 @dataclass(frozen=True)
@@ -97,8 +118,10 @@ class Together:
     constraints: tuple[str, ...]
     satisfied: tuple[int, ...]
 
-    def describe(self) -> str:
-        counts = ", ".join(str(n) for n in self.satisfied[:-1]) + f" and {self.satisfied[-1]}"
+    def describe(self, floor: Floor = EXACT) -> str:
+        said = [floor.words(n) for n in self.satisfied]
+        counts = (said[0] if len(set(said)) == 1
+                  else ", ".join(said[:-1]) + f" and {said[-1]}")
         return (f"no host has all of {' + '.join(self.constraints)} "
                 f"({counts} hosts have each)")
 
@@ -112,11 +135,11 @@ class Relaxation:
     origin: str | None
     hosts: int
 
-    def describe(self) -> str:
+    def describe(self, floor: Floor = EXACT) -> str:
         origin = f" (from {self.origin})" if self.origin else ""
         noun = "host satisfies" if self.hosts == 1 else "hosts satisfy"
-        return (f"smallest change: without {self.constraint}{origin}, {self.hosts} {noun} "
-                "every other constraint")
+        return (f"smallest change: without {self.constraint}{origin}, "
+                f"{floor.words(self.hosts)} {noun} every other constraint")
 
 
 @dataclass(frozen=True)
@@ -195,18 +218,19 @@ class Decisions:
         )
 
     # -- in words ------------------------------------------------------------------
-    def explanation(self, limit: int = 6) -> str:
+    def explanation(self, limit: int = 6, floor: Floor = EXACT) -> str:
         """Per constraint, how many hosts it excluded (most first, at most ``limit``),
-        what no host has together, and the smallest change; no host names."""
+        what no host has together, and the smallest change; no host names, and no
+        count below ``floor``."""
         ranked = self.ranked()
-        parts = [e.describe() for e in ranked[:limit]]
+        parts = [e.describe(floor) for e in ranked[:limit]]
         more = len(ranked) - limit
         if more > 0:
             parts.append(f"and {more} more constraint{'s' if more > 1 else ''}")
         if self.together is not None:
-            parts.append(self.together.describe())
+            parts.append(self.together.describe(floor))
         if self.relaxed is not None:
-            parts.append(self.relaxed.describe())
+            parts.append(self.relaxed.describe(floor))
         parts.extend(self.notes)
         return "; ".join(parts)
 
@@ -223,9 +247,26 @@ def listed(hosts: Sequence[str], cap: int = LISTED_HOSTS) -> tuple[tuple[str, ..
     return tuple(hosts[:cap]), max(0, len(hosts) - cap)
 
 
-def for_user(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored record without host identities (the fields marked so): counts and
-    constraints stay, names of hosts (excluded, weighed, claimed, chosen) go."""
+def for_user(data: Mapping[str, Any], floor: Floor) -> dict[str, Any]:
+    """A stored record without host identities (the fields marked so) and with no count
+    below ``floor``: constraints stay, names of hosts (excluded, weighed, claimed,
+    chosen) go, and small counts read null."""
+    record = Decisions.from_json(data)
     shown = without_hosts(data, Decisions)
-    shown["exclusions"] = [without_hosts(e, Exclusion) for e in data.get("exclusions", ())]
+    for name in ("hosts", "candidates", "passing"):
+        if name in shown:
+            shown[name] = floor.count(shown[name])
+    shown["exclusions"] = [e.for_user(floor) for e in record.exclusions if e.excluded]
+    if record.together is not None:
+        shown["together"] = {"constraints": list(record.together.constraints),
+                             "satisfied": [floor.count(n) for n in record.together.satisfied],
+                             "description": record.together.describe(floor)}
+    if record.relaxed is not None:
+        shown["relaxed"] = {"constraint": record.relaxed.constraint,
+                            "origin": record.relaxed.origin,
+                            "hosts": floor.count(record.relaxed.hosts),
+                            "description": record.relaxed.describe(floor)}
+    if not floor.exact:
+        # The counts below it read null; the descriptions say "fewer than N".
+        shown["host_floor"] = floor.hosts
     return shown

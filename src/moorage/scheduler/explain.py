@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from moorage.model.discretion import EXACT, Floor
 from moorage.scheduler.decisions import Decisions, Exclusion, Relaxation, Together, listed
 from moorage.scheduler.filter_records import TRAIT_CONSTRAINTS, Origin, OriginKind
 from moorage.scheduler.resource_request import EXTRA_SPEC, ResourceRequest
@@ -82,22 +83,28 @@ def describe_request(request: ResourceRequest, spec: RequestSpec,
     return "; ".join(parts)
 
 
-def describe_rejections(candidate_hosts: int, rejections: Sequence[Rejection]) -> str:
+def describe_rejections(candidate_hosts: int, rejections: Sequence[Rejection],
+                        floor: Floor = EXACT) -> str:
     """"all 3 candidate hosts were rejected: ComputeFilter rejected 2 (1 disabled, 1
     down); ImagePropertiesFilter rejected 1 (runs x86_64/qemu/hvm, ...)": counts per
-    filter and reason, most first. No host is named: the message is every user's; the
-    hosts are in the scheduling's decisions, for those the host policy allows."""
+    filter and reason, most first, none below ``floor`` ("fewer than 3"). No host is
+    named: the hosts are in the scheduling's decisions, for those the host policy
+    allows."""
     by_filter: dict[str, dict[str, int]] = {}
     for rejection in rejections:
         reasons = by_filter.setdefault(rejection.filter, {})
         reasons[rejection.reason] = reasons.get(rejection.reason, 0) + 1
-    hosts = "host was" if candidate_hosts == 1 else "hosts were"
     parts = []
     for name, reasons in by_filter.items():
         counted = sorted(reasons.items(), key=lambda item: (-item[1], item[0]))
-        parts.append(f"{name} rejected {sum(reasons.values())} ("
-                     + ", ".join(f"{n} {reason}" for reason, n in counted) + ")")
-    return f"all {candidate_hosts} candidate {hosts} rejected: " + "; ".join(parts)
+        parts.append(f"{name} rejected {floor.words(sum(reasons.values()))} ("
+                     + ", ".join(f"{floor.words(n)} {reason}" for reason, n in counted) + ")")
+    if floor.count(candidate_hosts) is None:
+        every = "every candidate host was"
+    else:
+        noun = "host was" if candidate_hosts == 1 else "hosts were"
+        every = f"all {candidate_hosts} candidate {noun}"
+    return f"{every} rejected: " + "; ".join(parts)
 
 
 # -- placement's explanation (the Moorage-Explain extension) in the request's words --

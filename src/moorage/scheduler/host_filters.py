@@ -193,8 +193,9 @@ def image_properties_supported(host: HostState, spec: RequestSpec,
             continue
         if requirement and version is not None and not version_satisfies(version,
                                                                           requirement):
-            return (f"hypervisor version {version_string(version)} does not satisfy "
-                    f"{requirement}")
+            # Every user reads the reason: the host's version is not in it (admins
+            # read it in os-hypervisors).
+            return f"its hypervisor version does not satisfy {requirement}"
         return None
     runs = ", ".join("/".join(t) for t in offered)
     return f"runs {runs}, image needs {wanted}"

@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 from oslo_config import cfg
 
 from moorage.conf import check_options, option_value, where
+from moorage.conf.api import user_floor
+from moorage.model.discretion import Floor
 from moorage.placement.answers import ExplanationJSON
 from moorage.placement.client import (
     Candidates,
@@ -196,7 +198,8 @@ class Scheduler:
                 else "host filters"
             raise self._no_valid_host(
                 describe_rejections(len(offer.hosts), offer.rejections), details,
-                decisions)
+                decisions, describe_rejections(len(offer.hosts), offer.rejections,
+                                               self._floor))
         # 5. weighers (by root provider: a host may offer several nodes)
         by_root = {h.root_uuid: h for h in offer.hosts}
         order, weighed = self._order(offer.passing, offer.candidates.summaries,
@@ -230,14 +233,22 @@ class Scheduler:
         decisions.deciding = "claim"
         raise self._no_valid_host(
             f"all {len(order)} hosts that passed the filters refused the claim: their "
-            "resources were taken meanwhile", details, decisions)
+            "resources were taken meanwhile", details, decisions,
+            "every host that passed the filters refused the claim: their resources were "
+            "taken meanwhile")
+
+    @property
+    def _floor(self) -> Floor:
+        """The counts users may be told (``[api] capability_host_floor``)."""
+        return user_floor(self.conf)
 
     @staticmethod
-    def _no_valid_host(reason: str, query: Unschedulable, decisions: Decisions
-                       ) -> NoValidHost:
+    def _no_valid_host(reason: str, query: Unschedulable, decisions: Decisions,
+                       user_reason: str | None = None) -> NoValidHost:
         """A NoValidHost of the pipeline: its reasons name constraints and counts, never
-        a host, so the user's reason is the same."""
-        return NoValidHost(replace(query, reason=reason, user_reason=reason,
+        a host; the user's reason (``user_reason``, else the same) tells no count below
+        the floor."""
+        return NoValidHost(replace(query, reason=reason, user_reason=user_reason or reason,
                                    decisions=decisions))
 
     def _limits(self, spec: RequestSpec) -> list[int]:
@@ -271,7 +282,9 @@ class Scheduler:
             decisions.deciding = "unknown_node"
             raise self._no_valid_host(
                 f"placement returned {len(candidates.allocation_requests)} allocation "
-                "candidates, none on a node of a known compute service", details, decisions)
+                "candidates, none on a node of a known compute service", details, decisions,
+                "placement's allocation candidates were on no node of a known compute "
+                "service")
         states = [HostState(hosts[h.host], self.catalog.aggregates_of(h.host), h.node,
                             h.root_uuid) for h in offered]
         kept, excluded = _excluded(spec, states)
@@ -370,7 +383,9 @@ class Scheduler:
                                     FilterOptions.from_conf(self.conf))
         if rejections:
             reason = describe_rejections(1, rejections)
-            raise NoValidHost(Unschedulable(reason, reason, Decisions(deciding="rebuild"),
+            raise NoValidHost(Unschedulable(reason, describe_rejections(1, rejections,
+                                                                        self._floor),
+                                            Decisions(deciding="rebuild"),
                                             host=host, rejections=tuple(rejections)))
 
     # -- stages -----------------------------------------------------------------------
@@ -432,12 +447,13 @@ class Scheduler:
             decisions.notes = [f"counted by probing placement, without {', '.join(left_out)}"]
         if not candidates.allocation_requests:
             described = describe_request(request, spec, self._aggregate_names())
-            reason = "placement returned no allocation candidates for: " + described
+            reason = user_reason = "placement returned no allocation candidates for: " + described
             said = decisions.explanation()
             if said:
                 reason += ". " + said
+                user_reason += ". " + decisions.explanation(floor=self._floor)
             decisions.deciding = deciding_key(decisions)
-            raise self._no_valid_host(reason, details, decisions)
+            raise self._no_valid_host(reason, details, decisions, user_reason)
         return candidates, decisions
 
     def _host_of(self, root_uuid: str) -> str:

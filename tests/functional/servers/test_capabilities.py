@@ -99,7 +99,16 @@ def oracle(cloud: Cloud, hosts: tuple[str, ...]) -> dict[str, dict[str, Any]]:
             entry["hosts"] += 1
             for rc in RESOURCES:
                 entry["free"][rc] += free[rc]
+    for entry in found.values():
+        entry["free"] = {rc: at_least(n) for rc, n in entry["free"].items()}
     return found
+
+
+def at_least(amount: int) -> int:
+    """The largest of 1, 2, 5, 10, 20, 50, ... not above ``amount`` (0 for none): the
+    catalogue tells free capacity as a lower bound on that scale."""
+    steps = [m * 10 ** k for k in range(12) for m in (1, 2, 5)]
+    return max((s for s in steps if s <= amount), default=0)
 
 
 def walk(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:

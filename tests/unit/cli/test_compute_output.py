@@ -309,3 +309,25 @@ def test_a_move_given_up_is_a_failure() -> None:
                        r"host was found\. Only small fits\.$"):
         wait_for(FakeClient([given_up]), "u1", "migrate",  # type: ignore[arg-type]
                  io.StringIO(), clock=clock, sleep=clock.sleep)
+
+
+def test_a_users_decisions_read_fewer_than_the_floor() -> None:
+    from moorage.model.discretion import Floor
+    from moorage.scheduler.decisions import Decisions, Exclusion, Together, for_user
+
+    decisions = Decisions(hosts=4)
+    decisions.exclude(Exclusion("placement", "required trait X", "X", 3, 4, hosts=("h1",)))
+    decisions.exclude(Exclusion("host filter", "host filter ComputeFilter",
+                                "ComputeFilter", 2, 4, reasons={"down": 1, "disabled": 1}))
+    decisions.together = Together(("X", "Y"), (1, 3))
+    shown = json.loads(json.dumps(for_user(decisions.to_json(), Floor(2))))
+    text = "\n".join(server_cli.decision_lines(shown))
+    assert text.splitlines() == [
+        "hosts counted: 4",
+        "placement: required trait X: leaves fewer than 2 of the 4 hosts",
+        "host filter: host filter ComputeFilter: excludes 2 of 4 hosts "
+        "(fewer than 2 down, fewer than 2 disabled)",
+        "no host has all of X + Y (fewer than 2 and 3 hosts have each)"]
+    assert "h1" not in text
+    assert server_cli.scheduling_lines({"candidates": None})[0] == (
+        "candidates: fewer than the host floor")

@@ -17,6 +17,7 @@ from moorage.lifecycle import history
 from moorage.lifecycle.states import MigrationStatus, OperationKind, ServerStatus, TaskState
 from moorage.lifecycle.store import IllegalTransition
 from moorage.model.codec import image_to_json
+from moorage.model.discretion import EXACT
 from tests.unit.conductor.fakes import Crash, Trip
 from tests.unit.conductor.world import BIG, OTHER, World, new_database
 
@@ -168,7 +169,7 @@ def test_a_rebuild_the_host_refuses_is_an_error_naming_the_feature(world: World)
     record = world.server(uuid)
     assert record.status == S.ERROR and record.fault is not None
     assert record.fault.feature == "COMPUTE_NET_VIF_MODEL_E1000"
-    assert "qemu" not in record.fault.for_user()["message"]
+    assert "qemu" not in record.fault.for_user(EXACT)["message"]
 
 
 # -- moves ------------------------------------------------------------------------------
@@ -266,7 +267,7 @@ def test_an_operation_that_keeps_killing_its_conductors_is_given_up(world: World
     record = world.server(uuid)
     assert (record.status, record.task_state, record.host) == (S.ERROR, None, None)
     assert record.fault is not None and record.fault.kind == "OperationAbandoned"
-    assert "max_takeovers" in record.fault.for_user()["message"]
+    assert "max_takeovers" in record.fault.for_user(EXACT)["message"]
     assert world.cloud.hosts_running(uuid) == [] and uuid not in world.cloud.claims
 
 

@@ -19,6 +19,7 @@ from moorage.lifecycle.history import (
     SchedulingRecord,
 )
 from moorage.model.disclosure import host_fields
+from moorage.model.discretion import EXACT, Floor
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import Decisions, Exclusion, for_user
 from moorage.scheduler.filter_records import (
@@ -120,10 +121,10 @@ def test_no_valid_host_keeps_the_schedulers_record_and_its_users_reason() -> Non
     assert stored["details"]["missing_traits"] == ["X"]
     assert stored["details"]["user_message"] == (
         "No valid host was found. Missing on the server's host: X")
-    shown = fault.for_user()
+    shown = fault.for_user(EXACT)
     assert shown["message"] == "No valid host was found. Missing on the server's host: X"
     assert shown["details"] == {"kind": "NoValidHost", "candidates": 3,
-                                "decisions": for_user(why.decisions.to_json())}
+                                "decisions": for_user(why.decisions.to_json(), EXACT)}
     assert "big1" not in json.dumps(shown) and "p1" not in json.dumps(shown)
     assert Fault.from_json(json.loads(json.dumps(stored))) == fault
 
@@ -143,7 +144,7 @@ def test_retries_exhausted_is_max_retries_exceeded_listing_every_host_tried() ->
         "hw_vif_model=e1000); SpawnFailed: the host refused the guest")
     assert fault.kind == "MaxRetriesExceeded"
     assert fault.attempts == tuple(attempts)
-    shown = fault.for_user()
+    shown = fault.for_user(EXACT)
     assert shown["details"] == {"kind": "MaxRetriesExceeded"}
     assert "kvm1" not in json.dumps(shown) and "10.1.2.3" not in json.dumps(shown)
 
@@ -215,7 +216,7 @@ def test_internal_error_names_the_operation_and_the_exception_to_admins_only() -
     fault = history.internal_error("build", RuntimeError("agent big1 at 10.0.0.7 broke"))
     assert fault.message == "build failed: RuntimeError: agent big1 at 10.0.0.7 broke"
     assert fault.kind == "RuntimeError"
-    assert "big1" not in json.dumps(fault.for_user())
+    assert "big1" not in json.dumps(fault.for_user(EXACT))
 
 
 def test_an_abandoned_operation_says_so() -> None:
@@ -237,19 +238,19 @@ def test_an_abandoned_operation_says_so() -> None:
 ])
 def test_no_fault_names_its_host_to_a_user(fault: Fault) -> None:
     assert "big1" in json.dumps(fault.to_json())
-    shown = json.dumps(fault.for_user())
+    shown = json.dumps(fault.for_user(EXACT))
     assert "big1" not in shown and "10.0.0.7" not in shown
-    assert fault.for_user()["message"]
+    assert fault.for_user(EXACT)["message"]
 
 
 def test_a_fault_recorded_before_user_messages() -> None:
     counts = {"code": 500, "message": "No valid host was found. 0 of 4 hosts",
               "details": {"decisions": {"exclusions": []}}}
-    assert Fault.from_json(counts).for_user()["message"] == counts["message"]
+    assert Fault.from_json(counts).for_user(EXACT)["message"] == counts["message"]
     named = {"code": 500, "message": "Build of x failed: big1: Boom",
              "details": {"kind": "Boom", "attempts": [{"host": "big1"}]}}
-    assert Fault.from_json(named).for_user()["message"] == "Boom failed"
-    assert Fault.from_json({"code": 500, "message": "h1 broke"}).for_user()["message"] == (
+    assert Fault.from_json(named).for_user(EXACT)["message"] == "Boom failed"
+    assert Fault.from_json({"code": 500, "message": "h1 broke"}).for_user(EXACT)["message"] == (
         "The operation failed")
 
 
@@ -276,7 +277,7 @@ def test_a_scheduling_record_round_trips() -> None:
 
 
 def test_a_scheduling_record_as_a_user_reads_it() -> None:
-    shown = _record().for_user()
+    shown = _record().for_user(EXACT)
     text = json.dumps(shown)
     for name in ("h1", "h2", "h3", "ctl-1"):
         assert name not in text, name
@@ -288,7 +289,16 @@ def test_a_scheduling_record_as_a_user_reads_it() -> None:
     assert shown["candidates"] == 2
 
 
+def test_a_user_reads_no_count_of_hosts_below_the_floor() -> None:
+    shown = _record().for_user(Floor(3))
+    assert shown["candidates"] is None  # 2 hosts
+    exclusion = shown["decisions"]["exclusions"][0]
+    assert (exclusion["excluded"], exclusion["remaining"]) == (None, None)
+    assert shown == _record().for_user(Floor(3))
+    assert _record().for_user(Floor(2))["candidates"] == 2
+
+
 def test_a_record_without_a_separate_user_error_shows_the_one_error() -> None:
     record = dataclasses.replace(SchedulingRecord("build"), error="0 of 4 hosts have X")
-    assert record.for_user()["error"] == "0 of 4 hosts have X"
+    assert record.for_user(EXACT)["error"] == "0 of 4 hosts have X"
     assert AttemptResult("claim-failed") is AttemptResult.CLAIM_FAILED

@@ -5,7 +5,10 @@ The floor is the privacy rule. A trait fewer than ``floor`` hosts offer is not
 listed, and an image property value that needs it reads "not offered" exactly as one
 no host offers: telling 0 from 1 would point at a single special host. Nothing here
 carries a host name, a provider, a version or a count below the floor; the shapes
-have no field that could.
+have no field that could. Free capacity is summed over the hosts that offer a trait
+and rounded down to 1, 2 or 5 times a power of ten (``rounded_down``): the sums of two
+traits offered by the same hosts but one differ by that host's free capacity, which
+exact sums would give away.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any
 
 from moorage.api.capabilities import families, properties
 from moorage.api.capabilities.census import RESOURCES, Census
+from moorage.model.discretion import rounded_down
 from moorage.model.vocabulary import PROPERTY_FAMILIES, Prefilter
 
 
@@ -77,7 +81,7 @@ def build(census: Census, floor: int, prefiltered: frozenset[str]) -> Catalogue:
     family_entries = tuple(
         FamilyEntry(family.key, family.title, tuple(
             TraitEntry(trait, families.label(trait), shown[trait].hosts,
-                       {rc: shown[trait].free.get(rc, 0) for rc in RESOURCES})
+                       {rc: rounded_down(shown[trait].free.get(rc, 0)) for rc in RESOURCES})
             for trait in sorted(family.members & shown.keys())))
         for family in families.FAMILIES)
 

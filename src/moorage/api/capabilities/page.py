@@ -47,7 +47,7 @@ def _family(entry: FamilyEntry) -> str:
     rows = "".join(
         f'<tr data-trait="{escape(t.trait)}"><td>{escape(t.label)}</td>'
         f"<td><code>{escape(t.trait)}</code></td><td class=\"n\">{t.hosts}</td>"
-        + "".join(f'<td class="n">{t.free[rc]}</td>' for rc in RESOURCES) + "</tr>"
+        + "".join(f'<td class="n">&ge;&nbsp;{t.free[rc]}</td>' for rc in RESOURCES) + "</tr>"
         for t in entry.traits)
     return (f"{title}<table><tr><th>capability</th><th>trait</th><th>hosts</th>{head}</tr>"
             f"{rows}</table>")
@@ -89,7 +89,8 @@ def render(catalogue: Catalogue) -> str:
         "os-traits names. An image that needs one can say so with the image "
         "property <code>trait:NAME=required</code>, or with the properties below. "
         f"Only capabilities that at least {catalogue.floor} hosts offer are listed; "
-        "free capacity is summed over the hosts that offer each one, now.</p>"
+        "free capacity is summed over the hosts that offer each one, now, and rounded "
+        "down to 1, 2 or 5 times a power of ten (at least that much is free).</p>"
         "<h2>Capabilities</h2>"
         + "".join(_family(f) for f in catalogue.families)
         + "<h2>Image properties and what they require</h2>"

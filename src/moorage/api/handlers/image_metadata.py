@@ -85,7 +85,7 @@ def _write(req: ApiRequest, image: StoredImage, change: Change) -> StoredImage:
         limit = engine.metadata_items_limit(conn, req.state.conf,
                                             req.context.project_id or "", req.context.user_id)
     updated = _with_properties(image, change(image.properties), limit)
-    image_admission.admit(req.state, updated.as_model(), image.as_model())
+    image_admission.admit(req.state, updated.as_model(), image.as_model(), req.floor())
     with req.state.database.writer() as writer:
         current = store.load(writer.conn, image.id)
         if current is None:

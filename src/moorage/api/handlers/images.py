@@ -124,7 +124,7 @@ def create_image(req: ApiRequest) -> Response:
     with req.state.database.reader() as conn:
         if store.exists(conn, image_id):
             raise Conflict(f"Image with ID {image_id} already exists.")
-    bootable = image_admission.admit(req.state, image)
+    bootable = image_admission.admit(req.state, image, floor=req.floor())
     with req.state.database.writer() as writer:
         if store.exists(writer.conn, image_id):
             raise Conflict(f"Image with ID {image_id} already exists.")
@@ -185,7 +185,8 @@ def update_image(req: ApiRequest) -> Response:
     updated = replace(record, image=_build(merged, image.id))
     if "visibility" in patch and patch["visibility"] != record.visibility:
         updated = replace(updated, visibility=_visibility(req, patch["visibility"]))
-    bootable = image_admission.admit(req.state, updated.image, before=image)
+    bootable = image_admission.admit(req.state, updated.image, before=image,
+                                     floor=req.floor())
     with req.state.database.writer() as writer:
         record = store.update_image(writer.conn, updated)
     return json_response({**_view(req, record), image_admission.FIELD: bootable})

@@ -50,12 +50,14 @@ def plan(req: ApiRequest) -> Response:
         raise BadRequest(f"'{operation}' must be an object, not {argument!r}.")
     spec = _spec(req, operation, argument)
     selection: Selection | None = None
+    user_message: str | None = None
     try:
         selection = _scheduler(req).plan(spec)
     except NoValidHost as exc:
         found: dict[str, Any] = {
             "host": None, "node": None, "alternates": [], "message": str(exc),
             "decisions": exc.decisions.to_json(), "may_differ": []}
+        user_message = f"No valid host was found. {exc.user_reason}".rstrip()
     else:
         found = {"host": selection.destination.host, "node": selection.destination.node,
                  "alternates": [d.host for d in selection.alternates], "message": None,
@@ -65,9 +67,10 @@ def plan(req: ApiRequest) -> Response:
     found["refusals"] = [r.to_json() for r in refused]
     found["operation"] = "build" if operation == "server" else operation
     found["filters"] = records_json(spec.filter_records)
-    if not req.state.policy.allows("os_compute_api:servers:show:host_status", req.context):
+    if not req.sees_hosts():
         found.update(host=None, node=None, alternates=[],
-                     decisions=for_user(found["decisions"]),
+                     decisions=for_user(found["decisions"], req.floor()),
+                     message=user_message,
                      may_differ=[without_hosts(d, Difference) for d in found["may_differ"]],
                      refusals=[without_hosts(r, Refusal) for r in found["refusals"]])
     found["schedulable"] = found["message"] is None
