@@ -15,7 +15,12 @@ every client polling its own server.
 
 It prints a table (and writes JSON): boots/s, create-to-ACTIVE latency, the
 scheduler's own time per decision (``moorage:scheduling.seconds``, claim
-included), and the registration of the fleet. After every run it checks the
+included), the registration of the fleet, and the CPU milliseconds per boot over
+the timed burst (user + system, from /proc; ``cpu.py``) of every process of the run
+by role and in total, with how busy the machine was. CPU per boot is the figure to
+optimise: it does not depend on the machine's speed or load, where boots/s does. A
+run in which processes outside it used more than 5% of the machine is marked
+"disturbed" (its boots/s is not comparable). After every run it checks the
 cloud: every ACTIVE server holds exactly one allocation, on its host's provider;
 no server in ERROR holds any; no provider is allocated past its capacity; and the
 touched providers' usages are exactly the servers' allocations (nothing orphaned).
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -42,6 +48,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
+from cpu import CpuUse, CpuWindow, postgresql_roots
 from moorage.api.client import ComputeApiClient, ComputeApiError
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
 from moorage.placement.launcher import PlacementProcess
@@ -73,6 +80,13 @@ class RunResult:
     scheduling_p95_ms: float
     registration_seconds: float
     checks: list[str] = field(default_factory=list)
+    # CPU milliseconds per timed boot, by role (placement, api, conductor, fleet,
+    # client, postgresql), and the machine over the burst.
+    cpu_ms_per_boot: dict[str, float] = field(default_factory=dict)
+    cpu_ms_per_boot_total: float = 0.0
+    machine_busy: float = 0.0
+    others_share: float = 0.0
+    disturbed: bool = False
 
     @property
     def consistent(self) -> bool:
@@ -279,8 +293,11 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         watcher = ServerWatcher(api.url, interval=args.poll).start()
         try:
             boot_all(api.url, flavor, image, args.warmup, args.clients, watcher, WARMUP)
+            window = CpuWindow({os.getpid(): "client",
+                                **(postgresql_roots() if args.db else {})}).start()
             seconds, latencies, problems = boot_all(api.url, flavor, image, args.boots,
                                                     args.clients, watcher, "vm-")
+            used = window.stop()
         finally:
             watcher.stop()
         servers = all_servers(api.url)
@@ -297,7 +314,16 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         latency_p95_ms=percentile(latencies, 95) * 1000,
         scheduling_p50_ms=percentile(scheduling, 50),
         scheduling_p95_ms=percentile(scheduling, 95),
-        registration_seconds=registered, checks=problems[:20])
+        registration_seconds=registered, checks=problems[:20],
+        **cpu_fields(used, len(latencies)))
+
+
+def cpu_fields(used: CpuUse, boots: int) -> dict[str, Any]:
+    per_boot = used.per_boot_ms(max(1, boots))
+    return {"cpu_ms_per_boot": {role: round(ms, 3) for role, ms in sorted(per_boot.items())},
+            "cpu_ms_per_boot_total": round(sum(per_boot.values()), 3),
+            "machine_busy": round(used.busy, 3), "others_share": round(used.others, 3),
+            "disturbed": used.disturbed}
 
 
 def table(results: Sequence[RunResult]) -> str:
@@ -311,6 +337,22 @@ def table(results: Sequence[RunResult]) -> str:
             f"{r.scheduling_p50_ms:.1f} / {r.scheduling_p95_ms:.1f} | "
             f"{r.registration_seconds:.0f} | "
             f"{'ok' if r.consistent else f'{len(r.checks)} FAILED'} |")
+    return "\n".join(lines)
+
+
+def cpu_table(results: Sequence[RunResult]) -> str:
+    """CPU milliseconds per boot over the timed burst, by role, and the machine."""
+    roles = sorted({role for r in results for role in r.cpu_ms_per_boot})
+    lines = ["| hosts | database | API processes | CPU ms per boot | "
+             + " | ".join(roles) + " | machine busy | others | run |",
+             "|---:|---|---:|---:|" + "---:|" * len(roles) + "---:|---:|---|"]
+    for r in results:
+        lines.append(
+            f"| {r.hosts:,} | {r.database} | {r.api_workers} | "
+            f"**{r.cpu_ms_per_boot_total:.2f}** | "
+            + " | ".join(f"{r.cpu_ms_per_boot.get(role, 0.0):.2f}" for role in roles)
+            + f" | {r.machine_busy:.0%} | {r.others_share:.0%} | "
+            f"{'DISTURBED' if r.disturbed else 'quiet'} |")
     return "\n".join(lines)
 
 
@@ -353,10 +395,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     result = run(hosts, workers, args, Path(tmp))
             results.append(result)
             print(f"{hosts} hosts, {workers} API processes, {result.database}: "
-                  f"{result.boots_per_second:.0f} boots/s"
+                  f"{result.boots_per_second:.0f} boots/s, "
+                  f"{result.cpu_ms_per_boot_total:.2f} CPU ms per boot"
+                  + (f" (DISTURBED: others used {result.others_share:.0%} of the machine)"
+                     if result.disturbed else "")
                   + ("" if result.consistent else f"; CHECKS FAILED: {result.checks}"),
                   file=sys.stderr, flush=True)
     print(table(results))
+    print()
+    print(cpu_table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(
             [{**asdict(r), "consistent": r.consistent} for r in results], indent=2))

@@ -9,7 +9,8 @@ the next, more than most changes move it; only runs side by side compare. This r
 ``REV`` (made in a temporary directory, removed after), a pair at a time, the order
 alternating, both with this interpreter and its packages. For each run it records
 boots/s and the CPU seconds of every process of the run by role (placement, the
-compute API, the fleet, the bench client), read from /proc every 0.2 s. It prints
+compute API, the fleet, the bench client), read from /proc every 0.2 s
+(``cpu.tree_cpu``). It prints
 a table per pair, then the means, the mean difference and its standard error.
 """
 
@@ -26,11 +27,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from cpu import tree_cpu
+
 HERE = Path(__file__).resolve().parents[1]
-# A run's processes, by what their command line runs.
-ROLES = (("placement serve", "placement"), ("api serve", "api"),
-         ("compute fleet", "fleet"), ("e2e.py", "client"))
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass
@@ -46,40 +45,6 @@ class Run:
         return sum(self.cpu.values())
 
 
-def _role(command_line: str) -> str | None:
-    for needle, role in ROLES:
-        if needle in command_line:
-            return role
-    return None
-
-
-def _sample(pids: dict[int, tuple[str, float]], root: int) -> None:
-    """The CPU seconds so far of ``root`` and every process below it, by pid (the last
-    value seen: a process's own, its reaped children's not included), each under the
-    role of the nearest process of its line that names one (a server's workers run
-    under their master's)."""
-    seen: dict[int, tuple[int, str, float]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            command_line = Path(f"/proc/{entry}/cmdline").read_bytes().replace(
-                b"\0", b" ").decode(errors="replace")
-            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        seen[int(entry)] = (int(fields[1]), command_line,
-                            (int(fields[11]) + int(fields[12])) / TICK)
-    for pid, (_parent, _line, seconds) in seen.items():
-        role, ancestor, steps = None, pid, 0
-        while ancestor in seen and steps < 64:
-            role = role or _role(seen[ancestor][1])
-            if ancestor == root:
-                pids[pid] = (role or "other", seconds)
-                break
-            ancestor, steps = seen[ancestor][0], steps + 1
-
-
 def run_once(tree: Path, label: str, args: argparse.Namespace, workdir: Path) -> Run:
     out = workdir / f"{label}-{time.monotonic_ns()}.json"
     command = [sys.executable, "bench/e2e.py", "--hosts", str(args.hosts),
@@ -90,7 +55,8 @@ def run_once(tree: Path, label: str, args: argparse.Namespace, workdir: Path) ->
         process = subprocess.Popen(command, cwd=tree, env=environment, stdout=log,
                                    stderr=subprocess.STDOUT)
         while process.poll() is None:
-            _sample(pids, process.pid)
+            # The last value seen of each process (its reaped children's not included).
+            pids.update(tree_cpu({process.pid: "other"}))
             time.sleep(0.2)
     if process.returncode != 0:
         raise SystemExit(f"bench/e2e.py in {tree} exited with {process.returncode}: "
