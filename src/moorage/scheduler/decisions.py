@@ -137,9 +137,10 @@ class Relaxation:
 
     def describe(self, floor: Floor = EXACT) -> str:
         origin = f" (from {self.origin})" if self.origin else ""
-        noun = "host satisfies" if self.hosts == 1 else "hosts satisfy"
-        return (f"smallest change: without {self.constraint}{origin}, "
-                f"{floor.words(self.hosts)} {noun} every other constraint")
+        told = floor.words(self.hosts)
+        noun = "host satisfies" if told == "1" else "hosts satisfy"
+        return (f"smallest change: without {self.constraint}{origin}, {told} {noun} "
+                "every other constraint")
 
 
 @dataclass(frozen=True)

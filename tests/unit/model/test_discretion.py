@@ -52,7 +52,7 @@ def test_the_words_of_a_record_tell_no_small_count() -> None:
     assert "required trait Y: leaves fewer than 3 of the 4 hosts" in said
     assert "ComputeFilter: excludes fewer than 3 of the 40 hosts" in said
     assert "(fewer than 3 hosts have each)" in said
-    assert "without required trait X, fewer than 3 host" in said
+    assert "without required trait X, fewer than 3 hosts satisfy every other" in said
     shown = for_user(decisions.to_json(), Floor(3))
     assert shown["hosts"] == 4
     assert [(e["excluded"], e["of"], e["remaining"]) for e in shown["exclusions"]] == [
