@@ -91,9 +91,16 @@ def _die_with(variable: str, sig: int, whom: str) -> bool:
     """Ask for ``sig`` when the parent named by ``variable`` exits, if this process's
     parent is the one named."""
     named = os.environ.get(variable)
-    if sys.platform != "linux" or not named or not named.isdigit() \
-            or os.getppid() != int(named):
+    if sys.platform != "linux" or not named or not named.isdigit():
         return False
+    if os.getppid() != int(named):
+        if _ended(int(named)):
+            # Started by it (the environment says so), which ended before this process
+            # could ask: a run killed while its services still imported their code
+            # (seconds on a loaded machine) left them serving, orphaned. End now.
+            os.kill(os.getpid(), sig)
+            return True
+        return False  # a grandchild: its own parent is another process
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(_PR_SET_PDEATHSIG, sig, 0, 0, 0) != 0:
         LOG.warning("process %d cannot ask to end with %s (%s): %s", os.getpid(), whom,
@@ -103,6 +110,15 @@ def _die_with(variable: str, sig: int, whom: str) -> bool:
         # The parent ended between the check and the request: end now, as asked.
         os.kill(os.getpid(), sig)
     return True
+
+
+def _ended(pid: int) -> bool:
+    """Whether no process ``pid`` runs any more (a zombie has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 class StartRefused(RuntimeError):

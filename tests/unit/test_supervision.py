@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +69,33 @@ def test_a_command_ends_with_its_parent_only_when_named_so(
     assert supervision.die_with_parent() is False
     # What a launcher adds from the main thread names this process.
     assert supervision.child_environment() == {supervision.PARENT_ENV: str(os.getpid())}
+
+
+def test_a_command_whose_parent_ended_before_it_could_ask_ends_at_once(
+        tmp_path: Path) -> None:
+    """A run killed while its services still import their code: by the time a service
+    asks to die with its parent, the parent is gone. It ends then, not never."""
+    out = tmp_path / "child.out"
+    # A parent that starts the command, names itself, and exits at once.
+    parent = subprocess.run([sys.executable, "-c", (
+        "import os, subprocess, sys\n"
+        f"env = {{**os.environ, {supervision.PARENT_ENV!r}: str(os.getpid())}}\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time, sys; "
+        "time.sleep(1.0); from moorage import supervision; supervision.die_with_parent(); "
+        "print(\"still here\", flush=True); time.sleep(30)'], env=env, "
+        "stdout=open(sys.argv[1], 'w'))\n"
+        "print(child.pid)\n"), str(out)], capture_output=True, text=True, check=True)
+    child = int(parent.stdout)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not supervision._ended(child):
+        time.sleep(0.05)
+    ended = supervision._ended(child)
+    if not ended:
+        os.kill(child, signal.SIGKILL)
+    assert ended, "the orphan went on"
+    assert "still here" not in out.read_text()
+    # A grandchild, whose named ancestor still runs, is left alone (as above).
+    assert supervision._ended(os.getpid()) is False
 
 
 def test_no_parent_is_named_from_a_thread_that_may_end() -> None:

@@ -142,7 +142,7 @@ def exclusion_line(exclusion: Exclusion) -> str:
     return f"{exclusion.stage}: {text}"
 
 
-def told_lines(data: Mapping[str, Any]) -> list[str]:
+def told_lines(data: Mapping[str, object]) -> list[str]:
     """The decisions as a user who may not see hosts is shown them: no count below
     ``host_floor`` (null), each fact in the API's own words."""
     floor = data["host_floor"]
@@ -151,15 +151,18 @@ def told_lines(data: Mapping[str, Any]) -> list[str]:
         return str(n) if n is not None else f"fewer than {floor}"
 
     lines = [f"hosts counted: {told(data['hosts'])}"] if "hosts" in data else []
-    for exclusion in data.get("exclusions") or ():
+    exclusions = data.get("exclusions")
+    for exclusion in exclusions if isinstance(exclusions, list) else ():
         text = f"{exclusion.get('stage', '?')}: {exclusion.get('description', '?')}"
         reasons = exclusion.get("reasons") or {}
         if reasons:
             text += " (" + ", ".join(f"{told(n)} {why}" for why, n in reasons.items()) + ")"
         lines.append(text)
-    lines += [part["description"] for part in (data.get("together"), data.get("relaxed"))
-              if isinstance(part, Mapping) and "description" in part]
-    lines += [f"note: {note}" for note in data.get("notes") or ()]
+    for part in (data.get("together"), data.get("relaxed")):
+        if isinstance(part, Mapping) and "description" in part:
+            lines.append(str(part["description"]))
+    notes = data.get("notes")
+    lines += [f"note: {note}" for note in (notes if isinstance(notes, list) else ())]
     return lines
 
 

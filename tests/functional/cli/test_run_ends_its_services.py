@@ -23,13 +23,21 @@ LONG_CLOUD = SMALL_CLOUD.replace("count: 4}", "count: 5000}")
 SIGNALS = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL]
 
 
-def _descendants_once_serving(process: psutil.Popen, names: tuple[str, ...],
+def _default_signals() -> None:
+    """In the child: every signal of SIGNALS with its default action. A test run
+    started in the background or under nohup ignores SIGINT or SIGHUP, and its
+    children inherit that (rightly: nohup means it), which is not what is tested."""
+    for sig in SIGNALS[:-1]:
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _descendants_once_serving(process: psutil.Popen, names: tuple[str, ...], said: Path,
                               timeout: float = 120) -> list[psutil.Process]:
     """Every process ``process`` started, once one runs each of ``names`` (a command
-    line word: "placement", "api")."""
+    line word: "placement", "api"). ``said``: where its standard error goes."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert process.poll() is None, said.read_text()[-3000:]
         commands = [_command(p) for p in process.children(recursive=True)]
         if all(any(f" {name} serve" in c for c in commands) for name in names):
             time.sleep(1.0)  # their workers too
@@ -78,11 +86,16 @@ def _end(process: psutil.Popen, sig: signal.Signals,
 def test_a_run_ends_its_services(tmp_path: Path, sig: signal.Signals) -> None:
     cloud = tmp_path / "long.yaml"
     cloud.write_text(LONG_CLOUD)
-    process = psutil.Popen([sys.executable, "-m", "moorage", "run", str(cloud),
-                            "--only", "both", "--api-workers", "2"], cwd=tmp_path,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = tmp_path / "stderr"
+    # To a file: a pipe nobody reads while the run goes on fills, and the run then
+    # blocks on its next line (the cleanup's, after SIGINT) instead of ending.
+    with said.open("w") as stderr:
+        process = psutil.Popen([sys.executable, "-m", "moorage", "run", str(cloud),
+                                "--only", "both", "--api-workers", "2"], cwd=tmp_path,
+                               stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+                               preexec_fn=_default_signals)
     try:
-        started = _descendants_once_serving(process, ("placement", "api"))
+        started = _descendants_once_serving(process, ("placement", "api"), said)
     except BaseException:
         _end(process, signal.SIGKILL, process.children(recursive=True))
         raise
@@ -95,7 +108,8 @@ def test_serve_ends_with_everything_it_started(tmp_path: Path, sig: signal.Signa
     process = psutil.Popen(
         [sys.executable, "-m", "moorage", "serve", "--port", "0", "--placement-port", "0",
          "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        preexec_fn=_default_signals)
     assert process.stdout is not None
     while not (line := process.stdout.readline()).startswith("Ctrl-C"):
         assert line, "moorage serve exited early"
