@@ -152,7 +152,7 @@ def test_a_member_reads_nothing_about_single_hosts(make_cloud: Any) -> None:
     rare = cloud.image("rare", "raw", {f"trait:{CUSTOM_RARE}": "required"})
     apart = cloud.image("apart", "raw", {f"trait:{CUSTOM_RARE}": "required",
                                          f"trait:{VMXNET3}": "required"})
-    # The legacy filter compares the hosts' versions (QEMU's 7.2.0 on the libvirt host).
+    # The legacy filter compares the hosts' versions (QEMU's 7.2.22 on the libvirt host).
     newer = cloud.image("newer", "raw", {"hw_architecture": "x86_64",
                                          "img_hv_requested_version": ">=9.0"})
     answers: list[requests.Response] = []
