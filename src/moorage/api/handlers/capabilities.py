@@ -13,6 +13,7 @@ from __future__ import annotations
 from moorage.api.capabilities import catalogue, page
 from moorage.api.capabilities.census import read_census
 from moorage.api.http import ApiRequest, json_response
+from moorage.conf.api import user_floor
 from moorage.web import JSON, Response, media_ranges, quality
 
 HTML = "text/html"
@@ -38,7 +39,7 @@ def list_capabilities(req: ApiRequest) -> Response:
     census = state.capabilities.get(
         float(conf.api.capability_cache_seconds),
         lambda: read_census(state.placement, state.catalog))
-    shown = catalogue.build(census, int(conf.api.capability_host_floor),
+    shown = catalogue.build(census, user_floor(conf).hosts,
                             catalogue.prefiltered_properties(
                                 conf.scheduler.query_placement_for_image_type_support,
                                 conf.scheduler.image_metadata_prefilter))
