@@ -27,6 +27,7 @@ from moorage.cli.flavor import find_flavor
 from moorage.cli.image import find_image
 from moorage.lifecycle import machine
 from moorage.lifecycle.states import ServerStatus
+from moorage.model.discretion import Floor
 from moorage.scheduler.decisions import Decisions, Exclusion
 from moorage.scheduler.filter_records import CorruptFilterRecord, FilterRecord
 
@@ -145,10 +146,10 @@ def exclusion_line(exclusion: Exclusion) -> str:
 def told_lines(data: Mapping[str, object]) -> list[str]:
     """The decisions as a user who may not see hosts is shown them: no count below
     ``host_floor`` (null), each fact in the API's own words."""
-    floor = data["host_floor"]
+    floor = Floor(int(str(data["host_floor"])))
 
     def told(n: object) -> str:
-        return str(n) if n is not None else f"fewer than {floor}"
+        return str(n) if n is not None else floor.said(None)
 
     lines = [f"hosts counted: {told(data['hosts'])}"] if "hosts" in data else []
     exclusions = data.get("exclusions")

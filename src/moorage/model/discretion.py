@@ -35,7 +35,11 @@ class Floor:
 
     def words(self, n: int) -> str:
         """``n``, or "fewer than 3" when it may not be told."""
-        return str(n) if self.count(n) is not None else f"fewer than {self.hosts}"
+        return self.said(self.count(n))
+
+    def said(self, told: int | None) -> str:
+        """A count as ``count`` told it (None: below the floor), in words."""
+        return str(told) if told is not None else f"fewer than {self.hosts}"
 
     def split(self, part: int, whole: int) -> tuple[int | None, int | None]:
         """(``part``, ``whole - part``) as they may be told: both or neither, as either
