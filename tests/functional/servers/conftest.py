@@ -167,6 +167,17 @@ class Cloud:
         found = self.placement.request("GET", f"/allocations/{consumer}")
         return dict(found.get("allocations", {}))
 
+    def free(self, provider_uuid: str) -> dict[str, int]:
+        """What the provider has free of VCPU, MEMORY_MB and DISK_GB, read from
+        placement: (total - reserved) * allocation_ratio - used (0 of a class it lacks)."""
+        inventories = self.placement.request(
+            "GET", f"/resource_providers/{provider_uuid}/inventories")["inventories"]
+        usages = self.placement.request(
+            "GET", f"/resource_providers/{provider_uuid}/usages")["usages"]
+        return {rc: int((inventories[rc]["total"] - inventories[rc]["reserved"])
+                        * inventories[rc]["allocation_ratio"]) - usages.get(rc, 0)
+                if rc in inventories else 0 for rc in ("VCPU", "MEMORY_MB", "DISK_GB")}
+
     def host_of_provider(self, provider_uuid: str) -> str:
         return str(self.placement.request("GET", f"/resource_providers/{provider_uuid}")
                    ["name"])

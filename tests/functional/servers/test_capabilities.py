@@ -86,12 +86,7 @@ def oracle(cloud: Cloud, hosts: tuple[str, ...]) -> dict[str, dict[str, Any]]:
             continue
         uuid = provider["uuid"]
         traits = cloud.placement.request("GET", f"/resource_providers/{uuid}/traits")["traits"]
-        inventories = cloud.placement.request(
-            "GET", f"/resource_providers/{uuid}/inventories")["inventories"]
-        usages = cloud.placement.request("GET", f"/resource_providers/{uuid}/usages")["usages"]
-        free = {rc: int((inventories[rc]["total"] - inventories[rc]["reserved"])
-                        * inventories[rc]["allocation_ratio"]) - usages.get(rc, 0)
-                for rc in RESOURCES}
+        free = cloud.free(uuid)
         for trait in traits:
             if trait.startswith("CUSTOM_"):
                 continue
