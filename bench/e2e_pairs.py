@@ -55,8 +55,12 @@ def run_once(tree: Path, label: str, args: argparse.Namespace, workdir: Path) ->
         process = subprocess.Popen(command, cwd=tree, env=environment, stdout=log,
                                    stderr=subprocess.STDOUT)
         while process.poll() is None:
-            # The last value seen of each process (its reaped children's not included).
-            pids.update(tree_cpu({process.pid: "other"}))
+            # The last value seen of each process (its reaped children's not included),
+            # under the role it had while it ran: a process ended but not yet reaped
+            # shows no command line, which names no role.
+            for pid, (role, seconds) in tree_cpu({process.pid: "other"}).items():
+                known = pids.get(pid)
+                pids[pid] = (known[0] if known and role == "other" else role, seconds)
             time.sleep(0.2)
     if process.returncode != 0:
         raise SystemExit(f"bench/e2e.py in {tree} exited with {process.returncode}: "
