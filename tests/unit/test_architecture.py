@@ -42,7 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # The vocabulary (flavors, images, codecs) and the leaf modules: each stands alone, so
     # every layer above may take from them.
     ("model", "failpoints", "metrics", "request_context", "heap", "web", "policy",
-     "internal_access"),
+     "internal_access", "json_schema"),
     # Option definitions read model's vocabulary; the one HTTP client and the log setup carry
     # the request's context; keystone's middleware wraps a WSGI application of web's.
     ("conf", "transport", "logs", "keystone"),

@@ -20,41 +20,42 @@ from jsonschema.exceptions import ValidationError, best_match
 from moorage.api.errors import BadRequest
 from moorage.api.microversion import Version
 from moorage.api.schemas import REQUEST_SCHEMAS, VERSIONED, Schema
+from moorage.json_schema import Checked
 from moorage.jsonvalue import JSONValue
 
 # Formats checked: ipv4 and ipv6 (accessIPv4/6, fixed_ip), as nova's schemas do.
 _FORMATS = jsonschema.FormatChecker(["ipv4", "ipv6"])
 
 
-def _compile(schema: Schema) -> jsonschema.protocols.Validator:
-    return jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+def _compile(schema: Schema) -> Checked:
+    return Checked(jsonschema.Draft202012Validator(schema, format_checker=_FORMATS))
 
 
 # By handler name (the operationId of the route in /openapi.json).
-VALIDATORS: dict[str, jsonschema.protocols.Validator] = {
+VALIDATORS: dict[str, Checked] = {
     name: _compile(schema) for name, schema in REQUEST_SCHEMAS.items()}
 
 
 @functools.cache
-def _versioned(handler: str, version: Version) -> jsonschema.protocols.Validator:
+def _versioned(handler: str, version: Version) -> Checked:
     return _compile(VERSIONED[handler](version))
 
 
-def validator(handler: str, version: Version) -> jsonschema.protocols.Validator | None:
+def validator(handler: str, version: Version) -> Checked | None:
     """The validator of ``handler``'s body at ``version``, if it takes a body."""
     if handler in VERSIONED:
         return _versioned(handler, version)
     return VALIDATORS.get(handler)
 
 
-def takes_no_body(validator: jsonschema.protocols.Validator) -> bool:
+def takes_no_body(validator: Checked) -> bool:
     """A body this schema refuses unless it is null may be absent (nova's PUT of one
     tag takes none)."""
     schema = validator.schema
     return isinstance(schema, Mapping) and schema.get("type") == "null"
 
 
-def validate(validator: jsonschema.protocols.Validator, body: JSONValue) -> None:
+def validate(validator: Checked, body: JSONValue) -> None:
     """400 naming what is wrong with ``body``, if anything."""
     error = best_match(validator.iter_errors(body))
     if error is not None:

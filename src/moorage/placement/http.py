@@ -24,6 +24,7 @@ import jsonschema
 import orjson
 
 from moorage import web
+from moorage.json_schema import Checked
 from moorage.jsonvalue import JSONValue
 from moorage.placement import errors
 from moorage.placement.credentials import Credentials
@@ -259,7 +260,7 @@ class Request(web.Request):
         """The query as a dict: the last value of each name wins."""
         return dict(self.query)
 
-    def validate_query(self, schema_validator: jsonschema.protocols.Validator) -> None:
+    def validate_query(self, schema_validator: Checked) -> None:
         """Check the query parameters against a JSON schema, as upstream does."""
         try:
             schema_validator.validate(self.query_dict())

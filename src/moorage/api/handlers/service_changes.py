@@ -22,12 +22,13 @@ from moorage.api.microversion import SERVICE_FORCED_DOWN, SERVICE_UUIDS, Version
 from moorage.api.schemas import SERVICE_ACTION_V2_1, SERVICE_ACTION_V2_11, SERVICE_UPDATE_V2_53
 from moorage.api.storage.services import OperatorChange
 from moorage.api.validation import validate
+from moorage.json_schema import Checked
 from moorage.jsonvalue import JSONValue
 
 # The body each era of the API takes (moorage.api.schemas; dispatch checked the union).
-_V2_1 = jsonschema.Draft202012Validator(SERVICE_ACTION_V2_1)
-_V2_11 = jsonschema.Draft202012Validator(SERVICE_ACTION_V2_11)
-_V2_53 = jsonschema.Draft202012Validator(SERVICE_UPDATE_V2_53)
+_V2_1 = Checked(jsonschema.Draft202012Validator(SERVICE_ACTION_V2_1))
+_V2_11 = Checked(jsonschema.Draft202012Validator(SERVICE_ACTION_V2_11))
+_V2_53 = Checked(jsonschema.Draft202012Validator(SERVICE_UPDATE_V2_53))
 
 
 def check_body(body: JSONValue, version: Version) -> None:

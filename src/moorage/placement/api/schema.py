@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 
 import jsonschema
 
+from moorage.json_schema import Checked
 from moorage.jsonvalue import JSONValue
 from moorage.placement.api.params import is_uuid_like
 
@@ -29,11 +30,11 @@ def _uuid_format(instance: object) -> bool:
     return not isinstance(instance, str) or is_uuid_like(instance)
 
 
-def validator(schema: Schema) -> jsonschema.protocols.Validator:
+def validator(schema: Schema) -> Checked:
     """A compiled validator that checks the ``uuid`` format as upstream does."""
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
     cls.check_schema(schema)
-    return cls(schema, format_checker=FORMAT_CHECKER)
+    return Checked(cls(schema, format_checker=FORMAT_CHECKER))
 
 
 class Body(Generic[T]):
