@@ -52,6 +52,8 @@ MICROVERSION = "latest"
 CLAIM_MICROVERSION = "1.38"
 # The Moorage extension of GET /allocation_candidates: each constraint counted on its own.
 EXPLAIN_HEADER = "Moorage-Explain"
+# Provider summaries of resources and tree only (no traits): Moorage's placement.
+SUMMARIES_HEADER = "Moorage-Summaries"
 CONSUMER_TYPE_INSTANCE = "INSTANCE"
 # Worker threads (and keep-alive connections) for per-provider reads.
 CONCURRENCY = 16
@@ -454,17 +456,23 @@ class PlacementClient:
         return self.allocation_candidates_for(params)
 
     def allocation_candidates_for(self, params: Sequence[tuple[str, str]],
-                                  explain: int | None = None) -> Candidates:
+                                  explain: int | None = None,
+                                  traits: bool = True) -> Candidates:
         """GET /allocation_candidates with query parameters already rendered: the
         scheduler's requests use granular groups, root_required and group_policy,
         which ``ProviderQuery`` does not express.
 
         ``explain``: ask (Moorage-Explain header) for each constraint's count, naming
         up to that many excluded hosts; a placement without the extension ignores
-        the header and the answer's ``explanation`` is None."""
-        headers = None if explain is None else {EXPLAIN_HEADER: str(explain)}
+        the header and the answer's ``explanation`` is None.
+
+        ``traits`` False: the summaries need not list the providers' traits (their
+        ``traits`` are then empty; an upstream placement sends them anyway)."""
+        headers = {} if explain is None else {EXPLAIN_HEADER: str(explain)}
+        if not traits:
+            headers[SUMMARIES_HEADER] = "resources"
         body: CandidatesJSON = self.request("GET", "/allocation_candidates", params=params,
-                                         headers=headers)
+                                         headers=headers or None)
         # JSON numbers decode to int already: an answer of 1,000 candidates is read
         # on the scheduler's hot path, so no per-number conversion here.
         requests_ = [

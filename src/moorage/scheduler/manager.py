@@ -422,8 +422,10 @@ class Scheduler:
         Moorage-Explain extension; a placement without it is asked, only when it
         offers nothing, which required traits no provider has)."""
         try:
+            # The host filters and weighers read no trait from the summaries.
             candidates = self.placement.allocation_candidates_for(
-                request.query_params(), explain=int(self.conf.scheduler.decision_hosts_listed))
+                request.query_params(), explain=int(self.conf.scheduler.decision_hosts_listed),
+                traits=False)
         except PlacementError as exc:
             if exc.status == 400:
                 # A trait or resource class placement does not know, a malformed group.

@@ -137,3 +137,30 @@ def test_any_of_and_member_of(cloud: Cloud) -> None:
 def test_bad_header_is_a_400(cloud: Cloud, bad: str) -> None:
     body = ask(cloud, "resources=VCPU:1", listing=bad, expect=400)
     assert "Moorage-Explain" in body["errors"][0]["detail"]
+
+
+# -- Moorage-Summaries: resources -------------------------------------------------------
+def test_summaries_without_traits_on_request(cloud: Cloud) -> None:
+    """The scheduler's summaries carry resources and the tree, not the traits it never
+    reads; without the header they are upstream's, traits included, and the cache of
+    rendered summaries keeps the two apart."""
+    query = "/allocation_candidates?resources=VCPU:1&required=COMPUTE_IMAGE_TYPE_QCOW2"
+    for _ in range(2):  # the second answer of each kind comes from the rendered cache
+        full = cloud.client.get(query, version="1.39", expect=200).json()
+        bare = cloud.client.get(query, version="1.39", expect=200,
+                                headers={"Moorage-Summaries": "resources"}).json()
+        h1 = cloud.hosts["h1"]
+        assert full["provider_summaries"][h1]["traits"] == [QCOW2]
+        assert bare["provider_summaries"][h1] == {
+            "resources": {"VCPU": {"capacity": 4, "used": 0}},
+            "parent_provider_uuid": None, "root_provider_uuid": h1}
+        assert bare["allocation_requests"] == full["allocation_requests"]
+        assert set(bare["provider_summaries"]) == set(full["provider_summaries"])
+
+
+@pytest.mark.parametrize("bad", ["traits", "", "resources,traits"])
+def test_bad_summaries_header_is_a_400(cloud: Cloud, bad: str) -> None:
+    body = cloud.client.get("/allocation_candidates?resources=VCPU:1", version="1.39",
+                            headers={"Moorage-Summaries": bad}, expect=400).json()
+    assert "Moorage-Summaries" in body["errors"][0]["detail"]
+    assert "'resources'" in body["errors"][0]["detail"]

@@ -38,11 +38,13 @@ HOSTS = {"q1": (QCOW2, RAW, VIRTIO), "q2": (QCOW2, RAW, VIRTIO),
 
 
 class Unexplained(PlacementClient):
-    """A client that never asks for Moorage's explanation: a placement without it."""
+    """A client that never asks for Moorage's extensions: a placement without them
+    (no explanation; summaries with their traits)."""
 
     def allocation_candidates_for(self, params: Sequence[tuple[str, str]],
-                                  explain: int | None = None) -> Candidates:
-        return super().allocation_candidates_for(params, None)
+                                  explain: int | None = None,
+                                  traits: bool = True) -> Candidates:
+        return super().allocation_candidates_for(params, None, traits=True)
 
 
 def build(placement: PlacementClient, catalog: FakeCatalog) -> None:

@@ -242,10 +242,12 @@ def check_names(index: ProviderIndex, request: CandidateRequest) -> None:
         check_traits(group.forbidden_traits)
 
 
-def _summary_key(version: Version, requested: frozenset[str]) -> tuple[object, ...]:
+def _summary_key(version: Version, requested: frozenset[str],
+                 traits: bool = True) -> tuple[object, ...]:
     """The cache key of a provider summary: made once per request, so the records'
     caches share it instead of holding one more tuple per provider."""
-    return ("summary", version >= (1, 27) or requested, version >= (1, 17), version >= (1, 29))
+    return ("summary", version >= (1, 27) or requested, traits and version >= (1, 17),
+            version >= (1, 29))
 
 
 def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
@@ -260,7 +262,7 @@ def _summary(record: ProviderRecord, index: ProviderIndex, version: Version,
             for rc, inventory in record.inventories.items()
             if all_classes or rc in requested
         }}
-        if version >= (1, 17):
+        if key[2]:  # traits (1.17), unless the caller asked for summaries without
             summary["traits"] = index.ordered_traits(record)
         if version >= (1, 29):
             summary["parent_provider_uuid"] = (
@@ -333,17 +335,18 @@ def _allocation_requests(version: Version, by_id: dict[int, ProviderRecord],
 
 
 def shape(version: Version, index: ProviderIndex, request: CandidateRequest,
-          found: Candidates) -> JSONPieces:
+          found: Candidates, *, traits: bool = True) -> JSONPieces:
     """The response body for the requested microversion, as rendered JSON pieces.
 
     Assembled from fragments because this is the hot path of every scheduling
     decision: a provider's summary is rendered once per snapshot of it. Everything
     that needs the index is done here, while the caller holds it; the pieces are
-    joined (or streamed, for a whole-cloud answer) after.
+    joined (or streamed, for a whole-cloud answer) after. ``traits`` False: the
+    summaries leave out the providers' traits (``Moorage-Summaries``).
     """
     by_id = index.by_id
     requested = request.resource_classes
-    key = _summary_key(version, requested)
+    key = _summary_key(version, requested, traits)
     body = JSONPieces(b'{"allocation_requests":[')
     _allocation_requests(version, by_id, found, body)
     body.add(b'],"provider_summaries":{')
@@ -372,6 +375,25 @@ def explain_listing(req: Request) -> int | None:
             f"Invalid Moorage-Explain header {value!r}: expected how many excluded hosts "
             f"to name per constraint, an integer from 0 to {MAX_LISTED}.")
     return int(value)
+
+
+# -- the Moorage extension: summaries without traits --------------------------------
+SUMMARIES_HEADER = "moorage-summaries"
+WITHOUT_TRAITS = "resources"
+
+
+def summaries_with_traits(req: Request) -> bool:
+    """False when the ``Moorage-Summaries: resources`` header asks for provider
+    summaries of resources and tree only: a scheduler that reads no trait from them
+    is spared a few dozen per provider (absent: upstream's summaries)."""
+    value = req.header(SUMMARIES_HEADER)
+    if value is None:
+        return True
+    if value.strip() != WITHOUT_TRAITS:
+        raise BadRequest(
+            f"Invalid Moorage-Summaries header {value!r}: expected {WITHOUT_TRAITS!r} "
+            "(provider summaries without their traits), or no header.")
+    return False
 
 
 def _explanation(found: Explanation, by_id: dict[int, ProviderRecord]) -> dict[str, JSONValue]:
@@ -408,6 +430,7 @@ def list_candidates(req: Request) -> Response:
     _validate(req)
     request = parse_request(req.query, req.version)
     listing = explain_listing(req)
+    traits = summaries_with_traits(req)
     conf = req.service.conf.placement
     with req.service.index.fresh() as index:
         check_names(index, request)
@@ -418,5 +441,5 @@ def list_candidates(req: Request) -> Response:
             strategy=conf.allocation_candidates_generation_strategy,
             explain_listing=listing,
         )
-        body = shape(req.version, index, request, found)
+        body = shape(req.version, index, request, found, traits=traits)
     return req.json_response(body)
