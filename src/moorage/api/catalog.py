@@ -79,6 +79,7 @@ class ApiCatalog:
         self._aggregates_of: dict[str, tuple[Aggregate, ...]] = {}
         self._liveness_read = 0.0  # monotonic time of the last heartbeat read
         self._latest_beat: datetime.datetime | None = None
+        self._latest_changed = 0.0  # monotonic time _latest_beat last moved
 
     # -- the Catalog protocol -------------------------------------------------------
     def hosts(self) -> Mapping[str, HostInfo]:
@@ -171,29 +172,49 @@ class ApiCatalog:
                 self._by_provider[provider_uuid(node)] = (host, node)
 
     def _read_heartbeats(self) -> None:
-        """Refresh the liveness of the hosts that heart-beat since the last read."""
+        """Refresh the liveness of the hosts that heart-beat since the last read.
+
+        Timestamps are whole seconds, and a beat's is taken before it commits: until
+        the newest beat seen has been the newest for ``_SETTLE`` seconds, the read
+        looks one second behind it, so that a beat committed in the same second (or
+        one that started just before it) is not missed. After that, only newer beats
+        are read: a fleet's beat stamps thousands of hosts with one second, and they
+        are not read again at every refresh until the next beat."""
         since = self._latest_beat
-        # SELECT host, updated_at FROM services [WHERE updated_at >= :since]
+        # SELECT host, updated_at FROM services [WHERE updated_at >= :since - 1 s]
+        #                                       [WHERE updated_at > :since] (settled)
         statement = sa.select(services.c.host, services.c.updated_at)
         if since is not None:
-            # Timestamps are whole seconds: look one second back so that a beat
-            # committed in the same second as the last one seen is not missed.
-            statement = statement.where(
-                services.c.updated_at >= since - datetime.timedelta(seconds=1))
+            if time.monotonic() - self._latest_changed < _SETTLE:
+                statement = statement.where(
+                    services.c.updated_at >= since - datetime.timedelta(seconds=1))
+            else:
+                statement = statement.where(services.c.updated_at > since)
         with self._database.reader() as conn:
             rows = conn.execute(statement).all()
         latest = since
+        # Beats share a few distinct seconds: each converted once.
+        seconds: dict[datetime.datetime, float | None] = {}
         for host, beat in rows:
             liveness = self._liveness.get(host)
             if liveness is not None:
-                seen = _epoch(beat)
+                seen = seconds.get(beat)
+                if seen is None:
+                    seen = seconds[beat] = _epoch(beat)
                 if seen is not None and (liveness.last_seen is None
                                          or seen > liveness.last_seen):
                     liveness.last_seen = seen
             if latest is None or beat > latest:
                 latest = beat
-        self._latest_beat = latest
+        if latest != self._latest_beat:
+            self._latest_beat = latest
+            self._latest_changed = time.monotonic()
         self._liveness_read = time.monotonic()
+
+
+# Seconds the newest heartbeat seen must stay the newest before beats stamped with
+# its second are no longer read again (see ApiCatalog._read_heartbeats).
+_SETTLE = 3.0
 
 
 def _same_catalog(a: CatalogVersions, b: CatalogVersions | None) -> bool:

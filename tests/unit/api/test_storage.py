@@ -198,6 +198,56 @@ def test_heartbeats_refresh_liveness_without_a_new_catalog_version(db: Database)
     assert catalog.hosts()["h1"].supported_instances == (("aarch64", "qemu", "hvm"),)
 
 
+class _CountingLiveness(dict):  # type: ignore[type-arg]
+    """The catalog's liveness by host, counting the heartbeat rows it is handed."""
+
+    looked_up = 0
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def]
+        self.looked_up += 1
+        return super().get(key, default)
+
+
+def _stamp(db: Database, hosts: list[str], moment: datetime.datetime) -> None:
+    with db.writer() as writer:
+        writer.conn.execute(services_table.update().where(services_table.c.host.in_(hosts))
+                            .values(updated_at=moment))
+
+
+def test_a_fleets_beat_is_read_again_only_until_it_settles(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heartbeats stamped with the newest second are read again while a beat of that
+    second may still commit, then no more: a fleet stamps thousands of hosts at once,
+    and the API must not read them all at every refresh until the next beat."""
+    with db.writer() as writer:
+        for host in ("h1", "h2", "h3"):
+            services.record_heartbeat(writer.conn, _beat(host))
+    beat = datetime.datetime.now(datetime.UTC).replace(tzinfo=None, microsecond=0)
+    _stamp(db, ["h1", "h2"], beat)
+    _stamp(db, ["h3"], beat - datetime.timedelta(seconds=30))
+    catalog = ApiCatalog(db, 60, liveness_interval=0)
+    hosts = catalog.hosts()
+    counting = catalog._liveness = _CountingLiveness(catalog._liveness)
+    # Not settled: a beat of the same second committed after the read is seen.
+    _stamp(db, ["h3"], beat)
+    catalog.hosts()
+    assert counting.looked_up == 3
+    assert hosts["h3"].liveness.last_seen == beat.replace(tzinfo=datetime.UTC).timestamp()
+    # Settled: the hosts of the newest second are not read again...
+    monkeypatch.setattr("moorage.api.catalog._SETTLE", 0.0)
+    counting.looked_up = 0
+    catalog.hosts()
+    catalog.hosts()
+    assert counting.looked_up == 0
+    # ...and a newer beat is read alone.
+    later = beat + datetime.timedelta(seconds=2)
+    _stamp(db, ["h2"], later)
+    catalog.hosts()
+    assert counting.looked_up == 1
+    assert hosts["h2"].liveness.last_seen == later.replace(tzinfo=datetime.UTC).timestamp()
+    assert hosts["h1"].liveness.last_seen == beat.replace(tzinfo=datetime.UTC).timestamp()
+
+
 def test_definitions_forget_a_deleted_flavor_at_the_next_refresh(db: Database) -> None:
     """A boot's lookups share one check: what was deleted before that check is gone,
     and a lookup that checks for itself sees it too."""
