@@ -39,6 +39,9 @@ class Run:
     tree: str
     boots_per_second: float
     cpu: dict[str, float] = field(default_factory=dict)
+    # CPU ms per boot over the timed burst (bench/e2e.py's own figure), and by role.
+    cpu_ms_per_boot: float = 0.0
+    cpu_ms_by_role: dict[str, float] = field(default_factory=dict)
 
     @property
     def cpu_total(self) -> float:
@@ -69,7 +72,9 @@ def run_once(tree: Path, label: str, args: argparse.Namespace, workdir: Path) ->
     cpu: dict[str, float] = {}
     for role, seconds in pids.values():
         cpu[role] = cpu.get(role, 0.0) + seconds
-    return Run(label, float(result["boots_per_second"]), cpu)
+    return Run(label, float(result["boots_per_second"]), cpu,
+               float(result.get("cpu_ms_per_boot_total", 0.0)),
+               dict(result.get("cpu_ms_per_boot", {})))
 
 
 def _summary(pairs: list[tuple[Run, Run]]) -> list[str]:
@@ -83,6 +88,16 @@ def _summary(pairs: list[tuple[Run, Run]]) -> list[str]:
         error = statistics.stdev(differences) / len(pairs) ** 0.5
         lines.append(f"mean difference {statistics.mean(differences):+.1f} boots/s, standard "
                      f"error {error:.1f} ({error / statistics.mean(base):.1%} of base)")
+    per_boot = [(b.cpu_ms_per_boot, t.cpu_ms_per_boot) for b, t in pairs]
+    lines.append(f"CPU ms per boot (timed burst): base "
+                 f"{statistics.median(b for b, _t in per_boot):.2f}, this tree "
+                 f"{statistics.median(t for _b, t in per_boot):.2f} (medians)")
+    for role in sorted({r for b, t in pairs for r in (*b.cpu_ms_by_role, *t.cpu_ms_by_role)}):
+        lines.append(
+            f"CPU ms per boot of {role}: base "
+            f"{statistics.median(b.cpu_ms_by_role.get(role, 0.0) for b, _t in pairs):.2f}, "
+            f"this tree "
+            f"{statistics.median(t.cpu_ms_by_role.get(role, 0.0) for _b, t in pairs):.2f}")
     for role in sorted({r for b, t in pairs for r in (*b.cpu, *t.cpu)}):
         cpu_base = statistics.mean(b.cpu.get(role, 0.0) for b, _t in pairs)
         cpu_this = statistics.mean(t.cpu.get(role, 0.0) for _b, t in pairs)
@@ -107,8 +122,9 @@ def main() -> None:
             raise SystemExit(f"--base {args.base}: {made.stderr.strip()}")
         pairs: list[tuple[Run, Run]] = []
         try:
-            print("| pair | base boots/s | this tree boots/s | base CPU s | this tree CPU s |")
-            print("|---:|---:|---:|---:|---:|")
+            print("| pair | base boots/s | this tree boots/s | base CPU s | this tree CPU s "
+                  "| base CPU ms/boot | this tree CPU ms/boot |")
+            print("|---:|---:|---:|---:|---:|---:|---:|")
             for number in range(1, args.pairs + 1):
                 order = [("base", base_tree), ("this", HERE)]
                 if number % 2 == 0:
@@ -117,7 +133,8 @@ def main() -> None:
                 pairs.append((runs["base"], runs["this"]))
                 print(f"| {number} | {runs['base'].boots_per_second:.0f} | "
                       f"{runs['this'].boots_per_second:.0f} | {runs['base'].cpu_total:.1f} | "
-                      f"{runs['this'].cpu_total:.1f} |", flush=True)
+                      f"{runs['this'].cpu_total:.1f} | {runs['base'].cpu_ms_per_boot:.2f} | "
+                      f"{runs['this'].cpu_ms_per_boot:.2f} |", flush=True)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(base_tree)],
                            cwd=HERE, capture_output=True)
