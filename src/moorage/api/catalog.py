@@ -18,7 +18,9 @@ hosts beat every few seconds). The catalog reads the heartbeats newer than the l
 it saw at most every ``min(1 s, service_down_time / 10)`` and updates each host's
 ``Liveness`` in place; whether a host is up is computed when a filter asks, for the
 hosts placement offered only. A heartbeat is therefore seen at most that late,
-which can only make a host look older than it is, never up when it is down.
+which can only make a host look older than it is, never up when it is down. Beats
+stamped with the newest second seen are read again only until it settles
+(``_read_heartbeats``): a fleet stamps thousands of hosts with one second.
 """
 
 from __future__ import annotations
