@@ -54,6 +54,7 @@ CLAIM_MICROVERSION = "1.38"
 EXPLAIN_HEADER = "Moorage-Explain"
 # Provider summaries of resources and tree only (no traits): Moorage's placement.
 SUMMARIES_HEADER = "Moorage-Summaries"
+SUMMARIES_WITHOUT_TRAITS = "resources"
 CONSUMER_TYPE_INSTANCE = "INSTANCE"
 # Worker threads (and keep-alive connections) for per-provider reads.
 CONCURRENCY = 16
@@ -470,7 +471,7 @@ class PlacementClient:
         ``traits`` are then empty; an upstream placement sends them anyway)."""
         headers = {} if explain is None else {EXPLAIN_HEADER: str(explain)}
         if not traits:
-            headers[SUMMARIES_HEADER] = "resources"
+            headers[SUMMARIES_HEADER] = SUMMARIES_WITHOUT_TRAITS
         body: CandidatesJSON = self.request("GET", "/allocation_candidates", params=params,
                                          headers=headers or None)
         # JSON numbers decode to int already: an answer of 1,000 candidates is read
