@@ -395,8 +395,20 @@ class SchedulingRecord:
     resize: ResizeRecord | None = None
     # The conductor that stopped during a move that was rolled back.
     conductor: Annotated[str | None, IDENTIFIES_HOST] = None
+    # ``to_json``'s answer, made once: a record is turned to JSON far more often than
+    # it is made (each listing of its server, each write of the server's row).
+    _json: dict[str, Any] | None = field(default=None, init=False, repr=False,
+                                         compare=False)
 
     def to_json(self) -> dict[str, Any]:
+        """The record as stored and as an admin reads it: a new dict at each call,
+        whose values (lists, nested objects) are shared between calls and read-only."""
+        if self._json is None:
+            object.__setattr__(self, "_json", self._json_made())
+        assert self._json is not None
+        return dict(self._json)
+
+    def _json_made(self) -> dict[str, Any]:
         data: dict[str, Any] = {"operation": self.operation,
                                 "filters": records_json(self.filters)}
         optional: dict[str, Any] = {

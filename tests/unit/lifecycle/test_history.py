@@ -276,6 +276,19 @@ def test_a_scheduling_record_round_trips() -> None:
     assert SchedulingRecord.from_json(bare.to_json()) == bare
 
 
+def test_a_scheduling_records_json_is_made_once_and_given_out_as_a_new_dict() -> None:
+    record = _record()
+    first = record.to_json()
+    first["requested_host"] = "h9"  # what the store adds to the dict it is given
+    again = record.to_json()
+    assert "requested_host" not in again and again == _record().to_json()
+    assert again["decisions"] is first["decisions"]  # made once, not at each call
+    changed = dataclasses.replace(record, error="spawn on h3 failed")
+    assert changed.to_json()["error"] == "spawn on h3 failed"
+    assert record.to_json()["error"] == "spawn on h2 failed"
+    assert changed != record and dataclasses.replace(changed, error=record.error) == record
+
+
 def test_a_scheduling_record_as_a_user_reads_it() -> None:
     shown = _record().for_user(EXACT)
     text = json.dumps(shown)
