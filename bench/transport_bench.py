@@ -3,10 +3,11 @@ client stack against a local placement server (SQLite, ``GET /``, a few hundred
 bytes, and ``GET /resource_classes``, a few kilobytes), one thread, kept-alive connections.
 
 It measures what ``moorage.transport`` replaced: urllib3's connection pool (the
-placement and compute API clients' transport until 2026-11-25) against the
-standard library's http.client under ``transport.Server``, and http.client alone as
-the floor. The server's own time is the same for all three; the CPU column is this
-process's alone (``time.process_time``).
+placement and compute API clients' transport until 2026-11-25) and the standard
+library's http.client (under ``transport.Server`` until 2026-11-28), against
+``transport.Server``'s own reading and writing of HTTP/1.1. The server's own time is
+the same for all three; the CPU column is this process's alone
+(``time.process_time``).
 
     .venv/bin/python bench/transport_bench.py [--requests 3000]
 """

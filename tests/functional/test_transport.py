@@ -229,3 +229,92 @@ def test_a_download_streams_a_200_and_reads_anything_else_whole(
     assert server.requests == [b"GET /image/v2/images/i1/file HTTP/1.1",
                                b"GET /image/v2/images/i2/file HTTP/1.1"]
     assert server.connections == 1  # the connection was kept for the next request
+
+
+# -- reading an answer's head and body as HTTP/1.1 frames them ------------------------
+def test_a_chunked_answer_is_read_whole_and_its_connection_kept(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+               b"5;name=value\r\nhello\r\n7\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n")
+    server = stand_in(lambda n, _req: chunked if n == 1 else _answer(b"next"))
+    client = transport.Server(server.url, timeout=5)
+    assert client.request("GET", "/a").data == b"hello, world"
+    assert client.request("GET", "/b").data == b"next"  # framing read to its end
+    assert server.connections == 1
+
+
+def test_interim_and_empty_answers_leave_the_connection_ready(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    answers = {1: b"HTTP/1.1 100 Continue\r\n\r\n" + _answer(b"after 100"),
+               2: b"HTTP/1.1 204 No Content\r\n\r\n",
+               3: b"HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n"}
+    server = stand_in(lambda n, _req: answers.get(n) or _answer(b"last"))
+    client = transport.Server(server.url, timeout=5)
+    assert client.request("GET", "/1").data == b"after 100"
+    assert (client.request("DELETE", "/2").status, client.request("GET", "/3").status) \
+        == (204, 304)
+    assert client.request("GET", "/4").data == b"last"
+    assert server.connections == 1
+
+
+def test_an_http_1_0_answer_and_one_without_length_end_their_connection(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    answers = {1: b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}",
+               2: b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nto the end"}
+    server = stand_in(lambda n, _req: answers.get(n) or _answer(b"{}"))
+    client = transport.Server(server.url, timeout=5)
+    assert client.request("GET", "/1").data == b"{}"
+    assert client.request("GET", "/2").data == b"to the end"
+    assert client.request("GET", "/3").data == b"{}"
+    assert server.connections == 3
+
+
+def test_an_answer_cut_short_or_not_http_is_an_error(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    answers = {1: b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nabc",
+               2: b"SSH-2.0-OpenSSH_9.2\r\nConnection: close\r\n\r\n",
+               3: (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+                   b"Connection: close\r\n\r\nff\r\nshort")}
+    server = stand_in(lambda n, _req: answers[n])
+    client = transport.Server(server.url, timeout=5)
+    with pytest.raises(transport.TransportError, match="in the middle of its answer"):
+        client.request("GET", "/1")
+    with pytest.raises(transport.TransportError, match=r"did not answer in HTTP: 'SSH-2\.0"):
+        client.request("GET", "/2")
+    with pytest.raises(transport.TransportError, match="in the middle of its answer"):
+        client.request("GET", "/3")
+
+
+def test_a_request_is_written_as_http_client_wrote_it(
+        stand_in: Callable[[Behaviour], StandIn]) -> None:
+    seen: list[bytes] = []
+
+    def record(_n: int, request: bytes) -> bytes:
+        seen.append(request)
+        return _answer(b"{}")
+
+    server = stand_in(record)
+    client = transport.Server(server.url, timeout=5)
+    client.request("PUT", "/empty", headers={"X-Auth-Token": "t"})
+    client.request("POST", "/full", body=b'{"a": 1}')
+    client.request("GET", "/plain")
+    port = server.url.rsplit(":", 1)[1]
+    empty, full, plain = (request.split(b"\r\n\r\n", 1) for request in seen)
+    assert empty[0].split(b"\r\n") == [
+        b"PUT /empty HTTP/1.1", f"Host: 127.0.0.1:{port}".encode(),
+        b"Accept-Encoding: identity", b"X-Auth-Token: t", b"Content-Length: 0"]
+    assert b"Content-Length: 8" in full[0].split(b"\r\n") and full[1] == b'{"a": 1}'
+    assert not any(line.startswith(b"Content-Length") for line in plain[0].split(b"\r\n"))
+
+
+@pytest.mark.parametrize(("path", "headers"), [
+    ("/a b", {}), ("/a\r\nX-Injected: 1", {}),
+    ("/", {"X-Token": "t\r\nX-Injected: 1"}), ("/", {"X-Bad:Name": "v"})])
+def test_what_would_forge_a_request_line_or_header_is_refused(
+        stand_in: Callable[[Behaviour], StandIn], path: str, headers: dict[str, str]
+        ) -> None:
+    server = stand_in(lambda _n, _req: _answer(b"{}"))
+    client = transport.Server(server.url, timeout=5)
+    with pytest.raises(ValueError, match=r"control characters|not a header"):
+        client.request("GET", path, headers=headers)
+    assert server.requests == []
