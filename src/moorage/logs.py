@@ -17,6 +17,10 @@ Where Moorage differs from oslo.log's defaults, and why:
   services so): the workers learn it from the environment (``QUIET_ENV``).
 * A command that fails after logging is set up still says why in one line on
   stderr when the log itself goes elsewhere (``log_file`` alone).
+* oslo.log's ``ContextFormatter`` writes the lines, through ``LeanContextFormatter``:
+  the same line, at a third of the CPU, for the lines a service writes most (one
+  per request served). Why: at 140 µs a line it was an eighth of placement's CPU
+  per boot (issue 27's profile).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import os
 import sys
 
 from oslo_config import cfg
+from oslo_log import formatters as oslo_formatters
 from oslo_log import log as oslo_log
 
 import moorage
@@ -65,6 +70,7 @@ def setup(conf: cfg.ConfigOpts, *, quiet: bool = False,
         raise RuntimeError(_problem(conf, exc)) from None
     if not conf.log_config_append:
         _stdout_to_stderr(root)
+        _lean_formatters(root, conf)
     if quiet:
         root.setLevel(logging.WARNING)
     request_context.filter_handlers(root)
@@ -122,3 +128,79 @@ def _console_failures(logger: logging.Logger) -> None:
     handler.setLevel(logging.ERROR)
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger.addHandler(handler)
+
+
+class _DashForFalse(dict[str, object]):
+    """``logging_user_identity_format``'s mapping: a missing or empty value is "-"."""
+
+    def __getitem__(self, key: str) -> object:
+        return self.get(key) or "-"
+
+
+# The context attributes oslo.log turns into the line's instance part.
+_INSTANCE_ATTRIBUTES = ("instance", "instance_uuid", "resource_uuid")
+
+
+class LeanContextFormatter(oslo_formatters.ContextFormatter):
+    """oslo.log's ContextFormatter, its line unchanged, made cheaper for the lines
+    below WARNING that carry no exception and name no instance (a request served, a
+    step of the work): the context's values are read once, not twice; the formats
+    are read from the configuration once, not at every line; the ISO time is made
+    only for a format that shows it. Any other record is oslo.log's to format."""
+
+    def __init__(self, *, project: str, version: str, datefmt: str | None,
+                 config: cfg.ConfigOpts) -> None:
+        super().__init__(project=project, version=version, datefmt=datefmt,
+                         config=config)
+        self._context_format = str(config.logging_context_format_string)
+        self._default_format = str(config.logging_default_format_string)
+        self._identity_format = str(config.logging_user_identity_format)
+        self._debug_suffix = config.logging_debug_format_suffix
+        self._styles: dict[str, logging.PercentStyle] = {}
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = record.__dict__
+        context = fields.get("context", None)
+        if (record.levelno >= logging.WARNING or record.exc_info
+                or "context" not in fields
+                or fields.get("instance") or fields.get("instance_uuid")
+                or (context is not None and (
+                    not isinstance(context, request_context.RequestContext)
+                    or any(getattr(context, name, None)
+                           for name in _INSTANCE_ATTRIBUTES)))):
+            return super().format(record)
+        fields["project"] = self.project
+        fields["version"] = self.version
+        if context is not None:
+            values = context.get_logging_values()
+            fields.update(values)
+        fields["instance"] = ""
+        for key in ("color", "user_identity", "resource", "user_name", "project_name",
+                    "global_request_id"):
+            fields.setdefault(key, "")
+        if context is not None:
+            fields["user_identity"] = self._identity_format % _DashForFalse(values)
+        fmt = self._context_format if fields.get("request_id") else self._default_format
+        fields["error_summary"] = "-" if "%(error_summary)s" in fmt else ""
+        if record.levelno == logging.DEBUG and self._debug_suffix:
+            fmt = f"{fmt} {self._debug_suffix}"
+        if "isotime" in fmt:
+            self._compute_iso_time(record)
+        style = self._styles.get(fmt)
+        if style is None:
+            style = self._styles[fmt] = logging.PercentStyle(fmt)
+        self._style, self._fmt = style, style._fmt
+        try:
+            return logging.Formatter.format(self, record)
+        except TypeError:
+            return super().format(record)
+
+
+def _lean_formatters(root: logging.Logger, conf: cfg.ConfigOpts) -> None:
+    """oslo.log's ContextFormatter on ``root``'s handlers replaced by the lean one."""
+    for handler in root.handlers:
+        formatter = handler.formatter
+        if type(formatter) is oslo_formatters.ContextFormatter:
+            handler.setFormatter(LeanContextFormatter(
+                project=formatter.project, version=formatter.version,
+                datefmt=formatter.datefmt, config=conf))
