@@ -146,7 +146,7 @@ class LeanContextFormatter(oslo_formatters.ContextFormatter):
     below WARNING that carry no exception and name no instance (a request served, a
     step of the work): the context's values are read once, not twice; the formats
     are read from the configuration once, not at every line; the ISO time is made
-    only for a format that shows it. Any other record is oslo.log's to format."""
+    only for a format that shows it. Every other record is oslo.log's to format."""
 
     def __init__(self, *, project: str, version: str, datefmt: str | None,
                  config: cfg.ConfigOpts) -> None:

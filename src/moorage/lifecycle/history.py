@@ -397,7 +397,7 @@ class SchedulingRecord:
     conductor: Annotated[str | None, IDENTIFIES_HOST] = None
     # ``to_json``'s answer, made once: a record is turned to JSON far more often than
     # it is made (each listing of its server, each write of the server's row).
-    _json: dict[str, Any] | None = field(default=None, init=False, repr=False,
+    _json: dict[str, object] | None = field(default=None, init=False, repr=False,
                                          compare=False)
 
     def to_json(self) -> dict[str, Any]:
@@ -408,10 +408,10 @@ class SchedulingRecord:
         assert self._json is not None
         return dict(self._json)
 
-    def _json_made(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"operation": self.operation,
+    def _json_made(self) -> dict[str, object]:
+        data: dict[str, object] = {"operation": self.operation,
                                 "filters": records_json(self.filters)}
-        optional: dict[str, Any] = {
+        optional: dict[str, object] = {
             "candidates": self.candidates,
             "hosts_passing_filters": self.hosts_passing_filters,
             "alternates": list(self.alternates) if self.alternates is not None else None,
