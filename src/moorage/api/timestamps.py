@@ -16,11 +16,24 @@ NOVA_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 ISO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
+# The same text as the formats above, by ``isoformat`` (a third of ``strftime``'s
+# cost: a server listing writes two or three times per server), for the naive times
+# of years 1000 on, which ``strftime`` would not pad alike.
+
+
 def nova_time(value: datetime.datetime | None) -> str | None:
     """``value`` (naive UTC) as nova answers it; None stays None (JSON null)."""
-    return value.strftime(NOVA_TIME_FORMAT) if value is not None else None
+    if value is None:
+        return None
+    if value.tzinfo is None and value.year >= 1000:
+        return value.isoformat(timespec="microseconds")
+    return value.strftime(NOVA_TIME_FORMAT)
 
 
 def iso_time(value: datetime.datetime | None) -> str | None:
     """``value`` (naive UTC) as nova's views write it; None stays None (JSON null)."""
-    return value.strftime(ISO_TIME_FORMAT) if value is not None else None
+    if value is None:
+        return None
+    if value.tzinfo is None and value.year >= 1000:
+        return value.isoformat(timespec="seconds") + "Z"
+    return value.strftime(ISO_TIME_FORMAT)
