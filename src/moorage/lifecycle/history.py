@@ -28,7 +28,7 @@ from moorage.model.discretion import Floor
 from moorage.model.flavor import Flavor
 from moorage.scheduler.decisions import Decisions
 from moorage.scheduler.decisions import for_user as decisions_for_user
-from moorage.scheduler.filter_records import FilterRecord, records_json
+from moorage.scheduler.filter_records import FilterRecord, records_from_json, records_json
 from moorage.scheduler.types import Unschedulable
 
 
@@ -451,7 +451,7 @@ class SchedulingRecord:
         alternates = data.get("alternates")
         return cls(
             operation=str(data.get("operation", "")),
-            filters=tuple(FilterRecord.from_json(r) for r in data.get("filters") or ()),
+            filters=records_from_json(data.get("filters") or ()),
             candidates=data.get("candidates"),
             hosts_passing_filters=data.get("hosts_passing_filters"),
             alternates=tuple(alternates) if alternates is not None else None,

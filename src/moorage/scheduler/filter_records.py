@@ -18,9 +18,12 @@ string does not say its origin, the origin is the request filter that wrote it.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import orjson
 
 from moorage.model.image import TRAIT_PREFIX
 
@@ -174,11 +177,21 @@ class FilterRecord:
     added: Sequence[Addition] = ()
     # Things the user should know: a property value no trait expresses, for instance.
     notes: Sequence[str] = ()
+    # ``to_json``'s answer, made once: the same records (read back shared, by
+    # ``records_from_json``) are in the scheduling record of every server booted
+    # the same way, written and listed again and again.
+    _json: dict[str, object] | None = field(default=None, init=False, repr=False,
+                                            compare=False)
 
     def to_json(self) -> dict[str, object]:
-        return {"name": self.name, "ran": self.ran,
+        """A new dict at each call; the lists inside are shared and read-only."""
+        if self._json is None:
+            object.__setattr__(self, "_json", {
+                "name": self.name, "ran": self.ran,
                 "added": [addition.to_json() for addition in self.added],
-                "notes": list(self.notes)}
+                "notes": list(self.notes)})
+        assert self._json is not None
+        return dict(self._json)
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> FilterRecord:
@@ -195,6 +208,17 @@ class FilterRecord:
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptFilterRecord(
                 f"request filter record {data.get('name', '?')!r}: {exc}") from None
+
+
+def records_from_json(items: Iterable[Mapping[str, object]]) -> tuple[FilterRecord, ...]:
+    """Stored records read back, each distinct one once per process and shared: every
+    server booted from the same image and flavor holds the same records."""
+    return tuple(_read_record(orjson.dumps(item)) for item in items)
+
+
+@functools.lru_cache(maxsize=1024)
+def _read_record(text: bytes) -> FilterRecord:
+    return FilterRecord.from_json(orjson.loads(text))
 
 
 def records_json(records: Iterable[FilterRecord]) -> list[dict[str, object]]:

@@ -13,7 +13,7 @@ from moorage.model.disclosure import IDENTIFIES_HOST
 from moorage.model.flavor import Flavor
 from moorage.model.image import Image
 from moorage.scheduler.decisions import Decisions
-from moorage.scheduler.filter_records import FilterRecord, records_json
+from moorage.scheduler.filter_records import FilterRecord, records_from_json, records_json
 from moorage.scheduler.server_groups import GroupPlacement
 from moorage.scheduler.uncertainty import Difference
 
@@ -131,7 +131,7 @@ class Unschedulable:
         return cls(
             reason=reason, user_reason=user_reason,
             decisions=Decisions.from_json(details.get("decisions") or {}),
-            filters=tuple(FilterRecord.from_json(r) for r in details.get("filters") or ()),
+            filters=records_from_json(details.get("filters") or ()),
             request=details.get("request"), candidates=details.get("candidates"),
             sample=details.get("sample"), widened=details.get("widened"),
             host=details.get("host"), requested_host=details.get("requested_host"),

@@ -3,6 +3,7 @@ text people read, rendered last."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from moorage.scheduler.filter_records import (
     FilterRecord,
     Origin,
     OriginKind,
+    records_from_json,
     records_json,
 )
 from moorage.scheduler.request_filters import FilterContext, process_request_spec
@@ -58,6 +60,20 @@ records = st.builds(FilterRecord, names, st.booleans(),
 @given(records)
 def test_round_trip(record: FilterRecord) -> None:
     assert FilterRecord.from_json(record.to_json()) == record
+    assert records_from_json([record.to_json()]) == (record,)
+
+
+def test_records_read_back_are_shared_and_their_json_made_once() -> None:
+    stored = records_json([FilterRecord("transform_image_metadata", True, (VIF,)),
+                           FilterRecord("compute_status_filter", True, (DISABLED,))])
+    first, again = records_from_json(stored), records_from_json(json.loads(json.dumps(stored)))
+    assert first == again and all(a is b for a, b in zip(first, again, strict=True))
+    shown = first[0].to_json()
+    shown["name"] = "changed by its reader"
+    assert first[0].to_json() == stored[0]
+    assert first[0].to_json()["added"] is shown["added"]  # made once
+    with pytest.raises(CorruptFilterRecord, match="'broken'"):
+        records_from_json([{"name": "broken", "added": "not a list"}])
 
 
 # The strings FilterRecord.added held before it was typed, as server rows keep them.
