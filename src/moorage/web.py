@@ -9,9 +9,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import email.utils
+import functools
 import http
 import io
 import logging
+import math
 import re
 import socket
 import socketserver
@@ -57,10 +59,17 @@ def behind_proxy(app: WSGIApplication, conf: ConfigOpts) -> WSGIApplication:
 
 
 def http_date(moment: datetime.datetime) -> str:
-    """An RFC 7231 date for last-modified headers."""
+    """An RFC 7231 date for last-modified headers (to the second: made once per
+    second, as most answers of a second carry that second's)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=datetime.UTC)
-    return email.utils.format_datetime(moment.astimezone(datetime.UTC), usegmt=True)
+    return _http_date_of(math.floor(moment.timestamp()))
+
+
+@functools.lru_cache(maxsize=64)
+def _http_date_of(second: int) -> str:
+    return email.utils.format_datetime(
+        datetime.datetime.fromtimestamp(second, datetime.UTC), usegmt=True)
 
 
 def media_ranges(accept: str) -> list[tuple[str, float]]:

@@ -3,10 +3,13 @@ body passes before any schema reads it."""
 
 from __future__ import annotations
 
+import datetime
+import email.utils
+
 import orjson
 import pytest
 
-from moorage.web import MAX_JSON_DEPTH, json_body_problem, nested_deeper_than
+from moorage.web import MAX_JSON_DEPTH, http_date, json_body_problem, nested_deeper_than
 
 
 def _nested(depth: int) -> object:
@@ -47,3 +50,17 @@ def test_a_nul_is_still_refused() -> None:
     body = b'{"name": "a\\u0000b"}'
     assert json_body_problem(body, orjson.loads(body)) == (
         "NUL characters are not allowed in the request body.")
+
+
+@pytest.mark.parametrize("moment", [
+    datetime.datetime(2026, 11, 28, 2, 7, 1, 999999),  # naive: UTC, to the second
+    datetime.datetime(2026, 11, 28, 2, 7, 1),
+    datetime.datetime(2026, 11, 28, 3, 7, 1, 5, tzinfo=datetime.timezone(
+        datetime.timedelta(hours=1))),
+    datetime.datetime(1969, 12, 31, 23, 59, 59, 500000, tzinfo=datetime.UTC),
+])
+def test_an_http_date_is_the_emails_to_the_second(moment: datetime.datetime) -> None:
+    aware = moment if moment.tzinfo else moment.replace(tzinfo=datetime.UTC)
+    expected = email.utils.format_datetime(
+        aware.astimezone(datetime.UTC).replace(microsecond=0), usegmt=True)
+    assert http_date(moment) == http_date(moment) == expected
