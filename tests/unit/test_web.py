@@ -1,5 +1,5 @@
 """What every service's request parsing shares (``moorage.web``): the checks a JSON
-body passes before any schema reads it."""
+body passes before any schema reads it, and the date of a last-modified header."""
 
 from __future__ import annotations
 
