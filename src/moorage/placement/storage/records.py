@@ -13,12 +13,12 @@ import enum
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from moorage.db.statements import on_cursor, on_sqlite
+from moorage.db.statements import Row, on_cursor, on_sqlite
 from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
 from moorage.placement.storage.providers import ProviderRow
@@ -206,10 +206,10 @@ _CHANGES = sa.union_all(
 # positional parameters (None: named, PostgreSQL's), the values bound in it), by
 # dialect name. Why the driver: for the one provider a claim changed, SQLAlchemy's
 # execution and result machinery cost 190 µs of a catch-up's 300, the statement 120.
-_DRIVER_CHANGES: dict[str, tuple[str, Sequence[str] | None, dict[str, Any]]] = {}
+_DRIVER_CHANGES: dict[str, tuple[str, Sequence[str] | None, dict[str, object]]] = {}
 
 
-def _changed_rows(conn: Connection, since: int) -> Sequence[Sequence[Any]]:
+def _changed_rows(conn: Connection, since: int) -> Sequence[Row]:
     """The changes statement's rows, as the driver gives them. On SQLite outside a
     transaction too: one SELECT is its own snapshot, and the driver begins nothing
     for it."""
@@ -225,20 +225,20 @@ def _changed_rows(conn: Connection, since: int) -> Sequence[Sequence[Any]]:
     return on_sqlite(conn, sql, tuple(values[name] for name in order)).rows
 
 
-_TIMESTAMP_READERS: dict[str, Callable[[Any], datetime.datetime | None]] = {}
+_TIMESTAMP_READERS: dict[str, Callable[[object], datetime.datetime | None]] = {}
 
 
-def _timestamp_reader(dialect: sa.Dialect) -> Callable[[Any], datetime.datetime | None]:
+def _timestamp_reader(dialect: sa.Dialect) -> Callable[[object], datetime.datetime | None]:
     """What turns a timestamp the driver returned into the datetime SQLAlchemy would
     have returned (SQLite stores text); made once per dialect."""
     reader = _TIMESTAMP_READERS.get(dialect.name)
     if reader is None:
         read = sa.DateTime().dialect_impl(dialect).result_processor(dialect, None)
         if read is None:
-            def reader(value: Any) -> datetime.datetime | None:
-                return value  # type: ignore[no-any-return]
+            def reader(value: object) -> datetime.datetime | None:
+                return value  # type: ignore[return-value]
         else:
-            def reader(value: Any) -> datetime.datetime | None:
+            def reader(value: object) -> datetime.datetime | None:
                 return None if value is None else read(value)
         _TIMESTAMP_READERS[dialect.name] = reader
     return reader
