@@ -16,9 +16,10 @@ NOVA_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%f"
 ISO_TIME_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
-# The same text as the formats above, by ``isoformat`` (a third of ``strftime``'s
-# cost: a server listing writes two or three times per server), for the naive times
-# of years 1000 on, which ``strftime`` would not pad alike.
+# Both functions write the formats' text by ``isoformat`` (about half ``strftime``'s
+# cost; a server listing writes two or three times per server) for the naive times of
+# years 1000 on, and leave the others, which ``isoformat`` would write differently, to
+# ``strftime``.
 
 
 def nova_time(value: datetime.datetime | None) -> str | None:

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 Row = Sequence[Any]
 
 # What a Statement holds: a DML statement or a SELECT.
-Buildable = sa.Update | sa.Insert | sa.Delete | sa.Select[Any]
+Buildable = sa.Update | sa.Insert | sa.Delete | sa.Select[Any] | sa.CompoundSelect[*tuple[Any, ...]]
 
 # The parameters of driver SQL: by name (``%(name)s``) or by position (``?``).
 Parameters = Mapping[str, object] | Sequence[object]
@@ -64,14 +64,19 @@ class Statement:
     processing; a statement returning a column that does (a DATETIME read back) runs
     through SQLAlchemy, unless ``sqlite_driver`` says its caller reads the driver's
     values (text timestamps). Outside a transaction (SQLAlchemy's autobegin) it runs
-    through SQLAlchemy, which begins one. A server's boot runs about ten of them in
-    the compute API; this path cut each by about two thirds (``bench/statements.py``).
+    through SQLAlchemy, which begins one, unless ``snapshot`` says it is a SELECT
+    read as its own snapshot: the driver then runs it outside a transaction too (it
+    begins nothing for a SELECT). A server's boot runs about ten of them in the
+    compute API; this path cut each by about two thirds (``bench/statements.py``).
     The statement's IN lists must not be expanding (write ``a = x OR a = y``)."""
 
     def __init__(self, statement: Buildable, *,
-                 sqlite_driver: bool = False) -> None:
+                 sqlite_driver: bool = False, snapshot: bool = False) -> None:
+        if snapshot and not isinstance(statement, sa.Select | sa.CompoundSelect):
+            raise ValueError("only a SELECT is read as its own snapshot")
         self.statement = statement
         self.sqlite_driver = sqlite_driver
+        self.snapshot = snapshot
         self._driver: tuple[str, dict[str, object]] | None = None
         self._sqlite: _SQLitePlan | None = None
         self._sqlite_compiled = False
@@ -79,7 +84,7 @@ class Statement:
     def run(self, conn: Connection, params: Mapping[str, object]) -> Outcome:
         if conn.dialect.name != "postgresql":
             plan = self._sqlite_plan(conn.dialect)
-            if plan is not None and conn.in_transaction():
+            if plan is not None and (self.snapshot or conn.in_transaction()):
                 return plan.run(conn, params)
             result = conn.execute(self.statement, params)
             return Outcome(result.rowcount, list(result) if result.returns_rows else [])
@@ -189,6 +194,21 @@ def _writer(bound: sa.types.TypeEngine[object], dialect: sa.Dialect) -> _Writer:
 @functools.cache
 def _datetime_writer(dialect: sa.Dialect) -> _Writer:
     return sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
+
+
+@functools.cache
+def _datetime_reader(dialect: sa.Dialect) -> Callable[[object], datetime.datetime] | None:
+    return sa.DateTime().dialect_impl(dialect).result_processor(  # type: ignore[return-value]
+        dialect, None)
+
+
+def datetime_from_driver(dialect: sa.Dialect, value: object) -> datetime.datetime | None:
+    """A timestamp column's value as the driver returned it (``sqlite_driver`` rows:
+    SQLite's text), as SQLAlchemy would have returned it: a datetime, or None."""
+    read = _datetime_reader(dialect)
+    if value is None or read is None:
+        return value  # type: ignore[return-value]
+    return read(value)
 
 
 def driver_datetime(dialect: sa.Dialect, moment: datetime.datetime) -> str | datetime.datetime:

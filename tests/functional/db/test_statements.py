@@ -11,7 +11,7 @@ import pytest
 import sqlalchemy as sa
 
 from moorage.db.database import Database
-from moorage.db.statements import Statement, driver_sql, driver_sql_many
+from moorage.db.statements import Statement, datetime_from_driver, driver_sql, driver_sql_many
 
 metadata = sa.MetaData()
 
@@ -125,6 +125,26 @@ def test_an_error_is_sqlalchemys_and_nothing_is_half_written(db: Database) -> No
         _INSERT.run(writer.conn, VALUES[1])
         _INSERT.run(writer.conn, {**VALUES[2], "name": "one"})
     assert [row[0] for row in _stored(db)] == [1]
+
+
+def test_a_snapshot_read_runs_on_the_driver_outside_a_transaction(db: Database) -> None:
+    """A SELECT read as its own snapshot begins nothing (a reader of one statement,
+    placement's catch-up), and its text timestamps read back as SQLAlchemy's."""
+    with db.writer() as writer:
+        for row in VALUES:
+            _INSERT.run(writer.conn, row)
+    snapshot = Statement(sa.select(things.c.id, things.c.at).order_by(things.c.id),
+                         sqlite_driver=True, snapshot=True)
+    executed = _executed(db)
+    with db.engine.connect() as conn:
+        rows = [tuple(row) for row in snapshot.run(conn, {})]
+        assert not conn.in_transaction()
+        read = [datetime_from_driver(conn.dialect, at) for _id, at in rows]
+    assert executed == [], "a snapshot read went through SQLAlchemy"
+    assert rows[1] == (2, "2026-01-02 03:04:05.000600")
+    assert read == [row["at"] for row in VALUES]
+    with pytest.raises(ValueError, match="only a SELECT"):
+        Statement(things.delete(), snapshot=True)
 
 
 def test_outside_a_transaction_sqlalchemy_begins_one(db: Database) -> None:

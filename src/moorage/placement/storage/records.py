@@ -11,14 +11,14 @@ from __future__ import annotations
 import datetime
 import enum
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from moorage.db.statements import Row, on_cursor, on_sqlite
+from moorage.db.statements import Statement, datetime_from_driver
 from moorage.model.inventory import Inventory
 from moorage.placement.storage import schema
 from moorage.placement.storage.providers import ProviderRow
@@ -202,46 +202,10 @@ _CHANGES = sa.union_all(
 )
 
 
-# The changes statement as each backend's driver runs it: (SQL, the order of its
-# positional parameters (None: named, PostgreSQL's), the values bound in it), by
-# dialect name. Why the driver: for the one provider a claim changed, SQLAlchemy's
-# execution and result machinery cost 190 µs of a catch-up's 300, the statement 120.
-_DRIVER_CHANGES: dict[str, tuple[str, Sequence[str] | None, dict[str, object]]] = {}
-
-
-def _changed_rows(conn: Connection, since: int) -> Sequence[Row]:
-    """The changes statement's rows, as the driver gives them. On SQLite outside a
-    transaction too: one SELECT is its own snapshot, and the driver begins nothing
-    for it."""
-    plan = _DRIVER_CHANGES.get(conn.dialect.name)
-    if plan is None:
-        compiled = _CHANGES.compile(dialect=conn.dialect)
-        plan = _DRIVER_CHANGES[conn.dialect.name] = (
-            str(compiled), compiled.positiontup, dict(compiled.params))
-    sql, order, bound = plan
-    values = {**bound, "since": since}
-    if order is None:
-        return on_cursor(conn, sql, values).rows
-    return on_sqlite(conn, sql, tuple(values[name] for name in order)).rows
-
-
-_TIMESTAMP_READERS: dict[str, Callable[[object], datetime.datetime | None]] = {}
-
-
-def _timestamp_reader(dialect: sa.Dialect) -> Callable[[object], datetime.datetime | None]:
-    """What turns a timestamp the driver returned into the datetime SQLAlchemy would
-    have returned (SQLite stores text); made once per dialect."""
-    reader = _TIMESTAMP_READERS.get(dialect.name)
-    if reader is None:
-        read = sa.DateTime().dialect_impl(dialect).result_processor(dialect, None)
-        if read is None:
-            def reader(value: object) -> datetime.datetime | None:
-                return value  # type: ignore[return-value]
-        else:
-            def reader(value: object) -> datetime.datetime | None:
-                return None if value is None else read(value)
-        _TIMESTAMP_READERS[dialect.name] = reader
-    return reader
+# Run on the driver, outside any transaction too (``Statement``'s snapshot): for the
+# one provider a claim changed, SQLAlchemy's execution and result machinery cost 190
+# µs of a catch-up's 300, the statement 120.
+_CHANGES_STATEMENT = Statement(_CHANGES, sqlite_driver=True, snapshot=True)
 
 
 def changes_since(conn: Connection, since: int, catalog_version: int,
@@ -263,8 +227,9 @@ def changes_since(conn: Connection, since: int, catalog_version: int,
     trait, provider, inventory, usage, aggregate, gone = (
         int(_Kind.TRAIT), int(_Kind.PROVIDER), int(_Kind.INVENTORY), int(_Kind.USAGE),
         int(_Kind.AGGREGATE), int(_Kind.DELETED))
-    timestamp = _timestamp_reader(conn.dialect)
-    for kind, rp_id, n1, n2, n3, n4, n5, n6, f, s1, s2, t1, t2 in _changed_rows(conn, since):
+    dialect = conn.dialect
+    for kind, rp_id, n1, n2, n3, n4, n5, n6, f, s1, s2, t1, t2 in _CHANGES_STATEMENT.run(
+            conn, {"since": since}):
         if kind == trait:
             traits[rp_id].add(n1)
         elif kind == usage:
@@ -274,7 +239,8 @@ def changes_since(conn: Connection, since: int, catalog_version: int,
         elif kind == provider:
             records[rp_id] = ProviderRecord(
                 id=rp_id, uuid=s1, name=s2, generation=n1, parent_id=n2,
-                root_id=n3 or rp_id, created_at=timestamp(t1), updated_at=timestamp(t2))
+                root_id=n3 or rp_id, created_at=datetime_from_driver(dialect, t1),
+                updated_at=datetime_from_driver(dialect, t2))
         elif kind == aggregate:
             aggs[rp_id].add(s1)
         elif kind == gone:
