@@ -87,6 +87,9 @@ class RunResult:
     machine_busy: float = 0.0
     others_share: float = 0.0
     disturbed: bool = False
+    # CPU milliseconds per second by role while nothing boots (``--idle`` seconds after
+    # the warm-up, the watcher still polling): what the cloud costs whatever it does.
+    idle_cpu_ms_per_second: dict[str, float] = field(default_factory=dict)
 
     @property
     def consistent(self) -> bool:
@@ -293,6 +296,7 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         watcher = ServerWatcher(api.url, interval=args.poll).start()
         try:
             boot_all(api.url, flavor, image, args.warmup, args.clients, watcher, WARMUP)
+            idle = idle_cpu(args.idle, args.db)
             window = CpuWindow({os.getpid(): "client",
                                 **(postgresql_roots() if args.db else {})}).start()
             seconds, latencies, problems = boot_all(api.url, flavor, image, args.boots,
@@ -315,7 +319,21 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         scheduling_p50_ms=percentile(scheduling, 50),
         scheduling_p95_ms=percentile(scheduling, 95),
         registration_seconds=registered, checks=problems[:20],
-        **cpu_fields(used, len(latencies)))
+        idle_cpu_ms_per_second=idle, **cpu_fields(used, len(latencies)))
+
+
+def idle_cpu(seconds: float, postgresql: bool) -> dict[str, float]:
+    """CPU milliseconds per second of each role over ``seconds`` in which nothing
+    boots: heartbeats, periodic syncs, the watcher's polls. Such a cost is per second,
+    not per boot, so it weighs more on a boot the slower boots come."""
+    if seconds <= 0:
+        return {}
+    window = CpuWindow({os.getpid(): "client", **(postgresql_roots() if postgresql else {})})
+    window.start()
+    time.sleep(seconds)
+    used = window.stop()
+    return {role: round(spent * 1000 / seconds, 1)
+            for role, spent in sorted(used.by_role.items())}
 
 
 def cpu_fields(used: CpuUse, boots: int) -> dict[str, Any]:
@@ -356,6 +374,20 @@ def cpu_table(results: Sequence[RunResult]) -> str:
     return "\n".join(lines)
 
 
+def idle_table(results: Sequence[RunResult]) -> str:
+    """CPU milliseconds per second while idle, by role."""
+    roles = sorted({role for r in results for role in r.idle_cpu_ms_per_second})
+    lines = ["| hosts | database | API processes | idle CPU ms per second | "
+             + " | ".join(roles) + " |",
+             "|---:|---|---:|---:|" + "---:|" * len(roles)]
+    for r in results:
+        idle = r.idle_cpu_ms_per_second
+        lines.append(f"| {r.hosts:,} | {r.database} | {r.api_workers} | "
+                     f"**{sum(idle.values()):.0f}** | "
+                     + " | ".join(f"{idle.get(role, 0.0):.0f}" for role in roles) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", default="100,1000,10000")
@@ -376,6 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="[conductor] workers of each API process (default 16)")
     parser.add_argument("--poll", type=float, default=0.02,
                         help="seconds between the watcher's polls (default 0.02)")
+    parser.add_argument("--idle", type=float, default=10.0,
+                        help="seconds after the warm-up in which nothing boots, to measure "
+                        "the CPU the cloud uses idle (default 10; 0: none)")
     parser.add_argument("--db", metavar="URL",
                         help="a PostgreSQL server URL whose user may CREATE DATABASE "
                         "(default: SQLite files)")
@@ -404,6 +439,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(table(results))
     print()
     print(cpu_table(results))
+    if any(r.idle_cpu_ms_per_second for r in results):
+        print()
+        print(idle_table(results))
     if args.json:
         Path(args.json).write_text(json.dumps(
             [{**asdict(r), "consistent": r.consistent} for r in results], indent=2))
