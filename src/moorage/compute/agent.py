@@ -129,7 +129,9 @@ class ComputeAgent:
                 LOG.error("node %s: placement sync failed: %s", node, exc)
                 result.problem = f"placement: {exc}"
         for change in result.changes:
-            LOG.info("%s", change.summary())
+            # A periodic sync that found placement right says so at DEBUG: a cloud's
+            # agents sync every minute, and a fleet syncs all its hosts at once.
+            LOG.log(logging.INFO if change.changed else logging.DEBUG, "%s", change.summary())
         return result
 
     # -- running ---------------------------------------------------------------------

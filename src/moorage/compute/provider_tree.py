@@ -46,6 +46,12 @@ class ProviderChange:
     retries: int = 0
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def changed(self) -> bool:
+        """Did the sync write anything, or meet a problem?"""
+        return bool(self.created or self.inventories_written or self.added_traits
+                    or self.removed_traits or self.retries or self.problems)
+
     def summary(self) -> str:
         parts = []
         if self.created:

@@ -8,6 +8,7 @@ out says nothing, so the trait is neither added nor removed.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping
 from types import MappingProxyType
 
@@ -86,11 +87,19 @@ class UnknownCapability(ValueError):
 
 def capability_reports(
     capabilities: Mapping[str, bool], excluded_image_types: Collection[str] = ()
-) -> list[TraitReport]:
+) -> tuple[TraitReport, ...]:
     """One report per capability the driver declares that stands for a trait."""
-    excluded = {f.strip().lower() for f in excluded_image_types}
+    return _capability_reports(tuple(capabilities.items()),
+                               frozenset(f.strip().lower() for f in excluded_image_types))
+
+
+# A host's agent asks at every periodic sync (a fleet, for each of its hosts) about the
+# same few tables: the reports (immutable) are made once per table.
+@functools.lru_cache(maxsize=64)
+def _capability_reports(capabilities: tuple[tuple[str, bool], ...],
+                        excluded: frozenset[str]) -> tuple[TraitReport, ...]:
     reports = []
-    for key, value in capabilities.items():
+    for key, value in capabilities:
         trait = CAPABILITY_TRAITS.get(key)
         if trait is None:
             if key not in NON_TRAIT_CAPABILITIES:
@@ -102,4 +111,4 @@ def capability_reports(
                                        "[compute] image_type_exclude_list"))
             continue
         reports.append(TraitReport(trait, bool(value), Source.DRIVER_TABLE, key))
-    return reports
+    return tuple(reports)

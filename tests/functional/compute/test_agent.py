@@ -9,6 +9,7 @@ all when the hypervisor cannot be reached.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from typing import Any
@@ -40,11 +41,15 @@ def _traits(client: TestClient, name: str) -> set[str]:
                           expect=200).json()["traits"])
 
 
-def test_first_sync_registers_the_node(placement: TestClient) -> None:
+def test_first_sync_registers_the_node(placement: TestClient,
+                                       caplog: pytest.LogCaptureFixture) -> None:
     host = FakeHost(nodes=("cn1",), vcpus=16, memory_mb=32768, disk_gb=500,
                     reserved_memory_mb=512, traits={"HW_CPU_X86_AVX2": True})
-    result = _agent(placement.url, host).sync()
+    with caplog.at_level(logging.INFO, logger="moorage.compute.agent"):
+        result = _agent(placement.url, host).sync()
     assert result.ok and result.changes[0].created
+    [line] = [r.getMessage() for r in caplog.records if r.name == "moorage.compute.agent"]
+    assert line.startswith("cn1: created; inventories written; +") and "HW_CPU_X86_AVX2" in line
     rp = placement.get(f"/resource_providers/{provider_uuid('cn1')}", expect=200).json()
     assert rp["name"] == "cn1" and rp["parent_provider_uuid"] is None
     inventories = placement.get(f"/resource_providers/{rp['uuid']}/inventories",
@@ -93,7 +98,8 @@ class _Counting(PlacementClient):
         return super().request(method, path, **kwargs)
 
 
-def test_an_unchanged_host_costs_placement_nothing(placement: TestClient) -> None:
+def test_an_unchanged_host_costs_placement_nothing(placement: TestClient,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
     conf = load_config([], [("compute", "resource_provider_association_refresh", 3600)])
     client = _Counting(placement.url, "admin")
     client.sent = []
@@ -103,8 +109,13 @@ def test_an_unchanged_host_costs_placement_nothing(placement: TestClient) -> Non
     assert [r.split("/")[1] for r in client.sent] == ["resource_providers"] * 3
     assert client.sent[0] == "POST /resource_providers"
     client.sent.clear()
-    assert agent.sync().ok and agent.sync().ok
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG, logger="moorage.compute.agent"):
+        assert agent.sync().ok and agent.sync().ok
     assert client.sent == []
+    # Nor a line at INFO: every agent of a cloud syncs every minute.
+    assert [(r.levelno, r.getMessage()) for r in caplog.records
+            if r.name == "moorage.compute.agent"] == [(logging.DEBUG, "cn1: unchanged")] * 2
     # What the agent changes itself is written with the generation it knows.
     agent.set_disabled(True)
     assert client.sent == [f"PUT /resource_providers/{provider_uuid('cn1')}/traits"]

@@ -17,11 +17,14 @@ from moorage.virt.capabilities import (
     CAPABILITY_TRAITS,
     IMAGE_TYPES,
     NON_TRAIT_CAPABILITIES,
+    UnknownCapability,
+    capability_reports,
     image_type_key,
 )
 from moorage.virt.fake import UPSTREAM_CAPABILITIES, FakeDriver
 from moorage.virt.ironic import driver as ironic
 from moorage.virt.ironic.simulator import IronicSimulator, SimulatedNode
+from moorage.virt.report import Source
 from moorage.virt.vmware import driver as vmware
 from moorage.virt.vmware.simulator import DISK_CONTROLLERS, NIC_DEVICES, VCenterSimulator
 from tests.unit.virt.builders import config
@@ -103,3 +106,23 @@ def test_a_table_drifting_from_os_traits_fails(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(vocabulary, "KNOWN", vocabulary.KNOWN - {"COMPUTE_NET_VIF_MODEL_VMXNET3"})
     with pytest.raises(vocabulary.UnknownTrait, match="COMPUTE_NET_VIF_MODEL_VMXNET3"):
         all_reports()
+
+
+def test_capability_reports_follow_the_table_and_the_exclusions_each_call() -> None:
+    # Made once per table (an agent asks at every sync), yet each call answers for
+    # the table and exclusion list it is given.
+    table = {"supports_image_type_raw": True, "supports_image_type_vhd": False}
+    raw = "COMPUTE_IMAGE_TYPE_RAW"
+
+    def supported(excluded: tuple[str, ...] = ()) -> dict[str, bool]:
+        return {r.trait: r.supported for r in capability_reports(table, excluded)}
+
+    assert supported() == {raw: True, "COMPUTE_IMAGE_TYPE_VHD": False}
+    assert supported((" RAW ",))[raw] is False
+    assert [r.source for r in capability_reports(table, ["raw"]) if r.trait == raw] == [
+        Source.CONFIGURATION]
+    assert supported()[raw] is True
+    table["supports_image_type_raw"] = False  # the same dict, changed
+    assert supported()[raw] is False
+    with pytest.raises(UnknownCapability, match="supports_teleport"):
+        capability_reports({"supports_teleport": True})
