@@ -125,6 +125,10 @@ class ProviderSummary(NamedTuple):
     resources: dict[str, tuple[int, int]]
 
 
+# A named tuple made from its values in field order, without its constructor's call.
+_new_tuple = tuple.__new__
+
+
 @dataclass(frozen=True)
 class Candidates:
     """GET /allocation_candidates: each request is {provider uuid: {class: amount}}."""
@@ -481,17 +485,17 @@ class PlacementClient:
             {rp: alloc["resources"] for rp, alloc in ar["allocations"].items()}
             for ar in body["allocation_requests"]
         ]
+        # Each summary made as its tuple, in ProviderSummary's field order: the named
+        # tuple's own constructor is a Python call per provider (a quarter of this
+        # conversion, measured on 50 summaries).
         summaries = {
-            uuid: ProviderSummary(
-                uuid=uuid,
-                root_uuid=summary.get("root_provider_uuid") or uuid,
-                parent_uuid=summary.get("parent_provider_uuid"),
-                traits=summary.get("traits", []),
-                resources={
-                    rc: (r["used"], r["capacity"])
-                    for rc, r in summary["resources"].items()
-                },
-            )
+            uuid: _new_tuple(ProviderSummary, (
+                uuid,
+                summary.get("root_provider_uuid") or uuid,
+                summary.get("parent_provider_uuid"),
+                summary.get("traits", []),
+                {rc: (r["used"], r["capacity"]) for rc, r in summary["resources"].items()},
+            ))
             for uuid, summary in body["provider_summaries"].items()
         }
         return Candidates(requests_, summaries, body.get("moorage_explanation"))
