@@ -4,7 +4,9 @@ Random sequences of every kind of write (providers created, re-parented and dele
 inventories, traits, custom traits created and deleted, aggregates, allocations made
 and removed) run on real databases; after each, an index that caught up step by step
 (the one-statement ``changes_since``, or the catalogue path when a trait was created
-or deleted) must hold exactly what an index loaded from scratch holds.
+or deleted) must hold exactly what an index loaded from scratch holds. So must an
+index handed the claims its process committed (``ProviderIndex.written``) while it
+reads back the writes of others.
 """
 
 from __future__ import annotations
@@ -61,9 +63,11 @@ def _snapshot(index: ProviderIndex) -> dict[str, tuple[object, ...]]:
 class Cloud:
     """Random writes on ``db``, remembering what exists to pick sensible targets."""
 
-    def __init__(self, db: Database, rng: random.Random) -> None:
+    def __init__(self, db: Database, rng: random.Random,
+                 written: Callable[[Writer], None] | None = None) -> None:
         self.db = db
         self.rng = rng
+        self.written = written  # told of each committed write
         self.providers: list[str] = []
         self.stocked: dict[str, list[str]] = {}  # provider -> classes it has
         self.consumers: list[str] = []
@@ -77,7 +81,10 @@ class Cloud:
         move = self.rng.choice(moves)
         try:
             with self.db.writer() as w:
-                return move(w)
+                done = move(w)
+            if self.written is not None:
+                self.written(w)
+            return done
         except (Conflict, InvalidData, NotFound, allocations.InvalidAllocation) as exc:
             return f"{move.__name__} refused: {exc}"
 
@@ -188,6 +195,80 @@ def test_an_index_caught_up_write_by_write_equals_a_fresh_one(db: Database, seed
         assert _snapshot(following) == _snapshot(fresh), "\n".join(done[-10:])
         assert following.version == fresh.version
         assert following.catalog.trait_ids == fresh.catalog.trait_ids
+
+
+@pytest.mark.parametrize("seed", [4, 5])
+def test_an_index_handed_its_own_claims_equals_a_fresh_one(db: Database, seed: int) -> None:
+    """Each write is this process's (handed to ``written``) or, one time in three,
+    another's (not handed: read back). Reads come after some writes only, so claims
+    queue behind a version the index has not read yet."""
+    rng = random.Random(seed)
+    following = ProviderIndex(db)
+    handed: list[str] = []
+
+    def written(w: Writer) -> None:
+        if rng.random() < 2 / 3:
+            handed.append("usage" if w.written() is not None else "read back")
+            following.written(w.written())
+
+    cloud = Cloud(db, rng, written)
+    following.catch_up()
+    done = []
+    for _ in range(150):
+        done.append(cloud.step())
+        if rng.random() < 0.5:
+            fresh = ProviderIndex(db)
+            assert _snapshot(following) == _snapshot(fresh), "\n".join(done[-10:])
+            assert following.version == fresh.version
+    assert handed.count("usage") > 20  # the claims, releases and moves handed
+
+
+def test_own_claims_are_not_read_back(db: Database, monkeypatch: pytest.MonkeyPatch
+                                      ) -> None:
+    """Claims, moves and releases committed here, handed over in any order, leave
+    nothing for the catch-up to read; the index equals a fresh one."""
+    rps = [str(uuidlib.uuid4()) for _ in range(3)]
+    with db.writer() as w:
+        for rp in rps:
+            providers.create(w, rp, f"rp-{rp[:8]}", None)
+            inventories.replace(w, providers.get(w.conn, rp, lock=True),
+                                {"VCPU": Inventory(8, 0, 1, 8, 1, 1.0),
+                                 "MEMORY_MB": Inventory(4096, 0, 1, 4096, 1, 1.0)})
+    following = ProviderIndex(db)
+    following.catch_up()
+    reads: list[int] = []
+    real = records.changes_since
+
+    def counted(*args: object, **kwargs: object) -> records.Changes | None:
+        reads.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(records, "changes_since", counted)
+
+    def claim(consumer: str, amounts: dict[str, dict[str, int]]) -> Writer:
+        with db.writer() as w:
+            allocations.replace(w, [allocations.Claim(consumer, "p", "u", amounts)])
+        return w
+
+    first = claim("c1", {rps[0]: {"VCPU": 2, "MEMORY_MB": 512}})
+    second = claim("c2", {rps[0]: {"VCPU": 1}, rps[1]: {"MEMORY_MB": 1024}})
+    moved = claim("c1", {rps[2]: {"VCPU": 4}})  # c1 moves from rps[0] to rps[2]
+    with db.writer() as released:
+        assert allocations.delete_consumer(released, "c2")
+    for w in (moved, released, second, first):  # handed over out of order
+        following.written(w.written())
+    assert _snapshot(following) == _snapshot(ProviderIndex(db))
+    assert reads == []  # (a fresh index loads everything otherwise)
+    assert following.by_uuid[rps[0]].usages == {}
+    assert following.by_uuid[rps[2]].usages == {"VCPU": 4}
+    # A write of anything else is read back, with the claims after it.
+    with db.writer() as w:
+        trait_store.set_for_provider(w, providers.get(w.conn, rps[1], lock=True),
+                                     ["HW_CPU_X86_AVX2"])
+    assert w.written() is None
+    following.written(claim("c3", {rps[1]: {"VCPU": 8}}).written())
+    assert _snapshot(following) == _snapshot(ProviderIndex(db))
+    assert reads == [1]  # the catch-up
 
 
 def test_several_writes_between_reads_are_caught_up_at_once(db: Database) -> None:

@@ -245,6 +245,7 @@ def _claim(req: Request, claims: list[Claim], unknown_class_prefix: str) -> Resp
     try:
         with req.service.db.writer() as w:
             allocations.replace(w, claims)
+        req.service.index.written(w.written())
     except allocations.UnknownResourceClass as exc:
         raise BadRequest(f"{unknown_class_prefix}{exc.message}") from None
     except allocations.InvalidAllocation as exc:
@@ -289,6 +290,7 @@ def delete_consumer_allocations(req: Request) -> Response:
     consumer_uuid = req.path_params["consumer_uuid"]
     with req.service.db.writer() as w:
         deleted = allocations.delete_consumer(w, consumer_uuid)
+    req.service.index.written(w.written())
     if not deleted:
         raise NotFound(f"No allocations for consumer '{consumer_uuid}'")
     return req.empty_response(204)

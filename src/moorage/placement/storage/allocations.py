@@ -346,10 +346,14 @@ def apply(w: Writer, plan: Plan) -> None:
     # consumer gave up, get a new generation.
     bumped = set(plan.provider_ids.values())
     bumped.update(h.provider_id for h in plan.held if h.consumer_uuid in emptied)
-    w.new_generation(bumped)
     created = _write_consumers(w, plan, emptied, now)
     _insert(conn, rows, created)
-    w.touch(*plan.provider_ids.values(), *(h.provider_id for h in plan.held))
+    usage: dict[tuple[int, int], int] = defaultdict(int)
+    for held in plan.held:
+        usage[(held.provider_id, held.rc_id)] -= held.used
+    for rp_id, _consumer, rc_id, amount, _created, _updated in rows:
+        usage[(rp_id, rc_id)] += amount
+    w.allocations_changed(usage, bumped)
 
 
 _INSERT_ALLOCATIONS = ("INSERT INTO allocations (resource_provider_id, consumer_id, "
@@ -529,19 +533,28 @@ def for_provider(conn: Connection, provider_id: int) -> ProviderAllocations:
     return found
 
 
+_HELD_SQL = ("SELECT resource_provider_id, resource_class_id, used FROM allocations "
+             "WHERE consumer_id = ?")
+
+
 def delete_consumer(w: Writer, consumer_uuid: str) -> bool:
     """Delete every allocation of the consumer, and the consumer; False if it held none.
 
     As upstream, no generation changes.
     """
     conn = w.conn
-    provider_ids = [row[0] for row in _run(
-        conn, "SELECT DISTINCT resource_provider_id FROM allocations WHERE consumer_id = ?",
-        [consumer_uuid])]
-    if not provider_ids:
+    held = _run(conn, _HELD_SQL, [consumer_uuid]).rows
+    if not held:
         return False
-    lock_providers(conn, ids=provider_ids)
+    lock_providers(conn, ids=sorted({row[0] for row in held}))
+    if conn.dialect.name == "postgresql":
+        # Read again under the locks: a claim of the consumer's may have committed
+        # meanwhile (SQLite's write transaction already excluded it).
+        held = _run(conn, _HELD_SQL, [consumer_uuid]).rows
     _run(conn, "DELETE FROM allocations WHERE consumer_id = ?", [consumer_uuid])
     _run(conn, "DELETE FROM consumers WHERE uuid = ?", [consumer_uuid])
-    w.touch(*provider_ids)
+    usage: dict[tuple[int, int], int] = defaultdict(int)
+    for provider_id, rc_id, used in held:
+        usage[(int(provider_id), int(rc_id))] -= int(used)
+    w.allocations_changed(usage, ())
     return True

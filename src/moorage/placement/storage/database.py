@@ -14,8 +14,10 @@ The engines, readers and writers are ``moorage.db``'s, as for every service.
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -25,6 +27,20 @@ from moorage.db.database import Database as SharedDatabase
 from moorage.db.database import Transaction
 from moorage.db.statements import driver_datetime, driver_sql, marks, on_cursor
 from moorage.placement.storage import schema
+
+
+@dataclass(frozen=True)
+class UsageWrite:
+    """A committed write that changed nothing but what consumers hold: the index of
+    the process that made it applies it as it is (``ProviderIndex.written``) instead
+    of reading the providers back. ``usage``: (provider id, class id) -> how much
+    more it holds (less when negative); ``generations``: provider id -> generations
+    it gained, each with ``updated_at`` its new time."""
+
+    version: int
+    usage: Mapping[tuple[int, int], int]
+    generations: Mapping[int, int]
+    updated_at: datetime.datetime
 
 
 class Writer(Transaction):
@@ -38,10 +54,37 @@ class Writer(Transaction):
         self.new_generations: Counter[int] = Counter()
         self.catalog_changed = False
         self.version: int | None = None
+        # What the allocations written changed in each provider's usage, while
+        # nothing else changed (None once anything else did).
+        self.usage: dict[tuple[int, int], int] | None = {}
 
     def touch(self, *provider_ids: int) -> None:
         """Record that these providers' state (inventory, traits, usage, ...) changed."""
         self.touched.update(provider_ids)
+        self.usage = None
+
+    def allocations_changed(self, usage: Mapping[tuple[int, int], int],
+                            bumped: Iterable[int]) -> None:
+        """Record that allocations were written: each (provider id, class id) of
+        ``usage`` holds that much more (less when negative), and each of ``bumped``
+        (whose rows the caller has locked) gets a new generation, as
+        ``new_generation`` gives it. A write of nothing else is a ``UsageWrite``."""
+        ids = set(bumped)
+        self.new_generations.update(ids)
+        self.touched.update(ids)
+        self.touched.update(provider_id for provider_id, _rc in usage)
+        if self.usage is not None:
+            for key, amount in usage.items():
+                self.usage[key] = self.usage.get(key, 0) + amount
+
+    def written(self) -> UsageWrite | None:
+        """The committed write as a ``UsageWrite``; None when it changed anything but
+        allocations, or nothing (the index reads such a write back)."""
+        if self.version is None or self.usage is None or self.catalog_changed \
+                or self.deleted:
+            return None
+        return UsageWrite(self.version, {k: n for k, n in self.usage.items() if n},
+                          dict(self.new_generations), self.now)
 
     def new_generation(self, provider_ids: Iterable[int]) -> None:
         """Give each of these providers (whose rows the caller has locked) one more
@@ -52,15 +95,18 @@ class Writer(Transaction):
         ids = set(provider_ids)
         self.new_generations.update(ids)
         self.touched.update(ids)
+        self.usage = None
 
     def delete(self, provider_id: int) -> None:
         """Record that this provider was deleted, for the indexes of every process."""
         self.deleted.add(provider_id)
         self.touched.discard(provider_id)
+        self.usage = None
 
     def change_catalog(self) -> None:
         """Record that a trait, resource class or consumer type was created or deleted."""
         self.catalog_changed = True
+        self.usage = None
 
     def before_commit(self) -> None:
         """Bump the global version and stamp what changed. Runs last, just before commit."""
