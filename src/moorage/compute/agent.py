@@ -96,6 +96,16 @@ class ComputeAgent:
         self._disabled = disabled
         return self.sync()
 
+    def learn_disabled(self, disabled: bool) -> None:
+        """Take the compute API's record of the disabled state (the first heartbeat's
+        answer): synced at once only where placement does not show it already, as
+        this agent's last sync found it (a fleet learns it for every host at once)."""
+        nodes = list(self.refused)
+        if nodes and all(self.tree_sync.shows_disabled(node) is disabled for node in nodes):
+            self._disabled = disabled
+        else:
+            self.set_disabled(disabled)
+
     # -- syncing -----------------------------------------------------------------
     def connect(self) -> None:
         """init_host once; HypervisorUnavailable propagates (and is retried next sync)."""

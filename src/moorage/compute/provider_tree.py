@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from moorage.compute.traits import desired_traits
+from moorage.compute.traits import STATUS_DISABLED, desired_traits
 from moorage.model.inventory import Inventory
 from moorage.model.vocabulary import is_custom
 from moorage.placement.client import PlacementClient, PlacementError, Provider, ProviderQuery
@@ -110,6 +110,14 @@ class ProviderTreeSync:
         self._refreshed = time.monotonic()
         # CUSTOM_* traits and classes known to exist (shared by a fleet's hosts).
         self._custom = known_custom if known_custom is not None else set()
+
+    def shows_disabled(self, node: str) -> bool | None:
+        """Does ``node``'s provider hold COMPUTE_STATUS_DISABLED, as this agent last
+        wrote or read its traits? None when it does not know."""
+        known = self._known.get(node)
+        if known is None or known.traits is None:
+            return None
+        return STATUS_DISABLED in known.traits
 
     def forget(self) -> None:
         """Read everything from placement again at the next sync."""

@@ -120,10 +120,18 @@ class HostReporter:
         evacuated elsewhere. The uuids destroyed now."""
         agent = self.agent
         if state.disabled != agent.disabled:
-            LOG.info("service %s %s by the operator%s", agent.host,
-                     "disabled" if state.disabled else "enabled",
-                     f" ({state.disabled_reason})" if state.disabled_reason else "")
-            agent.set_disabled(state.disabled)
+            # The first beat's answer tells the agent what the API records: that a
+            # host is enabled is news to nobody (every host of a fleet hears it at
+            # once), that it is disabled is worth a line, as any change after it.
+            first = agent.disabled is None
+            LOG.log(logging.INFO if state.disabled or not first else logging.DEBUG,
+                    "service %s %s by the operator%s", agent.host,
+                    "disabled" if state.disabled else "enabled",
+                    f" ({state.disabled_reason})" if state.disabled_reason else "")
+            if first:
+                agent.learn_disabled(state.disabled)
+            else:
+                agent.set_disabled(state.disabled)
         self._to_destroy.update(state.destroy)
         destroyed = []
         for instance_uuid in sorted(self._to_destroy):

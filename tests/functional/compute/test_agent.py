@@ -131,6 +131,27 @@ def test_an_unchanged_host_costs_placement_nothing(placement: TestClient,
     assert "CUSTOM_OPERATOR_GOLD" in traits and "COMPUTE_STATUS_DISABLED" not in traits
 
 
+def test_a_learnt_disabled_state_is_written_only_where_placement_lacks_it(
+        placement: TestClient) -> None:
+    """The first heartbeat's answer: an enabled host whose provider shows no
+    COMPUTE_STATUS_DISABLED costs placement nothing; a disabled one gets the trait."""
+    conf = load_config([], [("compute", "resource_provider_association_refresh", 3600)])
+    client = _Counting(placement.url, "admin")
+    client.sent = []
+    agents = {name: ComputeAgent(conf, FakeDriver(conf, FakeHost(nodes=(name,))), client,
+                                 disabled=None) for name in ("cn1", "cn2")}
+    for agent in agents.values():
+        assert agent.sync().ok
+    client.sent = []
+    agents["cn1"].learn_disabled(False)
+    assert client.sent == [] and agents["cn1"].disabled is False
+    agents["cn2"].learn_disabled(True)
+    assert client.sent == [f"PUT /resource_providers/{provider_uuid('cn2')}/traits"]
+    assert agents["cn2"].disabled is True
+    assert "COMPUTE_STATUS_DISABLED" in _traits(placement, "cn2")
+    assert "COMPUTE_STATUS_DISABLED" not in _traits(placement, "cn1")
+
+
 def test_disabled_state_and_excluded_image_types(placement: TestClient) -> None:
     agent = _agent(placement.url, FakeHost(nodes=("cn1",)),
                    (("compute", "image_type_exclude_list", ["raw"]),))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from moorage.compute.agent import ComputeAgent
@@ -103,3 +105,34 @@ def test_an_unreachable_hypervisor_reports_what_it_said_last() -> None:
     before = heartbeat.report()
     simulator.make_unreachable("network down")
     assert heartbeat.report() == before
+
+
+def test_the_first_beat_learns_an_enabled_state_quietly(caplog: pytest.LogCaptureFixture
+                                                        ) -> None:
+    """An agent started with a compute API learns its disabled state from the first
+    beat's answer: "enabled" is said at DEBUG (a fleet of 50,000 hosts hears it at
+    once), "disabled" and every change after it at INFO."""
+    conf = load_config([], [("DEFAULT", "host", "h1")])
+
+    def agent() -> Heartbeat:
+        return Heartbeat(ComputeAgent(conf, FakeDriver(conf, FakeHost(nodes=("h1",))),
+                                      PlacementClient(f"http://127.0.0.1:{free_port()}"),
+                                      disabled=None),
+                         "http://127.0.0.1:1", "http://127.0.0.1:2", token=None,
+                         interval=1, timeout=1)
+
+    def lines() -> list[tuple[int, str]]:
+        found = [(r.levelno, r.getMessage()) for r in caplog.records
+                 if r.name == "moorage.compute.registration"]
+        caplog.clear()
+        return found
+
+    caplog.set_level(logging.DEBUG, logger="moorage.compute.registration")
+    enabled = agent()
+    enabled.apply(ServiceState(False))
+    assert lines() == [(logging.DEBUG, "service h1 enabled by the operator")]
+    assert enabled.agent.disabled is False
+    enabled.apply(ServiceState(True, "maintenance"))
+    assert lines() == [(logging.INFO, "service h1 disabled by the operator (maintenance)")]
+    agent().apply(ServiceState(True))
+    assert lines() == [(logging.INFO, "service h1 disabled by the operator")]
