@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid as uuidlib
 
+import numpy as np
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -233,3 +234,33 @@ def test_explanation_is_consistent_with_the_candidates(
         assert len(explanation.together) >= 2
     if explanation.relaxed is not None:
         assert explanation.viable == 0 and explanation.relaxed[1] > 0
+
+
+def test_a_randomized_sample_of_lone_hosts_draws_from_all_valid_ones() -> None:
+    """Lone hosts, randomized, with a limit: the sample is drawn from the hosts whose
+    one candidate is valid (here the 20 with room for both groups at once, not the
+    10 that fit each group alone), every one of them in turn, without repeats."""
+    def host(n: int, vcpus: int) -> Provider:
+        return Provider(uuid=str(uuidlib.UUID(int=n)),
+                        inventories={"VCPU": Inventory(vcpus, 0, 1, vcpus, 1, 1.0)})
+
+    valid = {str(uuidlib.UUID(int=n)) for n in range(1, 21)}
+    cloud = Cloud([*(host(n, 8) for n in range(1, 21)), *(host(n, 4) for n in range(21, 31))])
+    index = _index(cloud)
+    groups = (RequestGroup(suffix="1", resources={"VCPU": 3}),
+              RequestGroup(suffix="2", resources={"VCPU": 3}))
+    seen: set[str] = set()
+    firsts: set[str] = set()
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        found = find_candidates(index, CandidateRequest(groups, group_policy="none", limit=5),
+                                randomize=True, rng=rng)
+        drawn = [index.by_id[p].uuid for p in found.lone_ids]
+        assert len(drawn) == 5 == len(set(drawn)) and set(drawn) <= valid
+        seen.update(drawn)
+        firsts.add(drawn[0])
+    assert seen == valid
+    assert len(firsts) > 10  # the order is drawn too
+    everything = find_candidates(index, CandidateRequest(groups, group_policy="none", limit=25),
+                                 randomize=True, rng=rng)
+    assert sorted(index.by_id[p].uuid for p in everything.lone_ids) == sorted(valid)

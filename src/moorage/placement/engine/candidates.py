@@ -105,6 +105,7 @@ class _Search:
         size = index.size
         self.size = size
         self.root_slot = index.root_slot[:size]
+        self.trees = index.has_trees
         self.sharing = index.sharing_anchors()
         self.slot_of = index.slot_of
         anchors = index.alive[:size] & index.is_root[:size]
@@ -129,6 +130,11 @@ class _Search:
         return same_tree
 
     def _mark_roots(self, providers: BoolArray) -> BoolArray:
+        if not self.trees:
+            # Every provider is its own root: the mask is its roots' (a copy, as the
+            # caller marks lenders' anchors in it), without a gather and a scatter
+            # over the whole cloud.
+            return providers.copy()
         roots = self.index.empty_mask()
         roots[self.root_slot[providers]] = True
         return roots
@@ -445,17 +451,29 @@ def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
               strategy: str, rng: np.random.Generator | None) -> Candidates:
     """Phase 2: the candidates of the viable trees (some), in order, up to the limit.
     ``lone_roots``: the search's (lone roots, those whose one candidate is valid)."""
-    anchor_slots = np.flatnonzero(search.viable)
-    if randomize:
-        anchor_slots = (rng or np.random.default_rng()).permutation(anchor_slots)
-    else:
-        anchor_slots = anchor_slots[np.argsort(index.slot_ids[anchor_slots], kind="stable")]
     lone, lone_ok = lone_roots
     wanted = request.limit if request.limit is not None else -1
     if max_candidates >= 0:
         wanted = max_candidates if wanted < 0 else min(wanted, max_candidates)
     merged_amounts = _merged_amounts(request)
     suffixes = [g.suffix for g in request.groups]
+    if randomize and wanted >= 0 and bool(lone[search.viable].all()):
+        # Every viable tree is a lone root and the answer is a random few of those
+        # whose one candidate is valid: drawn as such, rather than shuffling every
+        # viable host to keep the first few (at 10,000 hosts, 60 µs instead of 280).
+        ok_slots = np.flatnonzero(search.viable & lone_ok)
+        if wanted < len(ok_slots):
+            ok_slots = ok_slots[(rng or np.random.default_rng()).choice(
+                len(ok_slots), size=wanted, replace=False)]
+        else:
+            ok_slots = (rng or np.random.default_rng()).permutation(ok_slots)
+        lone_ids = index.slot_ids[ok_slots].tolist()
+        return Candidates([], lone_ids, lone_ids, merged_amounts, tuple(suffixes))
+    anchor_slots = np.flatnonzero(search.viable)
+    if randomize:
+        anchor_slots = (rng or np.random.default_rng()).permutation(anchor_slots)
+    else:
+        anchor_slots = anchor_slots[np.argsort(index.slot_ids[anchor_slots], kind="stable")]
     anchor_ids = index.slot_ids[anchor_slots]
     if bool(lone[anchor_slots].all()):
         # Every viable tree is a lone root: phase 1 decided everything.

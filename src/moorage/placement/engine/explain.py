@@ -77,12 +77,16 @@ class _Trees:
         self.size = size
         self.alive = index.alive[:size]
         self.root_slot = index.root_slot[:size]
+        self.trees = index.has_trees
         self.hosts: BoolArray = self.alive & index.is_root[:size] & ~index.trait_mask(
             SHARING_TRAIT)
         self.sharing = index.sharing_anchors()
 
     def of(self, providers: BoolArray) -> BoolArray:
         """Roots of the trees holding at least one of ``providers``."""
+        if not self.trees:  # every provider is its own root
+            alone: BoolArray = providers & self.alive
+            return alone
         roots = self.index.empty_mask()
         roots[self.root_slot[providers & self.alive]] = True
         return roots
