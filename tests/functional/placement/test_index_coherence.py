@@ -326,3 +326,28 @@ def test_a_catch_up_reads_only_the_changed_providers_rows(tmp_path: Path) -> Non
                   "resource_provider_aggregates", "resource_providers"):
         assert any(step.startswith(f"SEARCH {table} ") for step in plan), (table, plan)
     assert not [step for step in plan if step.startswith("SCAN")], plan
+
+
+def test_claims_held_behind_another_writer_are_bounded(
+        db: Database, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claims handed over behind a version another process wrote wait for the next
+    read; past a bound they are dropped and read back with it."""
+    from moorage.placement.engine import index as index_module
+    monkeypatch.setattr(index_module, "_MAX_WRITTEN", 3)
+    rp = str(uuidlib.uuid4())
+    with db.writer() as w:
+        providers.create(w, rp, "bounded", None)
+        inventories.replace(w, providers.get(w.conn, rp, lock=True),
+                            {"VCPU": Inventory(64, 0, 1, 64, 1, 1.0)})
+    following = ProviderIndex(db)
+    following.catch_up()
+    with db.writer() as w:  # another process's claim: never handed over
+        allocations.replace(w, [allocations.Claim("other", "p", "u", {rp: {"VCPU": 1}})])
+    for n in range(7):
+        with db.writer() as w:
+            allocations.replace(w, [allocations.Claim(f"c{n}", "p", "u", {rp: {"VCPU": 2}})])
+        following.written(w.written())
+        assert len(following._written) <= 3
+    assert _snapshot(following) == _snapshot(ProviderIndex(db))
+    assert following.by_uuid[rp].usages == {"VCPU": 15}
+    assert following._written == {}

@@ -99,6 +99,11 @@ class ResourceColumns:
         return held
 
 
+# Claims held back (a version before them written by another process, not read yet)
+# beyond which they are dropped, to be read back instead.
+_MAX_WRITTEN = 1024
+
+
 class ProviderIndex:
     """Providers by id, uuid and name, plus vector columns for fast filtering."""
 
@@ -157,6 +162,10 @@ class ProviderIndex:
         with self._lock:
             if write.version <= self.version:
                 return
+            if len(self._written) >= _MAX_WRITTEN:
+                # A process that writes without reading while another writes too:
+                # what it holds is read back at its next read, as it would have been.
+                self._written.clear()
             self._written[write.version] = write
             self._apply_written()
 
