@@ -105,7 +105,6 @@ class _Search:
         size = index.size
         self.size = size
         self.root_slot = index.root_slot[:size]
-        self.trees = index.has_trees
         self.sharing = index.sharing_anchors()
         self.slot_of = index.slot_of
         anchors = index.alive[:size] & index.is_root[:size]
@@ -129,16 +128,6 @@ class _Search:
         same_tree: BoolArray = self.root_slot == self.slot_of[record.root_id]
         return same_tree
 
-    def _mark_roots(self, providers: BoolArray) -> BoolArray:
-        if not self.trees:
-            # Every provider is its own root: the mask is its roots' (a copy, as the
-            # caller marks lenders' anchors in it), without a gather and a scatter
-            # over the whole cloud.
-            return providers.copy()
-        roots = self.index.empty_mask()
-        roots[self.root_slot[providers]] = True
-        return roots
-
     def _match(self, group: RequestGroup) -> _GroupMatch:
         if group.use_same_provider:
             return self._match_single(group)
@@ -159,7 +148,7 @@ class _Search:
         tree = self._tree_mask(group)
         if tree is not None:
             mask &= tree
-        anchors = self._mark_roots(mask)
+        anchors = self.index.roots_of(mask)
         lenders: dict[object, list[int]] = {}
         for provider_id, roots in self.sharing.items():
             if not mask[self.slot_of[provider_id]]:
@@ -196,7 +185,7 @@ class _Search:
             fits = index.fits(rc, amount)
             ok = fits & usable
             by_class[rc] = ok
-            rc_anchors = self._mark_roots(ok)
+            rc_anchors = self.index.roots_of(ok)
             if tree is None:
                 for provider_id, roots in self.sharing.items():
                     slot = self.slot_of[provider_id]
@@ -457,16 +446,20 @@ def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
         wanted = max_candidates if wanted < 0 else min(wanted, max_candidates)
     merged_amounts = _merged_amounts(request)
     suffixes = [g.suffix for g in request.groups]
-    if randomize and wanted >= 0 and bool(lone[search.viable].all()):
-        # Every viable tree is a lone root and the answer is a random few of those
-        # whose one candidate is valid: drawn as such, rather than shuffling every
-        # viable host to keep the first few (at 10,000 hosts, 60 µs instead of 280).
+    if bool(lone[search.viable].all()):
+        # Every viable tree is a lone root: phase 1 decided everything. The answer is
+        # those whose one candidate is valid, in provider order, or a random few of
+        # them drawn as such (not every viable host shuffled to keep the first few:
+        # at 10,000 hosts, 60 µs instead of 280).
         ok_slots = np.flatnonzero(search.viable & lone_ok)
-        if wanted < len(ok_slots):
-            ok_slots = ok_slots[(rng or np.random.default_rng()).choice(
-                len(ok_slots), size=wanted, replace=False)]
+        if randomize:
+            rng = rng or np.random.default_rng()
+            ok_slots = (ok_slots[rng.choice(len(ok_slots), size=wanted, replace=False)]
+                        if 0 <= wanted < len(ok_slots) else rng.permutation(ok_slots))
         else:
-            ok_slots = (rng or np.random.default_rng()).permutation(ok_slots)
+            ok_slots = ok_slots[np.argsort(index.slot_ids[ok_slots], kind="stable")]
+            if wanted >= 0:
+                ok_slots = ok_slots[:wanted]
         lone_ids = index.slot_ids[ok_slots].tolist()
         return Candidates([], lone_ids, lone_ids, merged_amounts, tuple(suffixes))
     anchor_slots = np.flatnonzero(search.viable)
@@ -475,13 +468,6 @@ def _generate(index: ProviderIndex, request: CandidateRequest, search: _Search,
     else:
         anchor_slots = anchor_slots[np.argsort(index.slot_ids[anchor_slots], kind="stable")]
     anchor_ids = index.slot_ids[anchor_slots]
-    if bool(lone[anchor_slots].all()):
-        # Every viable tree is a lone root: phase 1 decided everything.
-        chosen = anchor_ids[lone_ok[anchor_slots]]
-        if wanted >= 0:
-            chosen = chosen[:wanted]
-        lone_ids = chosen.tolist()
-        return Candidates([], lone_ids, lone_ids, merged_amounts, tuple(suffixes))
     enumerator = _TreeEnumerator(search)
 
     def per_anchor(anchor_id: int, is_lone: bool, is_ok: bool) -> Iterator[AllocationRequest]:

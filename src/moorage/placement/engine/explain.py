@@ -77,19 +77,9 @@ class _Trees:
         self.size = size
         self.alive = index.alive[:size]
         self.root_slot = index.root_slot[:size]
-        self.trees = index.has_trees
         self.hosts: BoolArray = self.alive & index.is_root[:size] & ~index.trait_mask(
             SHARING_TRAIT)
         self.sharing = index.sharing_anchors()
-
-    def of(self, providers: BoolArray) -> BoolArray:
-        """Roots of the trees holding at least one of ``providers``."""
-        if not self.trees:  # every provider is its own root
-            alone: BoolArray = providers & self.alive
-            return alone
-        roots = self.index.empty_mask()
-        roots[self.root_slot[providers & self.alive]] = True
-        return roots
 
     def lent(self, providers: BoolArray, roots: BoolArray) -> BoolArray:
         """``roots`` plus the trees a sharing provider among ``providers`` lends to."""
@@ -118,18 +108,18 @@ def _group_parts(trees: _Trees, group: RequestGroup) -> list[tuple[Constraint, B
         if columns is not None:
             holders |= (columns.largest[: trees.size] >= 0) & trees.alive
         parts.append((Constraint("resources", suffix, (rc,), amount),
-                      trees.lent(fits, trees.of(fits))))
+                      trees.lent(fits, index.roots_of(fits))))
     if not group.resources:
         holders = trees.alive.copy()
     for names in group.required_traits:
         having = any_of(index, names, "traits")
         parts.append((Constraint("required", suffix, tuple(sorted(names))),
-                      trees.lent(having, trees.of(having))))
+                      trees.lent(having, index.roots_of(having))))
     for name in sorted(group.forbidden_traits):
         # A tree is kept when a provider that could serve the group lacks the trait.
         lacking = holders & ~index.trait_mask(name)
         parts.append((Constraint("forbidden", suffix, (name,)),
-                      trees.lent(lacking, trees.of(lacking))))
+                      trees.lent(lacking, index.roots_of(lacking))))
     # Aggregates: a suffixed group's one provider must be in (or out of) them itself;
     # the unsuffixed group's providers may be through their tree's root, but a
     # sharing provider lends to it only when a member itself, and never into a tree
@@ -138,11 +128,11 @@ def _group_parts(trees: _Trees, group: RequestGroup) -> list[tuple[Constraint, B
         members = any_of(index, aggregates, "aggregates")
         within = members if suffix else members | members[trees.root_slot]
         parts.append((Constraint("member_of", suffix, tuple(sorted(aggregates))),
-                      trees.lent(members & holders, trees.of(within & holders))))
+                      trees.lent(members & holders, index.roots_of(within & holders))))
     if group.forbidden_aggregates:
         inside = any_of(index, group.forbidden_aggregates, "aggregates")
         outside = ~inside if suffix else ~inside & ~inside[trees.root_slot]
-        kept = trees.lent(outside & holders, trees.of(outside & holders))
+        kept = trees.lent(outside & holders, index.roots_of(outside & holders))
         if not suffix:
             kept &= ~inside
         parts.append((Constraint("forbidden_aggregates", suffix,
@@ -163,7 +153,7 @@ def _in_tree(trees: _Trees, uuid: str, suffixed: bool) -> BoolArray:
     if record is None:
         return index.empty_mask()
     inside: BoolArray = (trees.root_slot == index.slot_of[record.root_id]) & trees.alive
-    roots = trees.of(inside)
+    roots = index.roots_of(inside)
     return trees.lent(inside, roots) if suffixed else roots
 
 

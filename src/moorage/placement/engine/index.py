@@ -205,6 +205,18 @@ class ProviderIndex:
             return self.empty_mask()
         return columns.fits(amount)[: self._next_slot]
 
+    def roots_of(self, providers: BoolArray) -> BoolArray:
+        """A new mask of the roots of the trees holding one of ``providers`` (a mask
+        over the slots in use; dead slots count for nothing). In a cloud without
+        trees every provider is its own root: no gather and scatter over the cloud."""
+        size = self._next_slot
+        live: BoolArray = providers & self.alive[:size]
+        if not self._non_roots:
+            return live
+        roots = self.empty_mask()
+        roots[self.root_slot[:size][live]] = True
+        return roots
+
     def record_at(self, slot: int) -> ProviderRecord:
         return self.by_id[int(self.slot_ids[slot])]
 
