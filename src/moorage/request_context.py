@@ -161,14 +161,27 @@ def log_request(logger: logging.Logger, environ: WSGIEnvironment, status: int,
                 length: int, seconds: float, extra: str = "") -> None:
     """The one INFO line of a served request: who asked, what, the answer and how long
     it took. The request's ids and caller are the context's, in the line's prefix
-    (``logging_context_format_string``)."""
+    (``logging_context_format_string``).
+
+    The line is written once per request by every service, so it is made here rather
+    than by ``Logger.info``: its text rendered at once, each piece a client sent made
+    printable (the record then has no arguments for ``ContextFilter`` to scan, and no
+    format for ``getMessage`` to apply), and the record made with the place it comes
+    from rather than found by a walk up the stack. The record, the handlers, the
+    filters and the formatter are logging's as for any other line."""
     if not logger.isEnabledFor(logging.INFO):
         return
     query = environ.get("QUERY_STRING")
     path = printable(environ.get("PATH_INFO", "") + (f"?{query}" if query else ""))
-    logger.info('%s "%s %s" status: %d len: %d%s time: %.1fms',
-                environ.get("REMOTE_ADDR", "-"), environ.get("REQUEST_METHOD", "-"), path,
-                status, length, extra, seconds * 1000)
+    message = (f'{printable(environ.get("REMOTE_ADDR", "-"))} '
+               f'"{printable(environ.get("REQUEST_METHOD", "-"))} {path}" '
+               f"status: {status:d} len: {length:d}{extra} time: {seconds * 1000:.1f}ms")
+    logger.handle(logger.makeRecord(logger.name, logging.INFO, __file__, _LOG_REQUEST_LINE,
+                                    message, (), None, "log_request"))
+
+
+# Where a request's line says it was logged (its ``lineno``): log_request itself.
+_LOG_REQUEST_LINE = log_request.__code__.co_firstlineno
 
 
 def identify(user_id: str | None, project_id: str | None) -> None:
