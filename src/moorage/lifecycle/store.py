@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Any, Final, TypeVar
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, RowMapping
 
 from moorage.db.clock import utcnow, utcnow_precise
-from moorage.db.statements import Statement
+from moorage.db.statements import Statement, datetime_from_driver
 from moorage.lifecycle import listing, tally
 from moorage.lifecycle import operations as operation_store
 from moorage.lifecycle.attributes import ServerAttributes
@@ -143,12 +143,17 @@ def _read_fault(text: str) -> Fault:
     return Fault.from_json(orjson.loads(text))
 
 
-def record_from_row(row: RowMapping) -> ServerRecord:
+# A row of the servers table: SQLAlchemy's, or the driver's read by column name
+# (``_mapping``).
+ServerRow = RowMapping | Mapping[str, Any]
+
+
+def record_from_row(row: ServerRow) -> ServerRecord:
     """A server as its row stores it (for the lifecycle's other readers)."""
     return _from_row(row)
 
 
-def _from_row(row: RowMapping) -> ServerRecord:
+def _from_row(row: ServerRow) -> ServerRecord:
     uuid = row["uuid"]
     scheduling, requested_host = _history(uuid, "scheduling", row["scheduling"],
                                           _read_scheduling) or (None, None)
@@ -231,8 +236,28 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
         marker = tuple(found)
     if query.limit == 0:
         return []
-    rows = conn.execute(listing.page(query, marker, postgresql)).mappings()
-    return [_from_row(row) for row in rows]
+    statement, params = listing.page(query, marker, postgresql)
+    try:
+        rows = statement.run(conn, params).rows
+    except conn.dialect.loaded_dbapi.DataError as exc:  # PostgreSQL's driver: a
+        # regular expression it cannot read, raised as SQLAlchemy raises it
+        raise sa.exc.DataError(str(statement.statement), params, exc) from exc
+    return [_from_row(_mapping(conn.dialect, row)) for row in rows]
+
+
+# The servers table's columns in the order of its rows, and those holding a time.
+_COLUMNS = tuple(column.name for column in servers.columns)
+_TIMES = tuple(i for i, column in enumerate(servers.columns)
+               if isinstance(column.type, sa.DateTime))
+
+
+def _mapping(dialect: sa.Dialect, row: Sequence[object]) -> dict[str, object]:
+    """A row of the servers table as the driver gave it, by column name, its times
+    read as SQLAlchemy reads them (SQLite's text becomes a datetime)."""
+    values = list(row)
+    for i in _TIMES:
+        values[i] = datetime_from_driver(dialect, values[i])
+    return dict(zip(_COLUMNS, values, strict=True))
 
 
 # UPDATE servers SET name = ?, attributes = ?, updated_at = ?
