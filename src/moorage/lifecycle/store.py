@@ -8,6 +8,7 @@ arrives during a build wins, and the build notices at its next step.
 
 from __future__ import annotations
 
+import copy
 import datetime
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -242,7 +243,22 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
     except conn.dialect.loaded_dbapi.DataError as exc:  # PostgreSQL's driver: a
         # regular expression it cannot read, raised as SQLAlchemy raises it
         raise sa.exc.DataError(str(statement.statement), params, exc) from exc
-    return [_from_row(_mapping(conn.dialect, row)) for row in rows]
+    return [_listed(conn.dialect, tuple(row)) for row in rows]
+
+
+def _listed(dialect: sa.Dialect, row: tuple[object, ...]) -> ServerRecord:
+    """The server of a listed row: read once per version of the row (``_read_row``),
+    then copied, so that no caller holds a record another holds."""
+    return copy.copy(_read_row(dialect, row))
+
+
+# Listed rows read back, by their values. Why: a dashboard's changes-since polls
+# overlap, so each changed server is listed again and again (the run watcher lists
+# each about three times), and reading a row (its flavor, image and history) is
+# about a third of listing it.
+@functools.lru_cache(maxsize=1024)
+def _read_row(dialect: sa.Dialect, row: tuple[object, ...]) -> ServerRecord:
+    return _from_row(_mapping(dialect, row))
 
 
 # The servers table's columns in the order of its rows, and those holding a time.
