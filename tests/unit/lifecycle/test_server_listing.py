@@ -254,3 +254,24 @@ def test_the_migration_copies_the_tags_servers_have(db: Database) -> None:
     migration.upgrade(db)
     assert _tag_rows(db, "s9") == {"kept", "too"}
     assert _names(db, ServerQuery(tags=TagMatch(all_of=("kept",)))) == ["s9"]
+
+
+def test_a_listed_server_is_read_again_only_when_its_row_changed(db: Database) -> None:
+    """Listed rows are read once per version (store._read_row): each caller still gets
+    its own record, and a changed row is read as changed."""
+    with db.writer() as writer:
+        store.insert_server(writer.conn, new_record("s1"))
+    first = _listed(db)
+    first.name = "changed by its reader"
+    again = _listed(db)
+    assert again.name == "s1" and again is not first
+    with db.writer() as writer:
+        assert store.describe(writer.conn, again, "renamed", _retagged(again, "t"))
+    renamed = _listed(db)
+    assert (renamed.name, renamed.attributes.tags) == ("renamed", ("t",))
+
+
+def _listed(db: Database) -> ServerRecord:
+    with db.reader() as conn:
+        [found] = store.list_servers(conn, ServerQuery())
+    return found
