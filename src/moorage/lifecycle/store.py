@@ -254,7 +254,7 @@ def _listed(dialect: sa.Dialect, row: tuple[object, ...]) -> ServerRecord:
 
 # Listed rows read back, by their values. Why: a dashboard's changes-since polls
 # overlap, so each changed server is listed again and again (the run watcher lists
-# each about three times), and reading a row (its flavor, image and history) is
+# each two or three times), and reading a row (its flavor, image and history) is
 # about a third of listing it.
 @functools.lru_cache(maxsize=1024)
 def _read_row(dialect: sa.Dialect, row: tuple[object, ...]) -> ServerRecord:
