@@ -276,17 +276,19 @@ def _among(found: Value, names: Sequence[str]) -> sa.ColumnElement[bool]:
     return found.in_([sa.bindparam(name) for name in names]) if names else sa.false()
 
 
-def _has(tag: str) -> sa.Exists:
-    # EXISTS (SELECT 1 FROM server_tags WHERE server_uuid = servers.uuid AND tag = :tag)
+def _has(param: str) -> sa.Exists:
+    """The server has the tag parameter ``param`` carries."""
+    # EXISTS (SELECT 1 FROM server_tags WHERE server_uuid = servers.uuid AND tag = :param)
     return sa.exists().where(server_tags.c.server_uuid == servers.c.uuid,
-                             server_tags.c.tag == sa.bindparam(tag))
+                             server_tags.c.tag == sa.bindparam(param))
 
 
-def _has_any(tags: Sequence[str]) -> sa.Exists:
+def _has_any(params: Sequence[str]) -> sa.Exists:
+    """The server has one of the tags ``params`` carry."""
     # EXISTS (SELECT 1 FROM server_tags WHERE server_uuid = servers.uuid
-    #         AND tag IN (:tags))
+    #         AND tag IN (:p0, :p1...))
     return sa.exists().where(server_tags.c.server_uuid == servers.c.uuid,
-                             _among(server_tags.c.tag, tags))
+                             _among(server_tags.c.tag, params))
 
 
 def _conditions(shape: _Shape, postgresql: bool) -> list[sa.ColumnElement[bool]]:
