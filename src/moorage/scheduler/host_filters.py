@@ -11,9 +11,12 @@ own host.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from oslo_config import cfg
 
@@ -30,9 +33,10 @@ HV_TYPE_ALIASES = {"xapi": "xen"}
 VM_MODE_ALIASES = {"pv": "xen", "hv": "hvm", "baremetal": "hvm"}
 
 
-@dataclass(frozen=True)
-class HostState:
-    """A host as the filters see it: its service record and the aggregates it is in."""
+class HostState(NamedTuple):
+    """A host as the filters see it: its service record and the aggregates it is in.
+    A named tuple: one is made per candidate of every boot (a frozen dataclass's
+    constructor costs about three times a tuple's)."""
 
     info: HostInfo
     aggregates: Sequence[Aggregate] = ()
@@ -60,35 +64,65 @@ class FilterOptions:
         return cls(default_architecture=conf.filter_scheduler.image_properties_default_architecture)
 
 
-Check = Callable[[HostState, RequestSpec, FilterOptions], "str | None"]
+# A filter's check of one host for one request: None when the host passes, else the
+# reason it does not.
+HostCheck = Callable[[HostState], "str | None"]
+# A filter bound to a request: what it has to check computed once (the image's
+# architecture, the flavor's extra specs), then its check of each host; None when it
+# has nothing to check for this request.
+Binder = Callable[[RequestSpec, FilterOptions], "HostCheck | None"]
 
 
 @dataclass(frozen=True)
 class HostFilter:
-    """A named check; ``run_on_rebuild`` as upstream's RUN_ON_REBUILD. ``applies``:
-    whether the check has anything to check for this request (a filter that does not
-    apply is not run on any host); ``constraint``: what the decisions name as the
-    constraint it enforced for this request (default: the filter)."""
+    """A named check; ``run_on_rebuild`` as upstream's RUN_ON_REBUILD. ``bind``: the
+    check made for one request (None: nothing to check, the filter is not run on
+    any host); ``applies``: whether a request has anything to check, known before
+    binding (the decisions name a constraint only for a filter that applies);
+    ``constraint``: what the decisions name as the constraint it enforced for this
+    request (default: the filter)."""
 
     name: str
-    check: Check
+    bind: Binder
     run_on_rebuild: bool = False
     applies: Callable[[RequestSpec], bool] | None = None
     constraint: Callable[[RequestSpec], str] | None = None
 
     def reject(self, host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
-        return self.check(host, spec, options)
+        """One host against one request (binding each time: for a few hosts)."""
+        check = self.bound(spec, options)
+        return None if check is None else check(host)
+
+    def bound(self, spec: RequestSpec, options: FilterOptions) -> HostCheck | None:
+        if self.applies is not None and not self.applies(spec):
+            return None
+        return self.bind(spec, options)
+
+
+def _checked(binder: Binder, host: HostState, spec: RequestSpec,
+             options: FilterOptions) -> str | None:
+    check = binder(spec, options)
+    return None if check is None else check(host)
 
 
 # -- ComputeFilter ----------------------------------------------------------------------
+def _service_usable(host: HostState) -> str | None:
+    info = host.info
+    if not info.enabled:
+        return "disabled"
+    if not info.liveness.up:
+        return "down"
+    return None
+
+
+def bind_compute(spec: RequestSpec, options: FilterOptions) -> HostCheck:
+    return _service_usable
+
+
 def compute_service_usable(host: HostState, spec: RequestSpec,
                            options: FilterOptions) -> str | None:
     """The host's compute service is enabled and heart-beating."""
-    if not host.info.enabled:
-        return "disabled"
-    if not host.info.up:
-        return "down"
-    return None
+    return _service_usable(host)
 
 
 # -- AvailabilityZoneFilter -------------------------------------------------------------
@@ -98,13 +132,21 @@ def host_zones(host: HostState, options: FilterOptions) -> frozenset[str]:
     return zones or frozenset({options.default_availability_zone})
 
 
+def bind_zone(spec: RequestSpec, options: FilterOptions) -> HostCheck | None:
+    wanted = spec.availability_zone
+    if not wanted:
+        return None
+
+    def check(host: HostState) -> str | None:
+        zones = host_zones(host, options)
+        if wanted in zones:
+            return None
+        return f"in availability zone {', '.join(sorted(zones))}, not {wanted}"
+    return check
+
+
 def in_requested_zone(host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
-    if not spec.availability_zone:
-        return None
-    zones = host_zones(host, options)
-    if spec.availability_zone in zones:
-        return None
-    return f"in availability zone {', '.join(sorted(zones))}, not {spec.availability_zone}"
+    return _checked(bind_zone, host, spec, options)
 
 
 # -- ImagePropertiesFilter --------------------------------------------------------------
@@ -123,6 +165,12 @@ def canonical_vm_mode(value: str) -> str:
     return VM_MODE_ALIASES.get(lowered, lowered)
 
 
+@functools.lru_cache(maxsize=1024)
+def _canonical_triple(triple: tuple[str, str, str]) -> tuple[str, str, str]:
+    """A host's supported instance as the filter compares it (hosts share a few)."""
+    return canonical_arch(triple[0]), canonical_hv_type(triple[1]), canonical_vm_mode(triple[2])
+
+
 def _property(spec: RequestSpec, *names: str) -> str | None:
     """The first of ``names`` the image sets among its other (non-enum) properties:
     current name first, then upstream's legacy one."""
@@ -139,6 +187,10 @@ def version_string(version: int) -> str:
 
 
 _PREDICATE = re.compile(r"^\s*(>=|<=|==|!=|>|<)?\s*([0-9]+(?:\.[0-9]+)*)\s*$")
+_COMPARE: Mapping[str, Callable[[tuple[int, ...], tuple[int, ...]], bool]] = {
+    ">=": operator.ge, "<=": operator.le, "==": operator.eq,
+    "!=": operator.ne, ">": operator.gt, "<": operator.lt,
+}
 
 
 def _as_tuple(version: str) -> tuple[int, ...]:
@@ -148,27 +200,33 @@ def _as_tuple(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def version_satisfies(version: int, requirement: str) -> bool | None:
-    """Whether a host version meets ``>=2.6`` (comma-separated predicates, all must
-    hold); None when the requirement cannot be read."""
-    have = _as_tuple(version_string(version))
+def _predicates(requirement: str) -> list[tuple[str, tuple[int, ...]]] | None:
+    """``>=2.6,<3`` as [(">=", (2, 6)), ("<", (3,))]; None when it cannot be read."""
+    found = []
     for clause in requirement.split(","):
         match = _PREDICATE.match(clause)
         if not match:
             return None
-        op, want = match.group(1) or "==", _as_tuple(match.group(2))
-        ok = {">=": have >= want, "<=": have <= want, "==": have == want,
-              "!=": have != want, ">": have > want, "<": have < want}[op]
-        if not ok:
-            return False
-    return True
+        found.append((match.group(1) or "==", _as_tuple(match.group(2))))
+    return found
 
 
-def image_properties_supported(host: HostState, spec: RequestSpec,
-                               options: FilterOptions) -> str | None:
+def _meets(version: int, predicates: Sequence[tuple[str, tuple[int, ...]]]) -> bool:
+    have = _as_tuple(version_string(version))
+    return all(_COMPARE[op](have, want) for op, want in predicates)
+
+
+def version_satisfies(version: int, requirement: str) -> bool | None:
+    """Whether a host version meets ``>=2.6`` (comma-separated predicates, all must
+    hold); None when the requirement cannot be read."""
+    predicates = _predicates(requirement)
+    return None if predicates is None else _meets(version, predicates)
+
+
+def bind_image_properties(spec: RequestSpec, options: FilterOptions) -> HostCheck | None:
     """Legacy check: the image's architecture, hypervisor type and VM mode are one of
     the (arch, hv_type, vm_mode) triples the host runs, at a hypervisor version the
-    image accepts."""
+    image accepts. The image is read once per request."""
     props = spec.image.properties
     raw_arch = props.hw_architecture or options.default_architecture
     arch = canonical_arch(raw_arch) if raw_arch else None
@@ -180,25 +238,33 @@ def image_properties_supported(host: HostState, spec: RequestSpec,
     if not (arch or hv_type or vm_mode):
         return None
     wanted = "/".join(v or "*" for v in (arch, hv_type, vm_mode))
-    offered = host.info.supported_instances
-    if not offered:
-        return f"reports no supported instances, image needs {wanted}"
-    version = host.info.hypervisor_version
-    for triple in offered:
-        host_arch, host_hv, host_mode = (canonical_arch(triple[0]),
-                                         canonical_hv_type(triple[1]),
-                                         canonical_vm_mode(triple[2]))
-        if ((arch and arch != host_arch) or (hv_type and hv_type != host_hv)
-                or (vm_mode and vm_mode != host_mode)):
-            continue
-        if requirement and version is not None and not version_satisfies(version,
-                                                                          requirement):
-            # Every user reads the reason: the host's version is not in it (admins
-            # read it in os-hypervisors).
-            return f"its hypervisor version does not satisfy {requirement}"
-        return None
-    runs = ", ".join("/".join(t) for t in offered)
-    return f"runs {runs}, image needs {wanted}"
+    # An unreadable requirement is one no version satisfies.
+    predicates = _predicates(requirement) if requirement else None
+
+    def check(host: HostState) -> str | None:
+        offered = host.info.supported_instances
+        if not offered:
+            return f"reports no supported instances, image needs {wanted}"
+        version = host.info.hypervisor_version
+        for triple in offered:
+            host_arch, host_hv, host_mode = _canonical_triple(tuple(triple))
+            if ((arch and arch != host_arch) or (hv_type and hv_type != host_hv)
+                    or (vm_mode and vm_mode != host_mode)):
+                continue
+            if requirement and version is not None and (
+                    predicates is None or not _meets(version, predicates)):
+                # Every user reads the reason: the host's version is not in it (admins
+                # read it in os-hypervisors).
+                return f"its hypervisor version does not satisfy {requirement}"
+            return None
+        runs = ", ".join("/".join(t) for t in offered)
+        return f"runs {runs}, image needs {wanted}"
+    return check
+
+
+def image_properties_supported(host: HostState, spec: RequestSpec,
+                               options: FilterOptions) -> str | None:
+    return _checked(bind_image_properties, host, spec, options)
 
 
 # -- AggregateInstanceExtraSpecsFilter --------------------------------------------------
@@ -220,22 +286,36 @@ def _matches(values: frozenset[str], requirement: str) -> bool:
     return req in values
 
 
-def aggregate_extra_specs_match(host: HostState, spec: RequestSpec,
-                                options: FilterOptions) -> str | None:
+def bind_aggregate_extra_specs(spec: RequestSpec, options: FilterOptions
+                               ) -> HostCheck | None:
     """Flavor extra specs unscoped or scoped ``aggregate_instance_extra_specs:`` must
     match the metadata of the host's aggregates."""
+    wanted = []
     for key, requirement in sorted(spec.flavor.extra_specs.items()):
         scope, _, name = key.partition(":") if ":" in key else ("", "", key)
         # group_policy is placement's, whatever its lack of scope suggests.
         if (scope and scope != AGGREGATE_SCOPE) or key == "group_policy":
             continue
-        values = frozenset(agg.metadata[name] for agg in host.aggregates
-                           if name in agg.metadata)
-        if not values:
-            return f"no aggregate metadata {name}"
-        if not _matches(values, requirement):
-            return f"aggregate metadata {name}={','.join(sorted(values))}, not {requirement}"
-    return None
+        wanted.append((name, requirement))
+    if not wanted:
+        return None
+
+    def check(host: HostState) -> str | None:
+        for name, requirement in wanted:
+            values = frozenset(agg.metadata[name] for agg in host.aggregates
+                               if name in agg.metadata)
+            if not values:
+                return f"no aggregate metadata {name}"
+            if not _matches(values, requirement):
+                return (f"aggregate metadata {name}={','.join(sorted(values))}, "
+                        f"not {requirement}")
+        return None
+    return check
+
+
+def aggregate_extra_specs_match(host: HostState, spec: RequestSpec,
+                                options: FilterOptions) -> str | None:
+    return _checked(bind_aggregate_extra_specs, host, spec, options)
 
 
 # -- ServerGroupAffinityFilter, ServerGroupAntiAffinityFilter ---------------------------
@@ -245,12 +325,18 @@ def _group_policy(policy: GroupPolicy) -> Callable[[RequestSpec], bool]:
     return applies
 
 
-def keeps_to_server_group(host: HostState, spec: RequestSpec,
-                          options: FilterOptions) -> str | None:
+def bind_server_group(spec: RequestSpec, options: FilterOptions) -> HostCheck | None:
     """The host keeps to the server's group's policy, given where its other members
     are (scheduler.server_groups.refusal, which the late check asks again)."""
     group = spec.server_group
-    return None if group is None else refusal(group, host.info.host)
+    if group is None:
+        return None
+    return lambda host: refusal(group, host.info.host)
+
+
+def keeps_to_server_group(host: HostState, spec: RequestSpec,
+                          options: FilterOptions) -> str | None:
+    return _checked(bind_server_group, host, spec, options)
 
 
 def _group_constraint(spec: RequestSpec) -> str:
@@ -260,14 +346,14 @@ def _group_constraint(spec: RequestSpec) -> str:
 
 HOST_FILTERS: Mapping[str, HostFilter] = {
     f.name: f for f in (
-        HostFilter("ComputeFilter", compute_service_usable),
-        HostFilter("AvailabilityZoneFilter", in_requested_zone),
-        HostFilter("ImagePropertiesFilter", image_properties_supported, run_on_rebuild=True),
-        HostFilter("AggregateInstanceExtraSpecsFilter", aggregate_extra_specs_match),
-        HostFilter("ServerGroupAffinityFilter", keeps_to_server_group,
+        HostFilter("ComputeFilter", bind_compute),
+        HostFilter("AvailabilityZoneFilter", bind_zone),
+        HostFilter("ImagePropertiesFilter", bind_image_properties, run_on_rebuild=True),
+        HostFilter("AggregateInstanceExtraSpecsFilter", bind_aggregate_extra_specs),
+        HostFilter("ServerGroupAffinityFilter", bind_server_group,
                    applies=_group_policy(GroupPolicy.AFFINITY),
                    constraint=_group_constraint),
-        HostFilter("ServerGroupAntiAffinityFilter", keeps_to_server_group,
+        HostFilter("ServerGroupAntiAffinityFilter", bind_server_group,
                    applies=_group_policy(GroupPolicy.ANTI_AFFINITY),
                    constraint=_group_constraint),
     )
@@ -292,15 +378,15 @@ def enabled_filters(names: Sequence[str], source: str = "") -> list[HostFilter]:
 def run_filters(hosts: Sequence[HostState], spec: RequestSpec, filters: Sequence[HostFilter],
                 options: FilterOptions) -> tuple[list[HostState], list[Rejection]]:
     """The hosts every filter passes, and the rejections (each host rejected once, by
-    the first filter that turns it away)."""
+    the first filter that turns it away). Each filter is bound to the request once."""
+    checks = [(f.name, check) for f in filters if (check := f.bound(spec, options)) is not None]
     passing: list[HostState] = []
     rejections: list[Rejection] = []
-    filters = [f for f in filters if f.applies is None or f.applies(spec)]
     for host in hosts:
-        for host_filter in filters:
-            reason = host_filter.reject(host, spec, options)
+        for name, check in checks:
+            reason = check(host)
             if reason is not None:
-                rejections.append(Rejection(host_filter.name, host.name, reason))
+                rejections.append(Rejection(name, host.name, reason))
                 break
         else:
             passing.append(host)

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from oslo_config import cfg
 
@@ -117,9 +118,9 @@ class _Offer:
     truncated: bool
 
 
-@dataclass(frozen=True)
-class HostCandidates:
-    """A host placement offered, with its allocation requests (placement's order)."""
+class HostCandidates(NamedTuple):
+    """A host placement offered, with its allocation requests (placement's order). A
+    named tuple: one is made per candidate of every boot."""
 
     host: str
     node: str
@@ -270,11 +271,9 @@ class Scheduler:
                                 request=request.to_json())  # the reasons come later
         candidates, decisions = self._candidates(spec, request, details)
         # 3. hosts offered, minus those the request excludes
-        roots = self._roots(candidates)
-        offered = self._by_host(candidates, roots, hosts)
+        offered, unowned = self._by_host(candidates, hosts)
         decisions.candidates = len(candidates.allocation_requests)
         details = replace(details, candidates=decisions.candidates)
-        unowned = len(set(roots.values())) - len({h.root_uuid for h in offered})
         if unowned:
             decisions.exclude(Exclusion("request", "no compute service owns the node",
                                         "unknown_node", unowned, unowned + len(offered)))
@@ -484,33 +483,29 @@ class Scheduler:
         listed = int(self.conf.scheduler.decision_hosts_listed)
         return explanation(sorted(hosts), probed, listed), planned.left_out
 
-    def _by_host(self, candidates: Candidates, roots: Mapping[int, str],
-                 hosts: Mapping[str, HostInfo]) -> list[HostCandidates]:
-        """Allocation requests grouped by the host owning their root provider
-        (``roots``: ``_roots``' answer), in the order placement gave them. Roots no
-        compute service owns are left out."""
-        node_of = self._nodes_by_root(set(roots.values()), hosts)
-        grouped: dict[str, list[AllocationRequest]] = {}
-        for index, request in enumerate(candidates.allocation_requests):
-            grouped.setdefault(roots[index], []).append(request)
-        found = []
-        for root, requests in grouped.items():
-            if root in node_of:
-                host, node = node_of[root]
-                found.append(HostCandidates(host, node, root, tuple(requests)))
-        return found
-
-    @staticmethod
-    def _roots(candidates: Candidates) -> dict[int, str]:
-        """Allocation request index -> its root provider."""
+    def _by_host(self, candidates: Candidates, hosts: Mapping[str, HostInfo]
+                 ) -> tuple[list[HostCandidates], int]:
+        """Allocation requests grouped by the host owning their root provider, in the
+        order placement gave them, and how many roots no compute service owns (left
+        out). An allocation request's root is that of its first provider by uuid (a
+        request may hold a sharing provider of another tree besides its host's)."""
         summaries: Mapping[str, ProviderSummary] = candidates.summaries
-        roots: dict[int, str] = {}
-        for index, request in enumerate(candidates.allocation_requests):
-            rp = sorted(request)[0]
-            roots[index] = summaries[rp].root_uuid if rp in summaries else rp
-        return roots
+        grouped: dict[str, list[AllocationRequest]] = {}
+        for request in candidates.allocation_requests:
+            rp = min(request) if len(request) > 1 else next(iter(request))
+            summary = summaries.get(rp)
+            root = rp if summary is None else summary.root_uuid
+            found = grouped.get(root)
+            if found is None:
+                grouped[root] = [request]
+            else:
+                found.append(request)
+        node_of = self._nodes_by_root(grouped, hosts)
+        offered = [HostCandidates(*node_of[root], root, tuple(requests))
+                   for root, requests in grouped.items() if root in node_of]
+        return offered, len(grouped) - len(offered)
 
-    def _nodes_by_root(self, roots: set[str], hosts: Mapping[str, HostInfo]
+    def _nodes_by_root(self, roots: Iterable[str], hosts: Mapping[str, HostInfo]
                        ) -> dict[str, tuple[str, str]]:
         """root provider uuid -> (host, node). Compute agents name a node's provider
         after the node (uuid derived from the name), which the catalog maps; a root
