@@ -188,12 +188,33 @@ def _writer(bound: sa.types.TypeEngine[object], dialect: sa.Dialect) -> _Writer:
     if isinstance(bound, sa.types.NullType):
         return lambda value: (driver_datetime(dialect, value)
                               if isinstance(value, datetime.datetime) else value)
-    return bound.dialect_impl(dialect).bind_processor(dialect)
+    write = bound.dialect_impl(dialect).bind_processor(dialect)
+    return _isoformatted(write) if type(bound) is sa.DateTime else write
 
 
 @functools.cache
 def _datetime_writer(dialect: sa.Dialect) -> _Writer:
-    return sa.DateTime().dialect_impl(dialect).bind_processor(dialect)
+    return _isoformatted(sa.DateTime().dialect_impl(dialect).bind_processor(dialect))
+
+
+_PROBE = datetime.datetime(987, 6, 5, 4, 3, 2, 1)
+
+
+def _isoformatted(write: _Writer) -> _Writer:
+    """``write`` (SQLAlchemy's DateTime writer) made faster where it writes a naive
+    datetime as ``isoformat(" ", "microseconds")`` does, as it does on SQLite (its
+    DATETIME text): the C method costs about a third of SQLAlchemy's ``%`` format of
+    seven fields, and a boot writes a few dozen. Whatever else it writes (an aware
+    datetime, a date) and every other backend's writer are left to it."""
+    if write is None or write(_PROBE) != _PROBE.isoformat(" ", "microseconds"):
+        return write
+    slow = write
+
+    def isoformatted(value: object) -> object:
+        if value.__class__ is datetime.datetime and value.tzinfo is None:
+            return value.isoformat(" ", "microseconds")
+        return slow(value)
+    return isoformatted
 
 
 @functools.cache

@@ -89,6 +89,26 @@ def test_a_statement_writes_what_sqlalchemy_writes(db: Database) -> None:
     assert _stored(db)[1][3] == "2026-01-02 03:04:05.000600"
 
 
+@pytest.mark.parametrize("moment", [
+    datetime.datetime(987, 6, 5, 4, 3, 2, 1),  # a year of three digits
+    datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC),  # aware
+    datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone(
+        datetime.timedelta(hours=-5))),
+    datetime.date(2026, 1, 2),  # a date, no time
+], ids=["early-year", "utc", "offset", "date"])
+def test_every_datetime_is_written_in_sqlalchemys_text(db: Database,
+                                                        moment: datetime.date) -> None:
+    """The DATETIME writer's short cut (``isoformat``) for naive datetimes leaves every
+    other value to SQLAlchemy: the text stored is SQLAlchemy's whatever comes."""
+    twins = _table("twins", sa.MetaData())
+    twins.create(db.engine)
+    row = {"id": 1, "name": "one", "done": True, "at": moment, "note": None}
+    with db.writer() as writer:
+        _INSERT.run(writer.conn, row)
+        writer.conn.execute(twins.insert(), [row])
+    assert _stored(db) == _stored(db, "twins")
+
+
 def test_a_datetime_bound_without_a_type_is_written_as_sqlalchemy_writes_one(
         db: Database) -> None:
     with db.writer() as writer:
