@@ -13,21 +13,34 @@ prints this process's CPU per call (the scheduler and its placement client; plac
 runs in its own process): what scheduling a boot costs the compute API, without the
 noise of waiting. ``--profile`` writes a pyinstrument profile per size.
 
+``--replay N`` adds the scheduler's CPU per call after placement has answered: N of
+placement's candidates answers are recorded, then replayed to the same calls with no
+HTTP and no claim written, so the figure is the scheduler's own work from the
+answer's bytes to the chosen host (the JSON decoded, the answer converted, the host
+filters, the weighers, the recorded decisions), steadier than the CPU of a call
+that waits for placement.
+
     .venv/bin/python bench/scheduler_bench.py --hosts 100,1000,10000 [--db postgresql://...]
+        [--replay 20]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import statistics
 import sys
 import tempfile
 import time
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
+
+import orjson
+from oslo_config import cfg
 
 from loader import load_in_bulk
 from moorage.api.catalog import ApiCatalog
@@ -57,6 +70,9 @@ class SizeResult:
     # The CPU of this process (the scheduler and its placement client; placement runs
     # in its own) per call, the median: what a boot costs the compute API to schedule.
     cpu_p50_ms: float
+    # --replay: the CPU per call with placement's answers replayed (no HTTP, no claim),
+    # the median of the batches; None without it.
+    replayed_cpu_us: float | None = None
 
 
 def percentile(samples: Sequence[float], pct: float) -> float:
@@ -88,6 +104,56 @@ def boot_request(index: int) -> RequestSpec:
                        user_id="bench", flavor=flavor, image=image)
 
 
+class RecordingPlacement(PlacementClient):
+    """A placement client keeping the raw bytes of the candidates answers it reads."""
+
+    def __init__(self, url: str, token: str) -> None:
+        super().__init__(url, token)
+        self.answers: list[bytes] = []
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        body = super().request(method, path, **kwargs)
+        if method == "GET" and path == "/allocation_candidates":
+            self.answers.append(orjson.dumps(body))
+        return body
+
+
+class ReplayedPlacement(PlacementClient):
+    """Recorded candidates answers given again, in turn, decoded from their bytes as
+    the client decodes placement's; every claim succeeds without being written."""
+
+    def __init__(self, url: str, token: str, answers: Sequence[bytes]) -> None:
+        super().__init__(url, token)
+        self._answers = itertools.cycle(answers)
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        if method == "GET" and path == "/allocation_candidates":
+            return orjson.loads(next(self._answers))
+        return super().request(method, path, **kwargs)
+
+    def claim_new(self, consumer_uuid: str,
+                  allocation_request: Mapping[str, Mapping[str, int]], project_id: str,
+                  user_id: str) -> bool | None:
+        return True
+
+
+def replayed_cpu(conf: cfg.ConfigOpts, api_db: Database, url: str, answers: Sequence[bytes],
+                 calls: int) -> float:
+    """CPU µs per select_destinations against replayed answers: the median of five
+    batches of ``calls``."""
+    scheduler = Scheduler(conf, ReplayedPlacement(url, "admin", answers),
+                          ApiCatalog(api_db, 3600.0))
+    for call in range(200):
+        scheduler.select_destinations(boot_request(call))
+    batches = []
+    for _ in range(5):
+        started = time.process_time()
+        for call in range(calls):
+            scheduler.select_destinations(boot_request(call))
+        batches.append((time.process_time() - started) / calls * 1e6)
+    return statistics.median(batches)
+
+
 def run_size(count: int, args: argparse.Namespace, workdir: Path) -> SizeResult:
     specs = host_specs(count)
     placement_url = f"sqlite:///{workdir / f'placement-{count}.sqlite'}"
@@ -104,7 +170,7 @@ def run_size(count: int, args: argparse.Namespace, workdir: Path) -> SizeResult:
     with PlacementProcess(workdir / f"placement-{count}", database_url=placement_url,
                           config={"placement": {"randomize_allocation_candidates": True}}
                           ) as server:
-        client = PlacementClient(server.url, "admin")
+        client = RecordingPlacement(server.url, "admin")
         scheduler = Scheduler(conf, client, ApiCatalog(api_db, 3600.0))
         samples: list[float] = []
         cpu: list[float] = []
@@ -131,20 +197,25 @@ def run_size(count: int, args: argparse.Namespace, workdir: Path) -> SizeResult:
             out.write_text(profiler.output_html())
             print(profiler.output_text(unicode=False, color=False, show_all=False)[:6000],
                   file=sys.stderr)
+        replayed = (replayed_cpu(conf, api_db, server.url, client.answers[-args.replay:],
+                                 args.calls) if args.replay else None)
     api_db.dispose()
     assert last is not None
     ms = [s * 1000 for s in samples]
     return SizeResult(count, len(ms), statistics.median(ms), percentile(ms, 95),
                       statistics.fmean(ms), last.candidates, last.hosts_passing_filters,
-                      statistics.median(cpu) * 1000)
+                      statistics.median(cpu) * 1000, replayed)
 
 
 def table(results: Sequence[SizeResult]) -> str:
+    replayed = any(r.replayed_cpu_us is not None for r in results)
     lines = ["| hosts | p50 ms | p95 ms | mean ms | scheduler CPU p50 ms | candidates "
-             "| passing host filters |",
-             "|---:|---:|---:|---:|---:|---:|---:|"]
+             "| passing host filters |" + (" CPU µs, answers replayed |" if replayed else ""),
+             "|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" if replayed else "")]
     lines += [f"| {r.hosts:,} | {r.p50_ms:.2f} | {r.p95_ms:.2f} | {r.mean_ms:.2f} | "
               f"{r.cpu_p50_ms:.2f} | {r.candidates:,} | {r.hosts_passing_filters:,} |"
+              + (f" {r.replayed_cpu_us:,.0f} |" if r.replayed_cpu_us is not None
+                 else " |" if replayed else "")
               for r in results]
     return "\n".join(lines)
 
@@ -159,6 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "temporary directory); must be empty")
     parser.add_argument("--profile", metavar="DIR", help="write pyinstrument profiles here")
     parser.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    parser.add_argument("--replay", type=int, default=0, metavar="N",
+                        help="also time the scheduler on N recorded candidates answers "
+                        "replayed (no HTTP, no claim)")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.hosts.split(",") if s]
     results = []
