@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from wsgiref.types import WSGIApplication
 
+from moorage import heap
 from moorage.compute.fleet import Fleet
 from moorage.conf.environment import exported
 from moorage.internal_access import InternalAccess
@@ -53,6 +54,8 @@ def create_app() -> WSGIApplication:
 
     fleet.start(progress, serve=False)
     atexit.register(fleet.stop)
+    # Its simulated hosts live until the end: out of the collector's full walks.
+    heap.settle()
     registration = fleet.registration
     print(f"\nfleet {description.name}: {len(hosts):,} hosts registered with placement at "
           f"{placement.url} in {registration.seconds:.1f}s ({registration.rate:,.0f}/s"
