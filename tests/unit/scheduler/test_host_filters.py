@@ -80,6 +80,10 @@ def test_availability_zone_filter(aggregates: tuple[Aggregate, ...], requested: 
     ({"hw_architecture": "x86_64", "hypervisor_version_requires": "<7.2"}, host(), False),
     ({"hw_architecture": "x86_64", "img_hv_requested_version": ">=8.0"},
      host(version=None), True),  # no version known: not checked
+    # a requirement that cannot be read is one no known version satisfies
+    ({"hw_architecture": "x86_64", "img_hv_requested_version": "new"}, host(), False),
+    ({"hw_architecture": "x86_64", "img_hv_requested_version": "new"},
+     host(version=None), True),
     ({"hw_architecture": "aarch64"},
      host(supported=(X86_QEMU, ("aarch64", "qemu", "hvm"))), True),
 ])
