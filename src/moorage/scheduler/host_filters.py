@@ -88,11 +88,6 @@ class HostFilter:
     applies: Callable[[RequestSpec], bool] | None = None
     constraint: Callable[[RequestSpec], str] | None = None
 
-    def reject(self, host: HostState, spec: RequestSpec, options: FilterOptions) -> str | None:
-        """One host against one request (binding each time: for a few hosts)."""
-        check = self.bound(spec, options)
-        return None if check is None else check(host)
-
     def bound(self, spec: RequestSpec, options: FilterOptions) -> HostCheck | None:
         if self.applies is not None and not self.applies(spec):
             return None
@@ -332,11 +327,6 @@ def bind_server_group(spec: RequestSpec, options: FilterOptions) -> HostCheck | 
     if group is None:
         return None
     return lambda host: refusal(group, host.info.host)
-
-
-def keeps_to_server_group(host: HostState, spec: RequestSpec,
-                          options: FilterOptions) -> str | None:
-    return _checked(bind_server_group, host, spec, options)
 
 
 def _group_constraint(spec: RequestSpec) -> str:
