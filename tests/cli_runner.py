@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 import pytest
 
-from moorage.cli.main import main
+from moorage.cli.main import MoorageApp, main
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,18 @@ class Run:
         return json.loads(self.out)
 
 
-# The request lines of the services a test runs in this process (the compute API in a
-# thread): the command's console would print them, which a user's, talking to a
-# service in another process, never does.
-SERVICE_REQUEST_LOGS = ("moorage.api.requests", "moorage.image.requests",
-                        "moorage.placement.requests",
-                        "moorage.compute.requests")
+class _CommandThreadOnly(logging.Filter):
+    """Lets through only what the command's own thread logs. The services a test runs
+    in this process (the compute API, its conductor, the fleet) log from their own
+    threads; a user's console, talking to services in other processes, never shows
+    their lines, and their timing would make the command's output racy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.thread == self.thread
 
 
 def run_moorage(capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> Run:
@@ -40,12 +48,18 @@ def run_moorage(capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> Run:
     set-up the command makes (cliff configures the root logger) is undone after it."""
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
-    quiet = [logging.getLogger(name) for name in SERVICE_REQUEST_LOGS]
-    levels = [logger.level for logger in quiet]
-    for logger in quiet:
-        logger.setLevel(logging.WARNING)
+    own_thread = _CommandThreadOnly()
+    configure = MoorageApp.configure_logging
+
+    def configure_console(app: MoorageApp) -> None:
+        configure(app)
+        for handler in root.handlers:
+            if handler not in handlers:
+                handler.addFilter(own_thread)
+
     try:
-        code = main(list(argv))
+        with mock.patch.object(MoorageApp, "configure_logging", configure_console):
+            code = main(list(argv))
     except SystemExit as exc:
         if isinstance(exc.code, str):  # Python prints it and exits 1
             sys.stderr.write(exc.code + "\n")
@@ -55,7 +69,5 @@ def run_moorage(capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> Run:
     finally:
         root.handlers[:] = handlers
         root.setLevel(level)
-        for logger, before in zip(quiet, levels, strict=True):
-            logger.setLevel(before)
     captured = capsys.readouterr()
     return Run(code, captured.out, captured.err)
