@@ -73,10 +73,9 @@ OPTS = (
     cfg.BoolOpt(
         "stop_after_spawn",
         default=False,
-        help="Start each guest paused (QEMU creates the machine and every device, "
-        "the guest's CPU does not run) and stop it in the background as soon as it has "
-        "started, keeping its domain defined until it is destroyed. The start is real, "
-        "but no guest runs: for runs that boot many guests on one machine.",
+        help="Stop each guest (in the background) as soon as QEMU has started it, "
+        "keeping its domain defined until it is destroyed. The start is real, but no "
+        "guest keeps running: for runs that boot many guests on one machine.",
     ),
 )
 

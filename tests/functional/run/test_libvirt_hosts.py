@@ -9,7 +9,6 @@ tests fail (``libvirt_embed_uri`` requires them), they do not skip.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -24,7 +23,6 @@ from moorage.run.description import Capacity, HostGroup
 from moorage.run.libvirt_hosts import libvirt_available, libvirt_plan
 from moorage.virt.driver import ComputeDriver, Guest, UnsupportedHardware
 from moorage.virt.libvirt import host as libvirt_host
-from moorage.virt.libvirt import spawn
 from moorage.virt.libvirt.driver import LibvirtDriver
 from moorage.virt.libvirt.recorded import RecordedLibvirtDriver
 from moorage.virt.loader import load_driver
@@ -138,54 +136,6 @@ def test_hosts_sharing_a_libvirt_see_only_their_own_guests(make_host: MakeHost) 
     finally:
         one.destroy(guest.uuid)
     assert guest.uuid not in one.guests()
-
-
-def _console(workdir: Path, host: str, guest: Guest) -> Path:
-    return workdir / "instances" / host / guest.uuid / "console.log"
-
-
-def _wait_until(done: Callable[[], bool], seconds: float = 30) -> bool:
-    deadline = time.monotonic() + seconds
-    while not done() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return done()
-
-
-def test_a_paused_start_runs_no_guest_code(libvirt_embed_uri: str, tmp_path: Path) -> None:
-    # A paused start: QEMU creates the machine and its devices, the guest's CPU does not
-    # run, so SeaBIOS writes nothing on the serial console while a guest started beside
-    # it runs its firmware, which greets there.
-    host = driver_of(libvirt_plan(group("q35"), "kvm-q35-1", True, uri=libvirt_embed_uri,
-                                  workdir=tmp_path, stop_after_spawn=False))
-    assert isinstance(host, LibvirtDriver)
-    paused = small(builders.guest("kvm-q35-1", "qcow2"))
-    booted = small(builders.guest("kvm-q35-1", "qcow2"))
-    spawn.spawn(host, paused, paused=True)
-    spawn.spawn(host, booted)
-    try:
-        import libvirt
-        state, _ = host.host.connection().lookupByUUIDString(paused.uuid).state()
-        assert state == libvirt.VIR_DOMAIN_PAUSED
-        console = _console(tmp_path, "kvm-q35-1", booted)
-        assert _wait_until(lambda: b"SeaBIOS" in console.read_bytes()), \
-            console.read_bytes()[-500:]
-        assert _console(tmp_path, "kvm-q35-1", paused).read_bytes() == b""
-    finally:
-        host.destroy(paused.uuid)
-        host.destroy(booted.uuid)
-
-
-def test_a_guest_stopped_after_its_spawn_starts_paused(
-        make_host: MakeHost, caplog: pytest.LogCaptureFixture) -> None:
-    host = make_host(group("q35"), "kvm-q35-1", True)  # [libvirt] stop_after_spawn
-    guest = small(builders.guest("kvm-q35-1", "qcow2"))
-    with caplog.at_level(logging.INFO, logger="moorage.virt.libvirt.spawn"):
-        host.spawn(guest)
-    try:
-        assert any(r.getMessage().startswith(f"instance {guest.uuid} started paused in")
-                   for r in caplog.records), caplog.text
-    finally:
-        host.destroy(guest.uuid)
 
 
 def test_a_real_q35_host_refuses_ide_late(make_host: MakeHost) -> None:

@@ -187,12 +187,8 @@ class LibvirtDriver(ComputeDriver):
         return self._image_service
 
     def spawn(self, guest: Guest) -> None:
-        stopped = bool(self.conf.libvirt.stop_after_spawn)
-        # A guest stopped at once starts paused: QEMU creates the machine and its
-        # devices (what can refuse the guest) without running its firmware, which
-        # under TCG would spend a core until the stop.
-        spawn.spawn(self, guest, paused=stopped)
-        if stopped:
+        spawn.spawn(self, guest)
+        if self.conf.libvirt.stop_after_spawn:
             with self._stopping_lock:
                 if self._stopper is None:
                     self._stopper = ThreadPoolExecutor(

@@ -123,10 +123,8 @@ def configure(guest: Guest, chosen: Settings, where: Platform, target: Target, *
     return config, document
 
 
-def spawn(driver: Driver, guest: Guest, *, paused: bool = False) -> GuestConfig:
-    """Check, then define and start ``guest``; its configuration as started. A
-    ``paused`` start has QEMU create the machine and every device, and not run the
-    guest's CPU (for a guest stopped right after its start)."""
+def spawn(driver: Driver, guest: Guest) -> GuestConfig:
+    """Check, then define and start ``guest``; its configuration as started."""
     config, document = prepare(driver, guest)
     guest_config.log_warnings(config)
     libvirt = _libvirt()
@@ -145,11 +143,11 @@ def spawn(driver: Driver, guest: Guest, *, paused: bool = False) -> GuestConfig:
     try:
         root_disk.create(config.root, guest.flavor.root_gb, base)
         domain = conn.defineXML(guest_config.to_string(document))
-        domain.createWithFlags(libvirt.VIR_DOMAIN_START_PAUSED if paused else 0)
+        domain.create()
     except (libvirt.libvirtError, OSError, qemu_img.QemuImgError) as exc:
         _undo(libvirt, domain, instance_dir)
         raise SpawnFailed(f"instance {guest.uuid}: {_one_line(exc)}") from exc
-    LOG.info("instance %s started%s in %.2f s: %s", guest.uuid, " paused" if paused else "",
+    LOG.info("instance %s started in %.2f s: %s", guest.uuid,
              time.perf_counter() - started, describe(config))
     return config
 
