@@ -25,11 +25,12 @@ agents use HTTP; the conductor reaches the agents of this process in process (as
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import shutil
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from moorage import heap
@@ -115,14 +116,32 @@ class Stage:
                                 ("placement_database", "sqlite_synchronous", False)])
         return serve_placement(conf, "127.0.0.1", self.placement_port)
 
+    @contextlib.contextmanager
+    def _template_placement(self) -> Iterator[str]:
+        """The placement the hosts register with once (its URL), stopped after: in
+        this process for a small cloud (``api_workers`` 0, as each scene's), where a
+        process of its own would spend a second on Python's imports."""
+        if self.api_workers:
+            process = self._placement("placement-template", self._template).start()
+            try:
+                yield process.url
+            finally:
+                process.stop()
+            return
+        service, server = self._placement_in_process(self._template)
+        try:
+            yield server.url
+        finally:
+            server.stop()
+            service.close()
+
     def start(self, progress: Progress | None = None) -> Stage:
         """Start every host and register it, once, in the template database: the fleet,
         then the libvirt agents (in that order, every time: placement offers equally
         good hosts in the order they registered, so the same seed plays the same)."""
         self.workdir.mkdir(parents=True, exist_ok=True)
-        template = self._placement("placement-template", self._template).start()
-        try:
-            self.fleet = Fleet(self.fleet_hosts, PlacementClient(template.url, "admin"),
+        with self._template_placement() as template_url:
+            self.fleet = Fleet(self.fleet_hosts, PlacementClient(template_url, "admin"),
                                api_url=None, access=self.access,
                                # The hosts do not change during a run.
                                sync_interval=24 * 3600.0,
@@ -137,8 +156,6 @@ class Stage:
                                    f"not register with placement (first: {host}: "
                                    f"{problem})")
             self._start_agents()
-        finally:
-            template.stop()
         # The thousands of simulated hosts live until the end of the run.
         heap.settle()
         return self
