@@ -173,7 +173,7 @@ def on_sqlite(conn: Connection, sql: str, values: Sequence[object]) -> Outcome:
         cursor.close()
 
 
-def _as_sqlalchemy_error(conn: Connection, sql: str, values: Sequence[object],
+def _as_sqlalchemy_error(conn: Connection, sql: str, values: Parameters,
                          exc: Exception) -> BaseException:
     """The DBAPI's ``exc`` as SQLAlchemy raises it (``sa.exc.IntegrityError``...)."""
     error: BaseException = sa.exc.DBAPIError.instance(
@@ -280,12 +280,15 @@ def _pyformat(sql: str) -> str:
 
 
 def on_cursor(conn: Connection, sql: str, params: Parameters) -> Outcome:
-    """Execute the driver's SQL on the DBAPI cursor of ``conn``, inside its transaction."""
+    """Execute the driver's SQL on the DBAPI cursor of ``conn``, inside its
+    transaction; a failure raised as SQLAlchemy raises it, as on SQLite."""
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
     try:
         cursor.execute(sql, params)
         rows = cursor.fetchall() if cursor.description is not None else []
         return Outcome(cursor.rowcount, rows)
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _as_sqlalchemy_error(conn, sql, params, exc) from exc
     finally:
         cursor.close()
 

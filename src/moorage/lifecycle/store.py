@@ -238,11 +238,7 @@ def list_servers(conn: Connection, query: ServerQuery) -> list[ServerRecord]:
     if query.limit == 0:
         return []
     statement, params = listing.page(query, marker, postgresql)
-    try:
-        rows = statement.run(conn, params).rows
-    except conn.dialect.loaded_dbapi.DataError as exc:  # PostgreSQL's driver: a
-        # regular expression it cannot read, raised as SQLAlchemy raises it
-        raise sa.exc.DataError(str(statement.statement), params, exc) from exc
+    rows = statement.run(conn, params).rows
     return [_listed(conn.dialect, tuple(row)) for row in rows]
 
 

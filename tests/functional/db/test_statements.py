@@ -196,3 +196,30 @@ def test_driver_sql_runs_in_the_transaction_and_fails_as_sqlalchemy_does(
                                               (4, "two", 1, None, None)])
     # The failed transaction undid its delete and its first insert.
     assert [row[:2] for row in _stored(db)] == [(1, "one"), (2, "two")]
+
+
+@pytest.fixture
+def pg_db(postgresql_url: str) -> Iterator[Database]:
+    database = Database(postgresql_url)
+    metadata.create_all(database.engine)
+    yield database
+    database.dispose()
+
+
+def test_on_postgresql_an_error_is_sqlalchemys_too(pg_db: Database) -> None:
+    # PostgreSQL's statements run on the driver's cursor: what fails there is raised
+    # as SQLAlchemy raises it, as on SQLite, and the transaction is undone whole.
+    with pg_db.writer() as writer:
+        _INSERT.run(writer.conn, VALUES[0])
+    with pytest.raises(sa.exc.IntegrityError, match="things_name_key"), \
+            pg_db.writer() as writer:
+        _INSERT.run(writer.conn, VALUES[1])
+        _INSERT.run(writer.conn, {**VALUES[2], "name": "one"})
+    with pg_db.reader() as conn:
+        assert [row[0] for row in conn.execute(sa.select(things.c.id))] == [1]
+    # A regular expression PostgreSQL cannot read is the caller's DataError.
+    matching = Statement(sa.select(things.c.id)
+                         .where(things.c.name.regexp_match(sa.bindparam("pattern"))))
+    with pytest.raises(sa.exc.DataError, match="regular expression"), \
+            pg_db.reader() as conn:
+        matching.run(conn, {"pattern": "(unclosed"})
