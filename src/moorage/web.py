@@ -25,6 +25,10 @@ from wsgiref.headers import Headers
 from wsgiref.simple_server import ServerHandler, WSGIRequestHandler, WSGIServer, make_server
 from wsgiref.types import WSGIApplication, WSGIEnvironment
 
+import orjson
+
+from moorage.jsonvalue import JSONValue
+
 if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from oslo_config.cfg import ConfigOpts
@@ -166,6 +170,24 @@ def json_body_problem(body: bytes, data: object, what: str = "the request body"
     if json_has_nul(body, data):
         return NUL_REFUSED.format(what)
     return None
+
+
+class RefusedBody(ValueError):
+    """A JSON body refused before any schema or handler reads it; the message is the
+    400's, which each service answers in its own error body."""
+
+
+def parse_json_body(body: bytes, malformed: str = "Malformed request body") -> JSONValue:
+    """The JSON document of a request body, or RefusedBody saying why not: not JSON
+    (``malformed``, then the parser's reason), or ``json_body_problem``'s refusal."""
+    try:
+        data: JSONValue = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise RefusedBody(f"{malformed}: {exc}") from None
+    problem = json_body_problem(body, data)
+    if problem is not None:
+        raise RefusedBody(problem)
+    return data
 
 
 def sends_body(environ: WSGIEnvironment) -> bool:

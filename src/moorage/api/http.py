@@ -23,7 +23,7 @@ from moorage.api.microversion import ADDITIONS_HEADER, MIN_VERSION, Gate, Versio
 from moorage.conf.api import user_floor
 from moorage.jsonvalue import JSONValue
 from moorage.model.discretion import EXACT, Floor
-from moorage.web import JSON, Request, Response, json_body_problem
+from moorage.web import JSON, RefusedBody, Request, Response, parse_json_body
 
 # PATCH bodies may say what they are (RFC 7396); they are JSON all the same.
 MERGE_PATCH = "application/merge-patch+json"
@@ -160,13 +160,9 @@ class ApiRequest(Request):
         if not self.body:
             raise BadRequest("The request needs a JSON body.")
         try:
-            data: JSONValue = orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"Malformed request body: {exc}") from None
-        problem = json_body_problem(self.body, data)
-        if problem is not None:
-            raise BadRequest(problem)
-        return data
+            return parse_json_body(self.body)
+        except RefusedBody as exc:
+            raise BadRequest(str(exc)) from None
 
     def json_object(self, key: str | None = None) -> dict[str, Any]:
         """The body as a JSON object; with ``key``, the object under that key

@@ -20,7 +20,7 @@ import orjson
 
 from moorage.image.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
 from moorage.jsonvalue import JSONValue
-from moorage.web import JSON, Request, Response, json_body_problem
+from moorage.web import JSON, RefusedBody, Request, Response, parse_json_body
 
 if TYPE_CHECKING:
     from moorage.image.policy import Caller
@@ -90,12 +90,9 @@ class ImageRequest(Request):
         if not self._body:
             raise BadRequest("The request needs a JSON body.")
         try:
-            self._json = orjson.loads(self._body)
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"Malformed request body: {exc}") from None
-        problem = json_body_problem(self._body, self._json)
-        if problem is not None:
-            raise BadRequest(problem)
+            self._json = parse_json_body(self._body)
+        except RefusedBody as exc:
+            raise BadRequest(str(exc)) from None
         return self._json
 
     def json_object(self) -> dict[str, Any]:

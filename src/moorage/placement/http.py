@@ -16,7 +16,7 @@ import datetime
 import html
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 from urllib.parse import parse_qsl
 from wsgiref.types import WSGIEnvironment
 
@@ -285,17 +285,14 @@ class Request(web.Request):
         ``schema``: the document is then what the schema's type says."""
         self.require_json_content()
         try:
-            data = orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
-            raise BadRequest(f"Malformed JSON: {exc}") from None
-        problem = web.json_body_problem(self.body, data)
-        if problem is not None:
-            raise BadRequest(problem)
+            data = web.parse_json_body(self.body, malformed="Malformed JSON")
+        except web.RefusedBody as exc:
+            raise BadRequest(str(exc)) from None
         try:
             schema.validator.validate(data)
         except jsonschema.ValidationError as exc:
             raise BadRequest(f"JSON does not validate: {exc}") from None
-        admitted: T = data  # what the schema lets through is what its type says
+        admitted = cast(T, data)  # what the schema lets through is what its type says
         return admitted
 
     # -- policy ------------------------------------------------------------
