@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from moorage.virt.libvirt import capabilities_cache
 from tests.not_run import count_not_run
 
 SKIP_ENV = "MOORAGE_TEST_SKIP_LIBVIRT"
@@ -68,14 +67,11 @@ def libvirt_embed_uri(request: pytest.FixtureRequest) -> Iterator[str]:
     (root / "etc" / "qemu.conf").write_text(
         'user = "root"\ngroup = "root"\nstdio_handler = "file"\n'
         'swtpm_user = "root"\nswtpm_group = "root"\n')
-    # QEMU's capabilities as an earlier test process's libvirt probed them, if they hold.
-    capabilities_cache.seed(root)
     yield f"qemu:///embed?root={root}"
     # The connections first: the embedded driver's root must outlive them.
     from moorage.virt.libvirt import host
 
     host._close_all()
-    capabilities_cache.keep(root)
     shutil.rmtree(root, ignore_errors=True)
 
 

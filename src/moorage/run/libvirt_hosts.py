@@ -26,7 +26,6 @@ from pathlib import Path
 from moorage.embedded import HostPlan
 from moorage.run.description import HostGroup
 from moorage.virt.driver import HypervisorUnavailable
-from moorage.virt.libvirt import capabilities_cache
 from moorage.virt.libvirt import host as libvirt_host
 
 REAL_DRIVER = "libvirt"
@@ -154,9 +153,6 @@ def _site_dir() -> Path:
             root = _site / "libvirt"
             (root / "etc").mkdir(parents=True)
             (root / "etc" / "qemu.conf").write_text(EMBED_QEMU_CONF)
-            # QEMU's capabilities as an earlier run's libvirt probed them (seconds),
-            # if libvirt finds they still hold.
-            capabilities_cache.seed(root)
             atexit.register(_remove_site, _site)
         return _site
 
@@ -164,5 +160,4 @@ def _site_dir() -> Path:
 def _remove_site(site: Path) -> None:
     # Close the connections first: the embedded driver's root must outlive them.
     libvirt_host._close_all()
-    capabilities_cache.keep(site / "libvirt")
     shutil.rmtree(site, ignore_errors=True)
