@@ -249,8 +249,7 @@ def driver_sql(conn: Connection, sql: str, params: Sequence[object] = ()) -> Out
     """Run SQL written for the driver, with ``?`` placeholders, on either backend, on
     the connection's DBAPI connection (as ``Statement``; on SQLite outside a
     transaction through SQLAlchemy's ``exec_driver_sql``, which begins one). Errors
-    are the DBAPI's on PostgreSQL (``conn.dialect.loaded_dbapi.IntegrityError``...),
-    SQLAlchemy's on SQLite."""
+    as SQLAlchemy raises them (``sa.exc.IntegrityError``...), on both backends."""
     if conn.dialect.name != "postgresql":
         if conn.in_transaction():
             return on_sqlite(conn, sql, tuple(params))

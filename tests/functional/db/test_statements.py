@@ -1,5 +1,6 @@
 """``Statement`` on SQLite: inside a transaction it runs on the DBAPI connection, and
-what it writes, reads and raises is what SQLAlchemy's own execution gives."""
+what it writes, reads and raises is what SQLAlchemy's own execution gives. On
+PostgreSQL, where it runs on the driver's cursor, what it raises is SQLAlchemy's too."""
 
 from __future__ import annotations
 

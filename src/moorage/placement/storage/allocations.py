@@ -390,7 +390,7 @@ def _insert(conn: Connection, allocations: Sequence[tuple[Param, ...]],
             _run_many(conn, _INSERT_ALLOCATIONS + "(?, ?, ?, ?, ?, ?)", allocations)
         if consumers:
             _run_many(conn, _INSERT_CONSUMERS + "(?, ?, ?, ?, ?, ?, 1)", consumers)
-    except (sa.exc.IntegrityError, conn.dialect.loaded_dbapi.IntegrityError):
+    except sa.exc.IntegrityError:
         if not consumers:
             raise
         raise ConcurrentClaim() from None
