@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,15 +21,42 @@ from pathlib import Path
 from moorage import transport
 from moorage.supervision import child_environment
 
-# Ports this process has handed out: the kernel may offer a port again as soon as
-# the probe closes it, before the server it was picked for binds it, and two
-# servers started side by side (the compat runner's threads) must not get the same.
+# Ports this process has handed out: two servers started side by side (the compat
+# runner's threads) must not get the same.
 _handed_out: set[int] = set()
 _handed_out_lock = threading.Lock()
 
+# Where free_port looks first: below the kernel's ephemeral range, which is where
+# every bind to port 0 gets its port (the servers the tests start in their own
+# process, the clients' connections). A port picked there could be given to such a
+# bind in another process between the probe and the server binding it (the kernel
+# offers it again as soon as the probe closes it); then the new server cannot listen
+# (its start refuses the address) and, worse, whoever was told the port reaches the
+# other process's server, whose GET / answers 200 too.
+_PICKED_FROM = 20000
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_random = random.Random()
+
+
+def ephemeral_ports() -> tuple[int, int] | None:
+    """The kernel's range for ports bound as 0 (Linux), or None where unknown."""
+    try:
+        low, high = (int(n) for n in _EPHEMERAL_RANGE.read_text().split())
+    except (OSError, ValueError):
+        return None
+    return low, high
+
 
 def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now, never the same twice in this process."""
+    """A TCP port nobody listens on right now, never the same twice in this process,
+    and (where the kernel's ephemeral range leaves room below it) one that no other
+    process's bind to port 0 can be given before the server it is for binds it."""
+    ephemeral = ephemeral_ports()
+    if ephemeral is not None and ephemeral[0] - _PICKED_FROM >= 1000:
+        for _attempt in range(200):
+            port = _random.randrange(_PICKED_FROM, ephemeral[0])
+            if _hand_out(port, host):
+                return port
     for _attempt in range(1000):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             sock.bind((host, 0))
@@ -39,6 +67,20 @@ def free_port(host: str = "127.0.0.1") -> int:
                 return port
     raise RuntimeError(f"no free port on {host} that this process has not handed out "
                        f"already ({len(_handed_out)} handed out)")
+
+
+def _hand_out(port: int, host: str) -> bool:
+    """Record ``port`` as handed out if this process has not, and it binds now."""
+    with _handed_out_lock:
+        if port in _handed_out:
+            return False
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                return False
+        _handed_out.add(port)
+        return True
 
 
 def write_config(path: Path, sections: Mapping[str, Mapping[str, object]]) -> Path:

@@ -7,13 +7,13 @@ Moorage's own ``/image`` service until that lands (issue 24). No hypervisor here
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from moorage.model.image import Image
+from moorage.placement.launcher import free_port
 from moorage.virt import image_cache
 from moorage.virt.image_service import ImageNotFound, ImageService, ImageServiceUnavailable
 from moorage.virt.libvirt.guest import Disk
@@ -32,13 +32,6 @@ def standin() -> Iterator[ImageServiceStandIn]:
     service.images[IMAGE_ID] = StoredImage(boot_disk(), "raw")
     yield service
     service.stop()
-
-
-def free_port() -> int:
-    """A port nothing listens on (bound, then closed)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def service_of(*urls: str, token: str = TOKEN, retries: int = 3) -> ImageService:
