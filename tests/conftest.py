@@ -21,8 +21,12 @@ import requests
 import sqlalchemy as sa
 from urllib3.util.retry import Retry
 
+from moorage.conf import load_config
 from moorage.db.engine import normalize_url
+from moorage.placement.app import make_app
 from moorage.placement.launcher import PlacementProcess
+from moorage.placement.service import PlacementService
+from moorage.web import ThreadedServer
 from tests.not_run import count_not_run
 
 pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures", "tests.keystone_fixtures"]
@@ -159,16 +163,52 @@ def _start(tmp_path: Path, database_url: str | None = None,
                             config=config).start()
 
 
+class InProcessPlacement:
+    """Moorage's placement served from the test's own process, over real HTTP (the
+    service and ``moorage.web.ThreadedServer``), on a fresh SQLite database in
+    ``workdir``, with ``moorage placement serve``'s defaults (noauth2).
+
+    For the tests that need a placement of their own beside what they test (the
+    compute API's, the servers'): a ``moorage placement serve`` process spends about
+    2 s of CPU importing its 1,100 modules before it serves, and 590 tests each
+    started one; here the modules are already imported and a start costs the
+    database's migration. Tests of placement's own server (granian, its workers,
+    signals, failpoints) start a ``PlacementProcess``."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        workdir.mkdir(parents=True, exist_ok=True)
+        conf = load_config([], [
+            ("api", "auth_strategy", "noauth2"),
+            ("placement_database", "connection", f"sqlite:///{workdir / 'placement.sqlite'}"),
+        ])
+        self.service = PlacementService(conf)
+        try:
+            # The test process's collector is left alone (no heap.settle): it builds
+            # one of these per test.
+            self.service.prepare(migrate=True, settle=False)
+            self.server = ThreadedServer(make_app(self.service), "127.0.0.1", 0,
+                                         name="placement").start()
+        except BaseException:
+            self.service.close()
+            raise
+        self.url = self.server.url
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.service.close()
+
+
 @pytest.fixture
-def placement_server(tmp_path: Path) -> Iterator[PlacementProcess]:
-    """A fresh placement server on its own SQLite database."""
-    server = _start(tmp_path)
+def placement_server(tmp_path: Path) -> Iterator[InProcessPlacement]:
+    """A fresh placement server on its own SQLite database, served from this process."""
+    server = InProcessPlacement(tmp_path / "placement")
     yield server
     server.stop()
 
 
 @pytest.fixture
-def placement(placement_server: PlacementProcess) -> PlacementClient:
+def placement(placement_server: InProcessPlacement) -> PlacementClient:
     """An admin client of a fresh placement server (SQLite)."""
     return PlacementClient(placement_server.url)
 

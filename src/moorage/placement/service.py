@@ -62,15 +62,18 @@ class PlacementService:
         self.statistics = StatisticsKeeper(self.db)
         self.metrics = HttpMetrics()
 
-    def prepare(self, *, migrate: bool | None = None) -> None:
-        """Apply migrations (when configured) and load the index."""
+    def prepare(self, *, migrate: bool | None = None, settle: bool = True) -> None:
+        """Apply migrations (when configured) and load the index. ``settle`` False:
+        leave the process's garbage collector as it is (a service in a process that
+        builds many, the tests')."""
         if migrate if migrate is not None else self.conf.placement_database.sync_on_startup:
             migration.upgrade(self.db)
         self.index.catch_up()
         # The index is a large, long-lived heap: keep the garbage collector's full
         # collections from walking it on every request (they cost tens of ms at
         # 10,000 providers).
-        heap.settle()
+        if settle:
+            heap.settle()
         LOG.info("placement index loaded: %d providers at version %d",
                  len(self.index.by_id), self.index.version)
         self.statistics.start()
