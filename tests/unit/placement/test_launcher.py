@@ -87,8 +87,8 @@ class _Picks:
 
 def test_a_picked_port_in_use_or_handed_out_is_passed_over(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    handed_out = launcher.free_port()
-    spare = next(p for p in range(20011, 20100) if p != handed_out and _bindable(p))
+    handed_out, spare = [p for p in range(20011, 20100) if _bindable(p)][:2]
+    monkeypatch.setattr(launcher, "_handed_out", {handed_out})
     with socket.socket() as listening:
         listening.bind(("127.0.0.1", 0))
         listening.listen(1)
