@@ -69,9 +69,7 @@ class Writer(Transaction):
         ``usage`` holds that much more (less when negative), and each of ``bumped``
         (whose rows the caller has locked) gets a new generation, as
         ``new_generation`` gives it. A write of nothing else is a ``UsageWrite``."""
-        ids = set(bumped)
-        self.new_generations.update(ids)
-        self.touched.update(ids)
+        self._stamp(bumped)
         self.touched.update(provider_id for provider_id, _rc in usage)
         if self.usage is not None:
             for key, amount in usage.items():
@@ -92,10 +90,14 @@ class Writer(Transaction):
         statement that stamps the version, which saves a round trip while every
         writer waits for the version row. Statements run before the commit still
         read the old generation."""
+        self._stamp(provider_ids)
+        self.usage = None
+
+    def _stamp(self, provider_ids: Iterable[int]) -> None:
+        """One more generation at commit for each of these providers, stamped."""
         ids = set(provider_ids)
         self.new_generations.update(ids)
         self.touched.update(ids)
-        self.usage = None
 
     def delete(self, provider_id: int) -> None:
         """Record that this provider was deleted, for the indexes of every process."""
