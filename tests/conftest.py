@@ -23,10 +23,8 @@ from urllib3.util.retry import Retry
 
 from moorage.conf import load_config
 from moorage.db.engine import normalize_url
-from moorage.placement.app import make_app
+from moorage.embedded import serve_placement
 from moorage.placement.launcher import PlacementProcess
-from moorage.placement.service import PlacementService
-from moorage.web import ThreadedServer
 from tests.not_run import count_not_run
 
 pytest_plugins = ["tests.libvirt_fixtures", "tests.api_fixtures", "tests.keystone_fixtures"]
@@ -164,9 +162,10 @@ def _start(tmp_path: Path, database_url: str | None = None,
 
 
 class InProcessPlacement:
-    """Moorage's placement served from the test's own process, over real HTTP (the
-    service and ``moorage.web.ThreadedServer``), on a fresh SQLite database in
-    ``workdir``, with ``moorage placement serve``'s defaults (noauth2).
+    """Moorage's placement served from the test's own process, over real HTTP
+    (``moorage.embedded.serve_placement``: the service and its threaded server), on a
+    fresh SQLite database in ``workdir``, with ``moorage placement serve``'s defaults
+    (noauth2).
 
     For the tests that need a placement of their own beside what they test (the
     compute API's, the servers'): a ``moorage placement serve`` process spends about
@@ -182,16 +181,9 @@ class InProcessPlacement:
             ("api", "auth_strategy", "noauth2"),
             ("placement_database", "connection", f"sqlite:///{workdir / 'placement.sqlite'}"),
         ])
-        self.service = PlacementService(conf)
-        try:
-            # The test process's collector is left alone (no heap.settle): it builds
-            # one of these per test.
-            self.service.prepare(migrate=True, settle=False)
-            self.server = ThreadedServer(make_app(self.service), "127.0.0.1", 0,
-                                         name="placement").start()
-        except BaseException:
-            self.service.close()
-            raise
+        # The test process's collector is left alone (no heap.settle): it builds one
+        # of these per test.
+        self.service, self.server = serve_placement(conf, "127.0.0.1", 0, settle=False)
         self.url = self.server.url
 
     def stop(self) -> None:

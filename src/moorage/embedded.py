@@ -92,13 +92,18 @@ def parse_host(text: str) -> HostPlan:
     return HostPlan(name, driver, options)
 
 
-def serve_placement(conf: cfg.ConfigOpts, listen: str,
-                    port: int) -> tuple[PlacementService, ApiServer]:
+def serve_placement(conf: cfg.ConfigOpts, listen: str, port: int, *,
+                    settle: bool = True) -> tuple[PlacementService, ApiServer]:
     """The placement service of ``conf`` (its database migrated), served from this
-    process on ``listen``:``port`` (0: a free port)."""
+    process on ``listen``:``port`` (0: a free port). ``settle``: as
+    ``PlacementService.prepare``'s (False in a process that serves many in turn)."""
     service = PlacementService(conf)
-    service.prepare(migrate=True)
-    return service, ApiServer(make_app(service), listen, port).start()
+    try:
+        service.prepare(migrate=True, settle=settle)
+        return service, ApiServer(make_app(service), listen, port).start()
+    except BaseException:
+        service.close()
+        raise
 
 
 class EmbeddedCloud:
