@@ -48,6 +48,7 @@ from typing import Any
 import requests
 import sqlalchemy as sa
 
+from burst_profile import BurstProfile
 from cpu import CpuUse, CpuWindow, postgresql_roots
 from moorage.api.client import ComputeApiClient, ComputeApiError
 from moorage.api.launcher import ComputeApiProcess, ConductorProcess, FleetProcess
@@ -297,11 +298,16 @@ def run(hosts: int, api_workers: int, args: argparse.Namespace, workdir: Path) -
         try:
             boot_all(api.url, flavor, image, args.warmup, args.clients, watcher, WARMUP)
             idle = idle_cpu(args.idle, args.db)
-            window = CpuWindow({os.getpid(): "client",
-                                **(postgresql_roots() if args.db else {})}).start()
+            roots = {os.getpid(): "client", **(postgresql_roots() if args.db else {})}
+            profile = (BurstProfile(args.profile / f"{hosts}-{api_workers}").start(roots)
+                       if args.profile else None)
+            window = CpuWindow(roots).start()
             seconds, latencies, problems = boot_all(api.url, flavor, image, args.boots,
                                                     args.clients, watcher, "vm-")
             used = window.stop()
+            if profile:
+                profile.stop()
+                print(profile.report(), file=sys.stderr)
         finally:
             watcher.stop()
         servers = all_servers(api.url)
@@ -417,6 +423,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="write the results here")
     parser.add_argument("--keep", metavar="DIR", help="run in DIR and keep the services' "
                         "logs and databases there (default: a temporary directory)")
+    parser.add_argument("--profile", metavar="DIR", type=Path,
+                        help="py-spy each service over the timed burst only, keep the raw "
+                        "stacks in DIR and print where each role's samples went (the "
+                        "py-spy sampling costs CPU, so such a run's figures do not count)")
     args = parser.parse_args(argv)
     results: list[RunResult] = []
     for hosts in (int(h) for h in args.hosts.split(",") if h):
