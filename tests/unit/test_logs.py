@@ -24,10 +24,18 @@ FORMATS: list[dict[str, str]] = [
     {"logging_user_identity_format": "%(user)s:%(project)s:%(domain)s",
      "logging_debug_format_suffix": "from %(funcName)s",
      "logging_default_format_string": "%(asctime)s - %(isotime)s %(message)s"},
+    # Context values read from the context one by one, and ones that are not plain
+    # attributes (a masked token, a list): those lines take oslo.context's dictionary.
+    {"logging_context_format_string":
+     "%(asctime)s [%(request_id)s %(user_name)s@%(project_domain_name)s %(is_admin)s "
+     "%(resource_uuid)s %(project_id)s] %(message)s"},
+    {"logging_context_format_string":
+     "%(asctime)s [%(request_id)s %(roles)s %(auth_token)s] %(message)s"},
 ]
 
 
-@pytest.fixture(params=range(len(FORMATS)), ids=["defaults", "isotime", "identity"])
+@pytest.fixture(params=range(len(FORMATS)),
+                ids=["defaults", "isotime", "identity", "plain", "dictionary"])
 def conf(request: pytest.FixtureRequest) -> Iterator[cfg.ConfigOpts]:
     conf = cfg.ConfigOpts()
     oslo_log.register_options(conf)
@@ -37,7 +45,8 @@ def conf(request: pytest.FixtureRequest) -> Iterator[cfg.ConfigOpts]:
     yield conf
 
 
-def _context(user: str | None, project: str | None, **extra: str) -> request_context.RequestContext:
+def _context(user: str | None, project: str | None, **extra: object
+             ) -> request_context.RequestContext:
     context = request_context.new_context(
         global_request_id="req-2ea78e6a-95b6-4b4a-88a2-378610b9e865")
     context.user_id, context.project_id = user, project
@@ -49,7 +58,9 @@ def _context(user: str | None, project: str | None, **extra: str) -> request_con
 def _records() -> Iterator[logging.LogRecord]:
     """Records as the services make them, through the handlers' ContextFilter."""
     contexts = [None, _context(None, None), _context("admin", "p1"),
-                _context("u", "p", resource_uuid="6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60")]
+                _context("u", "p", resource_uuid="6a1f0c2e-5b3d-4e7f-9a80-1b2c3d4e5f60"),
+                _context("u2", "p2", user_name="alice", project_domain_name="Default",
+                         is_admin=True, roles=["member", "reader"], auth_token="secret")]
     levels = [logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR]
     for context in contexts:
         for level in levels:
@@ -101,17 +112,50 @@ def _line(formatter: logging.Formatter, record: logging.LogRecord) -> str:
         return f"raised {exc}"
 
 
-def test_every_line_is_the_line_oslo_log_writes(conf: cfg.ConfigOpts) -> None:
+@pytest.mark.parametrize("datefmt", [None, "%Y-%m-%d %H:%M:%S", "%d/%b %H:%M"])
+def test_every_line_is_the_line_oslo_log_writes(conf: cfg.ConfigOpts,
+                                                 datefmt: str | None) -> None:
     upstream = formatters.ContextFormatter(project="moorage", version="1.2.3",
-                                           datefmt=None, config=conf)
-    lean = logs.LeanContextFormatter(project="moorage", version="1.2.3", datefmt=None,
+                                           datefmt=datefmt, config=conf)
+    lean = logs.LeanContextFormatter(project="moorage", version="1.2.3", datefmt=datefmt,
                                      config=conf)
     compared = 0
     for record in _records():
         for _ in range(2):  # a format's style is cached: the second line as the first
             assert _line(lean, record) == _line(upstream, record), record.__dict__
             compared += 1
-    assert compared == 2 * (4 * 4 * 3 + 4)
+    assert compared == 2 * (5 * 4 * 3 + 4)
+
+
+def test_the_time_of_a_line_is_its_own_second() -> None:
+    conf = cfg.ConfigOpts()
+    oslo_log.register_options(conf)
+    conf([], project="moorage")
+    lean = logs.LeanContextFormatter(project="moorage", version="1", config=conf,
+                                     datefmt="%H:%M:%S")
+    record = logging.LogRecord("moorage.x", logging.INFO, __file__, 1, "m", (), None)
+    times = []
+    for created in (3600.2, 3600.9, 3601.0, 3600.5):
+        record.created = created
+        times.append(lean.formatTime(record, "%H:%M:%S"))
+    assert times[0] == times[1] == times[3] != times[2]
+    assert times[2].endswith(":01")
+
+
+def test_the_context_values_a_line_reads() -> None:
+    # The defaults name plain attributes only: read one by one.
+    plain = logs._plain_values(["%(request_id)s %(user_identity)s %(global_request_id)s",
+                                "%(user)s %(project)s %(domain)s %(system_scope)s "
+                                "%(user_domain)s %(project_domain)s"])
+    assert plain is not None
+    assert dict(plain) == {"request_id": "request_id", "global_request_id":
+                           "global_request_id", "user": "user_id", "project": "project_id",
+                           "domain": "domain_id", "system_scope": "system_scope",
+                           "user_domain": "user_domain_id",
+                           "project_domain": "project_domain_id"}
+    # A masked token or a list: oslo.context's dictionary.
+    assert logs._plain_values(["%(auth_token)s"]) is None
+    assert logs._plain_values(["%(roles)s"]) is None
 
 
 def test_a_services_handlers_get_the_lean_formatter(tmp_path: object) -> None:
