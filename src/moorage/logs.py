@@ -158,9 +158,9 @@ def _plain_values(formats: Iterable[str]) -> tuple[tuple[str, str], ...] | None:
     when every one is plain (``_PLAIN_VALUES``) and oslo.context agrees; None when one
     is not (``auth_token`` is masked, ``roles`` a list): such lines take oslo.context's
     whole dictionary."""
-    sample = request_context.RequestContext(
-        **{attribute: f"v-{attribute}" for attribute in set(_PLAIN_VALUES.values())
-           if attribute not in ("is_admin", "read_only", "show_deleted", "is_admin_project")})
+    sample = request_context.RequestContext()
+    for attribute in set(_PLAIN_VALUES.values()):
+        setattr(sample, attribute, f"v-{attribute}")  # each its own value
     values = sample.get_logging_values()
     named = {name for text in formats for name in _NAMED.findall(text)}
     wanted = sorted((named & values.keys()) - {"user_identity"})
