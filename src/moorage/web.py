@@ -223,6 +223,7 @@ class Request:
         self.route: str | None = None
         self.request_id = ""
         self._body: bytes | None = None
+        self._base: str | None = None  # the URL the application is mounted at
 
     def header(self, name: str, default: str | None = None) -> str | None:
         """The request header ``name`` (``Content-Type``, ``X-Auth-Token``...)."""
@@ -235,15 +236,18 @@ class Request:
         """``path`` (below the application's mount point) as an absolute URL, on the
         host and scheme the request came to: Location headers are absolute, as webob
         makes them upstream, and clients follow them as given."""
-        env = self.environ
-        scheme = env.get("wsgi.url_scheme", "http")
-        host = env.get("HTTP_HOST")
-        if not host:
-            host = env.get("SERVER_NAME", "localhost")
-            port = str(env.get("SERVER_PORT", ""))
-            if port and port != {"http": "80", "https": "443"}.get(scheme):
-                host = f"{host}:{port}"
-        return f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}{path}"
+        base = self._base
+        if base is None:  # once per request: a list writes several links per item
+            env = self.environ
+            scheme = env.get("wsgi.url_scheme", "http")
+            host = env.get("HTTP_HOST")
+            if not host:
+                host = env.get("SERVER_NAME", "localhost")
+                port = str(env.get("SERVER_PORT", ""))
+                if port and port != {"http": "80", "https": "443"}.get(scheme):
+                    host = f"{host}:{port}"
+            base = self._base = f"{scheme}://{host}{env.get('SCRIPT_NAME', '')}"
+        return base + path
 
     @property
     def body_unread(self) -> bool:

@@ -18,7 +18,7 @@ holds the compute agents only, so such a zone would hold nothing, and none is li
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from moorage.api.storage.services import ServiceRecord
@@ -47,11 +47,13 @@ class Zone:
     hosts: Mapping[str, Mapping[str, ServiceState]] | None
 
 
-def zone_of_host(aggregates: Iterable[Aggregate],
+def zone_of_host(aggregates: Collection[Aggregate],
                  default_zone: str = DEFAULT_AVAILABILITY_ZONE) -> str:
     """The zone of a host in ``aggregates`` (the host's own aggregates), or the default
     zone for a host in none: what nova shows as a server's
     ``OS-EXT-AZ:availability_zone`` once the server has a host."""
+    if not aggregates:  # most hosts of most clouds: nothing to look at
+        return default_zone
     names = sorted({zone for aggregate in aggregates if (zone := zone_of(aggregate))})
     return ",".join(names) or default_zone
 

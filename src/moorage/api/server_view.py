@@ -55,7 +55,7 @@ def _flavor(req: ApiRequest, record: ServerRecord) -> View:
         "vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
         "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
         "original_name": flavor.name}
-    if req.state.policy.allows(FLAVOR_EXTRA_SPECS_RULE, req.context, target(record)):
+    if req.allows(FLAVOR_EXTRA_SPECS_RULE, target(record)):
         shown["extra_specs"] = dict(flavor.extra_specs)
     return shown
 
@@ -107,8 +107,9 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
     """The detailed server (show, list detail, update) as the request's microversion
     and the caller's policy have it."""
     attributes = record.attributes
-    extended = req.state.policy.allows(EXTENDED_RULE, req.context, target(record))
-    sees_hosts = req.sees_hosts(target(record))
+    owner = target(record)
+    extended = req.allows(EXTENDED_RULE, owner)
+    sees_hosts = req.sees_hosts(owner)
     status = record.status
     view: View = {
         "id": record.uuid,

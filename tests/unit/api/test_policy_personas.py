@@ -87,3 +87,43 @@ def test_a_remembered_decision_is_its_callers_alone(policy: Policy) -> None:
     # The same target built in another order is asked again, with the same answer.
     assert policy.allows(rule, MEMBER, {"user_id": OWNER, "project_id": PROJECT})
     assert not policy.allows(rule, MEMBER, {"project_id": "project-b", "user_id": OWNER})
+
+
+class _State:
+    """What ApiRequest.allows reads of the API's state: its policy."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+
+def test_a_request_asks_the_policy_once_per_question_and_again_for_a_new_caller(
+        policy: Policy, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moorage.api.http import ApiRequest
+    asked: list[str] = []
+    real = policy.allows
+
+    def counting(rule: str, context: RequestContext, target: object = None) -> bool:
+        asked.append(rule)
+        return real(rule, context, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(policy, "allows", counting)
+    req = ApiRequest({"REQUEST_METHOD": "GET"}, _State(policy))  # type: ignore[arg-type]
+    rule = "os_compute_api:servers:show:host_status"
+    mine = {"project_id": PROJECT, "user_id": OWNER}
+    req.context = MEMBER
+    # A list of many servers of one owner: one question.
+    assert [req.allows(rule, dict(mine)) for _ in range(3)] == [False] * 3
+    assert req.sees_hosts(dict(mine)) is False
+    assert asked == [rule]
+    # Another owner is another question.
+    assert req.allows(rule, {"project_id": "project-b", "user_id": "bob"}) is False
+    assert len(asked) == 2
+    # Authentication naming another caller: the answers were the previous caller's.
+    req.context = ADMIN
+    assert req.allows(rule, dict(mine)) is True
+    assert len(asked) == 3
+    # A target the memo cannot key (a list in it) is asked every time.
+    listed = {"project_id": PROJECT, "roles": ["member"]}
+    req.allows("os_compute_api:servers:show", listed)
+    req.allows("os_compute_api:servers:show", listed)
+    assert len(asked) == 5
