@@ -10,7 +10,8 @@ be survived; nothing happens unless the environment arms that name:
 An armed failpoint fires once: the first process to reach it creates the marker file
 and kills itself with SIGKILL (``=stop``: stops itself with SIGSTOP, every thread with
 it, until the test sends SIGCONT); a process that finds the marker (the same service
-restarted, or its successor) passes. Only the tests arm failpoints.
+restarted, or its successor) passes, and so does, once the process resumes, another
+thread of the process that fired it. Only the tests arm failpoints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
+import time
 
 LOG = logging.getLogger(__name__)
 
@@ -39,6 +42,13 @@ def _armed() -> dict[str, tuple[str, signal.Signals]]:
 
 
 _ARMED = _armed()
+# Held by the thread that fires a failpoint until its signal has stopped the process
+# (and, for a stop, until the process resumes): another thread of this process that
+# reaches an armed failpoint meanwhile waits for it. Without it, a thread that found
+# the marker while the firing thread was still writing its log line went past the
+# step and on, and a conductor meant to stop at a move's spawn finished other moves
+# first (CI failure of stop 45: test_paused_conductor[migrate]).
+_FIRING = threading.Lock()
 
 
 def reach(name: str) -> None:
@@ -47,11 +57,15 @@ def reach(name: str) -> None:
     if armed is None:
         return
     marker, sent = armed
-    try:
-        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.close(fd)
-    LOG.warning("failpoint %s: sending %s to this process (pid %d)", name, sent.name,
-                os.getpid())
-    os.kill(os.getpid(), sent)
+    with _FIRING:
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return
+        os.close(fd)
+        LOG.warning("failpoint %s: sending %s to this process (pid %d)", name,
+                    sent.name, os.getpid())
+        os.kill(os.getpid(), sent)
+        # The kernel stops this thread when it next enters the kernel, which a
+        # statement sent to the database must not be: here, at the step.
+        time.sleep(0.001)
