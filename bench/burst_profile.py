@@ -28,7 +28,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cpu import _processes, _role
+from cpu import _processes, _role, tree_cpu
 
 # Leaves that wait rather than run, as ``_function`` names them.
 WAITS = frozenset({
@@ -59,13 +59,14 @@ class BurstProfile:
         """Record every top service process below ``roots`` (one whose parent names
         no role: a server's master, not each of its workers)."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        below = tree_cpu(roots)
         seen = _processes()
         for pid, (parent, line, _seconds) in sorted(seen.items()):
             role = _role(line)
             parent_role = _role(seen.get(parent, (0, "", 0.0))[1])
             if role in (None, "client", "postgresql") or parent_role not in (None, "client"):
                 continue
-            if not _below(pid, roots, seen):
+            if pid not in below:
                 continue
             out = self.directory / f"{role}-{pid}.txt"
             recorder = subprocess.Popen(
@@ -88,15 +89,6 @@ class BurstProfile:
         """Per role: its share of the samples, then the functions with most samples
         (inclusive) and the leaves (self), as percentages of the role's samples."""
         return summarise(sorted(self.directory.glob("*.txt")), top)
-
-
-def _below(pid: int, roots: dict[int, str], seen: dict[int, tuple[int, str, float]]) -> bool:
-    steps = 0
-    while pid in seen and steps < 64:
-        if pid in roots:
-            return True
-        pid, steps = seen[pid][0], steps + 1
-    return False
 
 
 def _function(frame: str) -> str:

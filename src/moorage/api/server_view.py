@@ -13,6 +13,7 @@ Whoever the host policy does not let see hosts reads the additions without them.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from moorage.api import microversion as mv
 from moorage.api.availability_zones import zone_of_host
@@ -26,6 +27,7 @@ from moorage.lifecycle.history import attempts_json
 from moorage.lifecycle.records import ServerRecord
 from moorage.lifecycle.states import VM_STATES, ServerStatus, power_state
 from moorage.model.discretion import Floor
+from moorage.policy import PolicyValue
 
 # nova shows progress in these statuses, and a fault in these.
 _PROGRESS = frozenset({ServerStatus.ACTIVE, ServerStatus.BUILD, ServerStatus.REBUILD,
@@ -47,7 +49,8 @@ def host_id(project_id: str, host: str | None) -> str:
     return hashlib.sha224((project_id + host).encode()).hexdigest()
 
 
-def _flavor(req: ApiRequest, record: ServerRecord) -> View:
+def _flavor(req: ApiRequest, record: ServerRecord, owner: Mapping[str, PolicyValue]
+            ) -> View:
     flavor = record.flavor
     if not req.at(mv.SERVER_FLAVOR_EMBEDDED):
         return {"id": record.flavor_id, "links": req.link("flavors", record.flavor_id)[1:]}
@@ -55,7 +58,7 @@ def _flavor(req: ApiRequest, record: ServerRecord) -> View:
         "vcpus": flavor.vcpus, "ram": flavor.memory_mb, "disk": flavor.root_gb,
         "ephemeral": flavor.ephemeral_gb, "swap": flavor.swap_mb,
         "original_name": flavor.name}
-    if req.allows(FLAVOR_EXTRA_SPECS_RULE, target(record)):
+    if req.allows(FLAVOR_EXTRA_SPECS_RULE, owner):
         shown["extra_specs"] = dict(flavor.extra_specs)
     return shown
 
@@ -120,7 +123,7 @@ def server_view(req: ApiRequest, record: ServerRecord) -> View:
         "metadata": dict(attributes.metadata),
         "hostId": host_id(record.project_id, record.host),
         "image": _image(req, record),
-        "flavor": _flavor(req, record),
+        "flavor": _flavor(req, record, owner),
         "created": iso_time(record.created_at),
         "updated": iso_time(record.updated_at),
         "addresses": {},
